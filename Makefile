@@ -1,0 +1,140 @@
+# traffic-migration: build, generate, verify and test.
+#
+# The test bed's programs (etcd, kube-apiserver, Prometheus, OCM, clusteradm) are
+# built from the Go module proxy out of the pinned tools modules in hack/tools and
+# cached outside the checkout, keyed by name and version, so a fresh clone on a warm
+# machine rebuilds nothing.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO ?= go
+BIN_DIR ?= bin
+CACHE_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
+TOOLS_DIR ?= $(CACHE_HOME)/traffic-migration/tools
+IMAGE ?= quay.io/open-cluster-management/traffic-migration:latest
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=$(VERSION)
+GO_TEST_FLAGS ?= -race
+INTEGRATION_TIMEOUT ?= 40m
+
+# version-of reads the pinned version of a module from a tools module's go.mod.
+version-of = $(shell awk '$$1=="$(2)" || ($$1=="require" && $$2=="$(2)") {print ($$1=="require" ? $$3 : $$2); exit}' hack/tools/$(1)/go.mod)
+
+KUBE_VERSION := $(call version-of,kube,k8s.io/kubernetes)
+ETCD_VERSION := $(call version-of,etcd,go.etcd.io/etcd/server/v3)
+PROMETHEUS_VERSION := $(call version-of,prometheus,github.com/prometheus/prometheus)
+OCM_VERSION := $(call version-of,ocm,open-cluster-management.io/ocm)
+CLUSTERADM_VERSION := $(call version-of,clusteradm,open-cluster-management.io/clusteradm)
+CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
+CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
+
+ETCD := $(TOOLS_DIR)/etcd-$(ETCD_VERSION)
+KUBE_APISERVER := $(TOOLS_DIR)/kube-apiserver-$(KUBE_VERSION)
+KUBE_CONTROLLER_MANAGER := $(TOOLS_DIR)/kube-controller-manager-$(KUBE_VERSION)
+PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)
+DEEPCOPY_GEN := $(TOOLS_DIR)/deepcopy-gen-$(CODEGEN_VERSION)
+CLIENT_GEN := $(TOOLS_DIR)/client-gen-$(CODEGEN_VERSION)
+LISTER_GEN := $(TOOLS_DIR)/lister-gen-$(CODEGEN_VERSION)
+INFORMER_GEN := $(TOOLS_DIR)/informer-gen-$(CODEGEN_VERSION)
+CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+
+TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(PROMETHEUS)
+CODEGEN_TOOLS := $(DEEPCOPY_GEN) $(CLIENT_GEN) $(LISTER_GEN) $(INFORMER_GEN) $(CONTROLLER_GEN)
+
+# The test bed finds its programs through these variables.
+export TESTBED_ETCD := $(ETCD)
+export TESTBED_KUBE_APISERVER := $(KUBE_APISERVER)
+export TESTBED_PROMETHEUS := $(PROMETHEUS)
+
+# build-tool builds one program of a tools module into the cache. It writes to a
+# temporary name first so an interrupted build never leaves a broken binary behind.
+# $(1): tools module, $(2): package, $(3): output path.
+define build-tool
+	@mkdir -p $(dir $(3))
+	@echo ">> building $(notdir $(3)) (cached in $(TOOLS_DIR))"
+	@cd hack/tools/$(1) && GONOSUMDB=sigs.k8s.io/about-api CGO_ENABLED=0 $(GO) build -trimpath -o $(3).tmp $(2)
+	@mv $(3).tmp $(3)
+endef
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: generate
+generate: $(CODEGEN_TOOLS) ## Generate deepcopy functions, the clientset, listers and informers.
+	DEEPCOPY_GEN=$(DEEPCOPY_GEN) CLIENT_GEN=$(CLIENT_GEN) LISTER_GEN=$(LISTER_GEN) INFORMER_GEN=$(INFORMER_GEN) hack/update-codegen.sh
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate the CRD from the API types.
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./pkg/apis/... output:crd:artifacts:config=manifests/crd
+	@cp manifests/crd/*.yaml charts/traffic-migration/crds/
+
+.PHONY: verify
+verify: ## Regenerate everything and fail on any difference; vet and format checks.
+	$(MAKE) generate manifests
+	@git diff --exit-code -- pkg manifests charts || { echo "generated files are out of date: run 'make generate manifests' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- pkg manifests charts)" || { git status --porcelain -- pkg manifests charts; echo "untracked generated files: commit them"; exit 1; }
+	@test -z "$$(gofmt -l cmd pkg test)" || { gofmt -l cmd pkg test; echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+.PHONY: fmt
+fmt: ## Format the code.
+	gofmt -w cmd pkg test
+
+##@ Build
+
+.PHONY: build
+build: ## Build a static traffic-migration binary under bin/.
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/traffic-migration ./cmd/traffic-migration
+
+.PHONY: image
+image: ## Build the container image (needs a container engine).
+	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+
+##@ Test
+
+.PHONY: test
+test: test-unit test-integration ## Run all tests: unit and integration (builds the test bed on first use).
+
+.PHONY: test-unit
+test-unit: ## Run the unit tests.
+	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/...
+
+.PHONY: test-integration
+test-integration: testbed ## Run the integration tests on the local test bed.
+	$(GO) test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TIMEOUT) ./test/...
+
+.PHONY: testbed
+testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.
+
+.PHONY: codegen-tools
+codegen-tools: $(CODEGEN_TOOLS)
+
+$(ETCD):
+	$(call build-tool,etcd,go.etcd.io/etcd/server/v3,$@)
+$(KUBE_APISERVER):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-apiserver,$@)
+$(KUBE_CONTROLLER_MANAGER):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-controller-manager,$@)
+$(PROMETHEUS):
+	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/prometheus,$@)
+$(DEEPCOPY_GEN):
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@)
+$(CLIENT_GEN):
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/client-gen,$@)
+$(LISTER_GEN):
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/lister-gen,$@)
+$(INFORMER_GEN):
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/informer-gen,$@)
+$(CONTROLLER_GEN):
+	$(call build-tool,codegen,sigs.k8s.io/controller-tools/cmd/controller-gen,$@)
+
+.PHONY: clean
+clean: ## Remove build output (the tools cache stays).
+	rm -rf $(BIN_DIR)

@@ -1,0 +1,116 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package v1alpha1
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ProxyPlacementSuffix is appended to placementRef.name when proxyPlacementName is unset.
+const ProxyPlacementSuffix = "-proxy"
+
+// ProxyPlacementName is the name of the policy's proxy Placement: proxyPlacementName,
+// or "<placementRef.name>-proxy" when that is unset.
+func (p *TrafficMigrationPolicy) ProxyPlacementName() string {
+	if p.Spec.ProxyPlacementName != "" {
+		return p.Spec.ProxyPlacementName
+	}
+	return p.Spec.PlacementRef.Name + ProxyPlacementSuffix
+}
+
+// TargetNamespace is the namespace of the target Gateway on the spokes: targetRef.namespace,
+// or the policy's own namespace when that is unset.
+func (p *TrafficMigrationPolicy) TargetNamespace() string {
+	if p.Spec.TargetRef.Namespace != "" {
+		return p.Spec.TargetRef.Namespace
+	}
+	return p.Namespace
+}
+
+// Comparison is a parsed expectedMetricsResult: an operator and a threshold.
+type Comparison struct {
+	// Operator is one of <=, <, >=, >, ==, !=.
+	Operator string
+	// Threshold is the number the value is compared with.
+	Threshold float64
+}
+
+var comparisonPattern = regexp.MustCompile(`^\s*(<=|>=|<|>|==|!=)?\s*([-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?)\s*$`)
+
+// ParseComparison parses an expectedMetricsResult such as "<= 0.05". A bare number
+// means "<=". It accepts exactly what the CRD's validation accepts.
+func ParseComparison(s string) (Comparison, error) {
+	m := comparisonPattern.FindStringSubmatch(s)
+	if m == nil {
+		return Comparison{}, fmt.Errorf("%q is not a comparison operator (<=, <, >=, >, ==, !=) and a number", s)
+	}
+	threshold, err := strconv.ParseFloat(m[2], 64)
+	if err != nil {
+		return Comparison{}, fmt.Errorf("%q: %w", s, err)
+	}
+	op := m[1]
+	if op == "" {
+		op = "<="
+	}
+	return Comparison{Operator: op, Threshold: threshold}, nil
+}
+
+// Met reports whether v satisfies the comparison. NaN satisfies none: a value that is
+// not a number never lets a check pass.
+func (c Comparison) Met(v float64) bool {
+	if math.IsNaN(v) {
+		return false
+	}
+	switch c.Operator {
+	case "<=":
+		return v <= c.Threshold
+	case "<":
+		return v < c.Threshold
+	case ">=":
+		return v >= c.Threshold
+	case ">":
+		return v > c.Threshold
+	case "==":
+		return v == c.Threshold
+	case "!=":
+		return v != c.Threshold
+	}
+	return false
+}
+
+// String formats the comparison as "<op> <threshold>".
+func (c Comparison) String() string {
+	return c.Operator + " " + strconv.FormatFloat(c.Threshold, 'g', -1, 64)
+}
+
+// Expectation is the comparison a check's value must meet: expectedMetricsResult for
+// metricsQuery, or "<= maxPercent" for trafficShare.
+func (s *TrafficMigrationPolicySpec) Expectation() (Comparison, error) {
+	if s.TrafficShare != nil {
+		return Comparison{Operator: "<=", Threshold: s.TrafficShare.MaxPercent}, nil
+	}
+	return ParseComparison(s.ExpectedMetricsResult)
+}
+
+// ParseForceRemove splits the force-remove annotation's value into sorted, unique,
+// non-empty cluster names.
+func ParseForceRemove(value string) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, n := range strings.Split(value, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,424 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=tmpolicy;tmpolicies,categories=open-cluster-management
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.activeClusters`
+// +kubebuilder:printcolumn:name="Draining",type=integer,JSONPath=`.status.drainingClusters`
+// +kubebuilder:printcolumn:name="Proxy",type=string,JSONPath=`.status.proxyPlacement.name`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// TrafficMigrationPolicy keeps a cluster that leaves a Placement in a proxy Placement
+// until Prometheus shows that little traffic still reaches the policy's Gateway there.
+//
+// Workloads point at the proxy Placement instead of the real one. The proxy's
+// PlacementDecisions mirror the real ones at once when clusters are added; a cluster
+// that leaves the real decisions stays listed (it is draining) until its removal gate
+// passes: the metrics check succeeded consecutiveSuccesses times in a row,
+// minDrainDuration has passed, and another cluster in the proxy still has the Gateway
+// ready.
+type TrafficMigrationPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says which Placement to mirror, which Gateway to watch and how to decide
+	// that a draining cluster no longer carries traffic.
+	// +required
+	Spec TrafficMigrationPolicySpec `json:"spec"`
+
+	// status is written by the traffic-migration manager: its conditions, the proxy
+	// Placement and one row per cluster that the proxy lists.
+	// +optional
+	Status TrafficMigrationPolicyStatus `json:"status,omitempty"`
+}
+
+// TrafficMigrationPolicySpec is the desired behaviour of a TrafficMigrationPolicy.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.metricsQuery) != has(self.trafficShare)",message="exactly one of metricsQuery and trafficShare must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.metricsQuery) || has(self.expectedMetricsResult)",message="metricsQuery needs expectedMetricsResult, for example '<= 0.05'"
+// +kubebuilder:validation:XValidation:rule="!has(self.trafficShare) || !has(self.expectedMetricsResult)",message="expectedMetricsResult goes with metricsQuery; with trafficShare set trafficShare.maxPercent instead"
+// +kubebuilder:validation:XValidation:rule="!has(self.proxyPlacementName) || self.proxyPlacementName != self.placementRef.name",message="proxyPlacementName must differ from placementRef.name: the proxy cannot be the Placement it mirrors"
+// +kubebuilder:validation:XValidation:rule="has(self.proxyPlacementName) || size(self.placementRef.name) <= 57",message="placementRef.name is longer than 57 characters, so the default proxy name '<placementRef.name>-proxy' would not fit in 63: set proxyPlacementName"
+// +kubebuilder:validation:XValidation:rule="(has(self.proxyPlacementName) ? self.proxyPlacementName : self.placementRef.name + '-proxy') == (has(oldSelf.proxyPlacementName) ? oldSelf.proxyPlacementName : oldSelf.placementRef.name + '-proxy')",message="the proxy Placement's name cannot change, since workloads point at it: create a new policy instead"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxDrainDuration) || !has(self.minDrainDuration) || duration(self.maxDrainDuration) >= duration(self.minDrainDuration)",message="maxDrainDuration must not be shorter than minDrainDuration"
+// +kubebuilder:validation:XValidation:rule="!has(self.onMaxDrainDuration) || self.onMaxDrainDuration != 'Remove' || has(self.maxDrainDuration)",message="onMaxDrainDuration: Remove needs maxDrainDuration"
+type TrafficMigrationPolicySpec struct {
+	// placementRef names the real Placement, in the policy's namespace, whose
+	// decisions the proxy Placement mirrors. This is the Placement the admin edits.
+	// +required
+	PlacementRef PlacementReference `json:"placementRef"`
+
+	// proxyPlacementName is the name of the proxy Placement that the manager creates
+	// in the policy's namespace and that workloads point at. It defaults to
+	// "<placementRef.name>-proxy" and cannot change once set, because consumers
+	// point at it. The manager never takes over a Placement it did not create.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="proxyPlacementName must be a DNS label: lower case letters, digits and '-', starting and ending with a letter or digit"
+	ProxyPlacementName string `json:"proxyPlacementName,omitempty"`
+
+	// targetRef is the Gateway whose traffic is watched and whose readiness, as the
+	// spoke agents report it, gates removal: the last cluster with a ready Gateway is
+	// never removed.
+	// +required
+	TargetRef GatewayReference `json:"targetRef"`
+
+	// prometheusSecret names a Secret in the policy's namespace that says how to reach
+	// Prometheus: key "url" (required), and optionally "token" (bearer), "username"
+	// and "password" (basic), "ca.crt", "insecureSkipVerify" and "X-Scope-OrgID".
+	// +required
+	PrometheusSecret SecretReference `json:"prometheusSecret"`
+
+	// metricsQuery is a PromQL query, as a Go template, whose result for a draining
+	// cluster is compared with expectedMetricsResult. The template's data are
+	// .Cluster.Name, .Cluster.Labels (the labels the spoke agent reports),
+	// .Gateway.Name, .Gateway.Namespace, .Policy.Name and .Policy.Namespace. The query
+	// must return a scalar or a single series. Exactly one of metricsQuery and
+	// trafficShare is set.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=8192
+	MetricsQuery string `json:"metricsQuery,omitempty"`
+
+	// expectedMetricsResult is what metricsQuery must return for a check to pass: a
+	// comparison operator (<=, <, >=, >, ==, !=) and a number, for example "<= 0.05".
+	// A bare number means "<=". Required with metricsQuery, not allowed with
+	// trafficShare.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\s*(<=|>=|<|>|==|!=)?\\\\s*[-+]?([0-9]+(\\\\.[0-9]*)?|\\\\.[0-9]+)([eE][-+]?[0-9]+)?\\\\s*$')",message="expectedMetricsResult must be a comparison operator (<=, <, >=, >, ==, !=) and a number, for example '<= 0.05'; a bare number means '<='"
+	ExpectedMetricsResult string `json:"expectedMetricsResult,omitempty"`
+
+	// trafficShare is the first-class form of the common check "at most maxPercent of
+	// the Gateway's traffic still reaches the draining cluster". The manager builds
+	// the query 100 * sum(rate(metric{clusterLabel="value",selector}[window])) /
+	// sum(rate(metric{selector}[window])) and compares it with maxPercent. Exactly one
+	// of metricsQuery and trafficShare is set.
+	// +optional
+	TrafficShare *TrafficShare `json:"trafficShare,omitempty"`
+
+	// interval is how often each draining cluster is evaluated. Default 30s; at least 1s.
+	// +optional
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(h|m|s|ms)){1,4}$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="interval must be at least 1s"
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// consecutiveSuccesses is how many evaluations in a row, interval apart, must pass
+	// before a draining cluster is removed. Any failed, erroneous or (with
+	// noDataPolicy Hold) empty evaluation starts the count over. Default 3.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	ConsecutiveSuccesses int32 `json:"consecutiveSuccesses,omitempty"`
+
+	// minDrainDuration is the least time a cluster stays draining, whatever the
+	// metrics say; set it to cover the longest DNS TTL clients may cache. Default 2m.
+	// +optional
+	// +kubebuilder:default="2m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(h|m|s|ms)){1,4}$`
+	MinDrainDuration *metav1.Duration `json:"minDrainDuration,omitempty"`
+
+	// maxDrainDuration is an optional deadline for a drain. What happens past it is
+	// onMaxDrainDuration. No deadline when unset.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(h|m|s|ms)){1,4}$`
+	MaxDrainDuration *metav1.Duration `json:"maxDrainDuration,omitempty"`
+
+	// onMaxDrainDuration is what happens to a cluster still draining at
+	// maxDrainDuration: Hold keeps it in the proxy (phase Held, with a condition and an
+	// event) until its gate passes; Remove removes it and records an event. Default Hold.
+	// +optional
+	// +kubebuilder:default=Hold
+	OnMaxDrainDuration DeadlineAction `json:"onMaxDrainDuration,omitempty"`
+
+	// noDataPolicy is how an empty query result or NaN counts: Hold counts it as a
+	// failed check (the cluster stays and its run of successes starts over); Pass
+	// counts it as a passed check. Default Hold.
+	// +optional
+	// +kubebuilder:default=Hold
+	NoDataPolicy NoDataPolicy `json:"noDataPolicy,omitempty"`
+
+	// suspend stops all removals while true. Additions still mirror the real Placement
+	// at once and draining clusters are still evaluated. Default false.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// PlacementReference names a Placement in the policy's namespace.
+type PlacementReference struct {
+	// name is the Placement's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="placementRef.name must be a DNS subdomain: lower case letters, digits, '-' and '.'"
+	Name string `json:"name"`
+}
+
+// SecretReference names a Secret in the policy's namespace. Secrets of other
+// namespaces cannot be named.
+type SecretReference struct {
+	// name is the Secret's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="prometheusSecret.name must be a DNS subdomain: lower case letters, digits, '-' and '.'"
+	Name string `json:"name"`
+}
+
+// GatewayReference names a Gateway API Gateway on the spoke clusters.
+type GatewayReference struct {
+	// group is the Gateway's API group. Only gateway.networking.k8s.io is supported.
+	// +optional
+	// +kubebuilder:default="gateway.networking.k8s.io"
+	// +kubebuilder:validation:Enum=gateway.networking.k8s.io
+	Group string `json:"group,omitempty"`
+
+	// kind is the Gateway's kind. Only Gateway is supported.
+	// +optional
+	// +kubebuilder:default=Gateway
+	// +kubebuilder:validation:Enum=Gateway
+	Kind string `json:"kind,omitempty"`
+
+	// name is the Gateway's name on the spoke clusters.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="targetRef.name must be a DNS subdomain: lower case letters, digits, '-' and '.'"
+	Name string `json:"name"`
+
+	// namespace is the Gateway's namespace on the spoke clusters. It defaults to the
+	// policy's namespace.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="targetRef.namespace must be a DNS label: lower case letters, digits and '-'"
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// TrafficShare describes the check "at most maxPercent of the Gateway's traffic still
+// reaches the draining cluster" on a request counter.
+type TrafficShare struct {
+	// metric is a counter of requests served by the Gateway, for example
+	// istio_requests_total.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-zA-Z_:][a-zA-Z0-9_:]*$')",message="trafficShare.metric must be a Prometheus metric name, for example istio_requests_total"
+	Metric string `json:"metric"`
+
+	// selector holds extra label matchers added to both sides of the ratio, in PromQL
+	// syntax without braces, for example destination_service_name="gw-istio".
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.contains('{') && !self.contains('}')",message="trafficShare.selector holds label matchers without braces, for example destination_service_name=\"gw-istio\""
+	Selector string `json:"selector,omitempty"`
+
+	// clusterLabel is the metric's label that names the cluster. Default "cluster".
+	// +optional
+	// +kubebuilder:default=cluster
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-zA-Z_][a-zA-Z0-9_]*$')",message="trafficShare.clusterLabel must be a Prometheus label name, for example cluster"
+	ClusterLabel string `json:"clusterLabel,omitempty"`
+
+	// clusterLabelValue is the value of clusterLabel for a cluster, as a Go template
+	// with the same data as metricsQuery, for example
+	// '{{ index .Cluster.Labels "cluster" }}'. Default: the cluster's name.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	ClusterLabelValue string `json:"clusterLabelValue,omitempty"`
+
+	// window is the range of the rate() in the built query, as a Prometheus duration.
+	// Default 5m.
+	// +optional
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(ms|s|m|h|d|w|y))+$')",message="trafficShare.window must be a Prometheus duration, for example 5m or 1h30m"
+	Window string `json:"window,omitempty"`
+
+	// maxPercent is the largest share of the Gateway's traffic, in percent (0 to 100),
+	// that a draining cluster may still carry for a check to pass.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	MaxPercent float64 `json:"maxPercent"`
+}
+
+// DeadlineAction is what happens to a cluster that is still draining at maxDrainDuration.
+// +kubebuilder:validation:Enum=Hold;Remove
+type DeadlineAction string
+
+const (
+	// DeadlineHold keeps the cluster in the proxy and reports it as Held.
+	DeadlineHold DeadlineAction = "Hold"
+	// DeadlineRemove removes the cluster from the proxy and records an event.
+	DeadlineRemove DeadlineAction = "Remove"
+)
+
+// NoDataPolicy is how an empty query result or NaN counts.
+// +kubebuilder:validation:Enum=Hold;Pass
+type NoDataPolicy string
+
+const (
+	// NoDataHold counts no data as a failed check.
+	NoDataHold NoDataPolicy = "Hold"
+	// NoDataPass counts no data as a passed check.
+	NoDataPass NoDataPolicy = "Pass"
+)
+
+// TrafficMigrationPolicyStatus is the observed state of a TrafficMigrationPolicy.
+type TrafficMigrationPolicyStatus struct {
+	// observedGeneration is the policy's generation that this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions describe the policy's state. Types: Ready, PrometheusReachable,
+	// Draining, Held. Their reasons are listed with the condition type constants.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// proxyPlacement is the proxy Placement that the manager writes.
+	// +optional
+	ProxyPlacement *ProxyPlacementStatus `json:"proxyPlacement,omitempty"`
+
+	// activeClusters is the number of clusters that are in the real Placement's
+	// decisions (and so in the proxy's).
+	// +optional
+	ActiveClusters int32 `json:"activeClusters"`
+
+	// drainingClusters is the number of clusters that left the real decisions but
+	// are still in the proxy's, Held ones included.
+	// +optional
+	DrainingClusters int32 `json:"drainingClusters"`
+
+	// clusters has one row per cluster in the proxy, and a row for a cluster removed
+	// a short while ago, sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Clusters []ClusterStatus `json:"clusters,omitempty"`
+}
+
+// ProxyPlacementStatus describes the proxy Placement.
+type ProxyPlacementStatus struct {
+	// name is the proxy Placement's name, in the policy's namespace.
+	// +required
+	Name string `json:"name"`
+
+	// numberOfClusters is how many clusters the proxy's decisions list.
+	// +optional
+	NumberOfClusters int32 `json:"numberOfClusters"`
+}
+
+// ClusterPhase is where a cluster stands in a migration.
+// +kubebuilder:validation:Enum=Active;Draining;Held;Removed
+type ClusterPhase string
+
+const (
+	// ClusterActive: the cluster is in the real decisions and in the proxy's.
+	ClusterActive ClusterPhase = "Active"
+	// ClusterDraining: the cluster left the real decisions; the proxy keeps it until
+	// its removal gate passes.
+	ClusterDraining ClusterPhase = "Draining"
+	// ClusterHeld: the cluster is still draining past maxDrainDuration and
+	// onMaxDrainDuration is Hold.
+	ClusterHeld ClusterPhase = "Held"
+	// ClusterRemoved: the cluster left the proxy a short while ago.
+	ClusterRemoved ClusterPhase = "Removed"
+)
+
+// EvaluationResult is the outcome of one metrics check of a draining cluster.
+// +kubebuilder:validation:Enum=Pass;Fail;NoData;Error
+type EvaluationResult string
+
+const (
+	// EvaluationPass: the query's value met the expected result.
+	EvaluationPass EvaluationResult = "Pass"
+	// EvaluationFail: the query's value did not meet the expected result.
+	EvaluationFail EvaluationResult = "Fail"
+	// EvaluationNoData: the query returned nothing or NaN; noDataPolicy decides.
+	EvaluationNoData EvaluationResult = "NoData"
+	// EvaluationError: the query could not be made or its result not read.
+	EvaluationError EvaluationResult = "Error"
+)
+
+// ClusterStatus is the state of one cluster of the proxy Placement.
+type ClusterStatus struct {
+	// name is the ManagedCluster's name.
+	// +required
+	Name string `json:"name"`
+
+	// phase is Active, Draining, Held or Removed.
+	// +required
+	Phase ClusterPhase `json:"phase"`
+
+	// drainStartTime is when the manager saw the cluster leave the real decisions.
+	// +optional
+	DrainStartTime *metav1.Time `json:"drainStartTime,omitempty"`
+
+	// removalTime is when the cluster left the proxy (phase Removed).
+	// +optional
+	RemovalTime *metav1.Time `json:"removalTime,omitempty"`
+
+	// consecutiveSuccesses is the current run of passed checks.
+	// +optional
+	ConsecutiveSuccesses int32 `json:"consecutiveSuccesses,omitempty"`
+
+	// lastEvaluationTime is when the cluster was last checked.
+	// +optional
+	LastEvaluationTime *metav1.Time `json:"lastEvaluationTime,omitempty"`
+
+	// nextEvaluationTime is when the cluster is checked next.
+	// +optional
+	NextEvaluationTime *metav1.Time `json:"nextEvaluationTime,omitempty"`
+
+	// lastResult is the outcome of the last check: Pass, Fail, NoData or Error.
+	// +optional
+	LastResult EvaluationResult `json:"lastResult,omitempty"`
+
+	// lastValue is the value the last check returned, as Prometheus formatted it.
+	// +optional
+	LastValue string `json:"lastValue,omitempty"`
+
+	// resolvedQuery is the PromQL query of the last check, with the template filled
+	// in for this cluster.
+	// +optional
+	ResolvedQuery string `json:"resolvedQuery,omitempty"`
+
+	// message says in words why the cluster is where it is: what its gate still waits
+	// for, or what went wrong with its last check.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+
+// TrafficMigrationPolicyList is a list of TrafficMigrationPolicies.
+type TrafficMigrationPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the policies.
+	Items []TrafficMigrationPolicy `json:"items"`
+}
