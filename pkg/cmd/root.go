@@ -1,0 +1,31 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package cmd builds the traffic-migration command tree.
+package cmd
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"open-cluster-management.io/traffic-migration/pkg/cmd/version"
+)
+
+// NewRootCommand returns the traffic-migration root command with its subcommands.
+func NewRootCommand(out, errOut io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "traffic-migration",
+		Short: "Move Gateways between OCM clusters without dropping traffic",
+		Long: `traffic-migration is an Open Cluster Management add-on. Its hub manager keeps a proxy
+Placement whose decisions mirror a real Placement, except that a cluster leaving the
+real Placement stays listed until Prometheus shows that little traffic still reaches
+its Gateway.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(out)
+	root.SetErr(errOut)
+	root.AddCommand(version.NewCommand(out))
+	return root
+}
