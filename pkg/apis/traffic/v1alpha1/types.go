@@ -47,7 +47,7 @@ type TrafficMigrationPolicy struct {
 //
 // +kubebuilder:validation:XValidation:rule="has(self.metricsQuery) != has(self.trafficShare)",message="exactly one of metricsQuery and trafficShare must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.metricsQuery) || has(self.expectedMetricsResult)",message="metricsQuery needs expectedMetricsResult, for example '<= 0.05'"
-// +kubebuilder:validation:XValidation:rule="!has(self.trafficShare) || !has(self.expectedMetricsResult)",message="expectedMetricsResult goes with metricsQuery; with trafficShare set trafficShare.maxPercent instead"
+// +kubebuilder:validation:XValidation:rule="has(self.metricsQuery) || !has(self.trafficShare) || !has(self.expectedMetricsResult)",message="expectedMetricsResult goes with metricsQuery; with trafficShare set trafficShare.maxPercent instead"
 // +kubebuilder:validation:XValidation:rule="!has(self.proxyPlacementName) || self.proxyPlacementName != self.placementRef.name",message="proxyPlacementName must differ from placementRef.name: the proxy cannot be the Placement it mirrors"
 // +kubebuilder:validation:XValidation:rule="has(self.proxyPlacementName) || size(self.placementRef.name) <= 57",message="placementRef.name is longer than 57 characters, so the default proxy name '<placementRef.name>-proxy' would not fit in 63: set proxyPlacementName"
 // +kubebuilder:validation:XValidation:rule="(has(self.proxyPlacementName) ? self.proxyPlacementName : self.placementRef.name + '-proxy') == (has(oldSelf.proxyPlacementName) ? oldSelf.proxyPlacementName : oldSelf.placementRef.name + '-proxy')",message="the proxy Placement's name cannot change, since workloads point at it: create a new policy instead"

@@ -1,0 +1,202 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package v1alpha1
+
+import (
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+func TestProxyPlacementName(t *testing.T) {
+	tests := map[string]struct {
+		spec TrafficMigrationPolicySpec
+		want string
+	}{
+		"default":  {spec: TrafficMigrationPolicySpec{PlacementRef: PlacementReference{Name: "gw"}}, want: "gw-proxy"},
+		"explicit": {spec: TrafficMigrationPolicySpec{PlacementRef: PlacementReference{Name: "gw"}, ProxyPlacementName: "gw-drained"}, want: "gw-drained"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := &TrafficMigrationPolicy{Spec: tc.spec}
+			if got := p.ProxyPlacementName(); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTargetNamespace(t *testing.T) {
+	p := &TrafficMigrationPolicy{}
+	p.Namespace = "policies"
+	if got := p.TargetNamespace(); got != "policies" {
+		t.Errorf("default: got %q, want the policy's namespace", got)
+	}
+	p.Spec.TargetRef.Namespace = "gateway-system"
+	if got := p.TargetNamespace(); got != "gateway-system" {
+		t.Errorf("explicit: got %q, want gateway-system", got)
+	}
+}
+
+func TestParseComparison(t *testing.T) {
+	tests := map[string]struct {
+		in      string
+		want    Comparison
+		wantErr bool
+	}{
+		"le":                {in: "<= 0.05", want: Comparison{"<=", 0.05}},
+		"bare number":       {in: "0.05", want: Comparison{"<=", 0.05}},
+		"lt no space":       {in: "<1", want: Comparison{"<", 1}},
+		"ge exponent":       {in: ">= 1e3", want: Comparison{">=", 1000}},
+		"gt negative":       {in: "> -2.5", want: Comparison{">", -2.5}},
+		"eq leading dot":    {in: "== .5", want: Comparison{"==", 0.5}},
+		"ne trailing space": {in: " != 0 ", want: Comparison{"!=", 0}},
+		"explicit plus":     {in: "<= +3", want: Comparison{"<=", 3}},
+		"operator only":     {in: "<=", wantErr: true},
+		"empty":             {in: "", wantErr: true},
+		"reversed operator": {in: "=< 1", wantErr: true},
+		"percent":           {in: "<= 5%", wantErr: true},
+		"words":             {in: "less than 5", wantErr: true},
+		"two numbers":       {in: "<= 1 2", wantErr: true},
+		"nan":               {in: "<= NaN", wantErr: true},
+		"infinity":          {in: "<= Inf", wantErr: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseComparison(tc.in)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("want an error, got %+v", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestComparisonMet(t *testing.T) {
+	tests := map[string]struct {
+		c    Comparison
+		v    float64
+		want bool
+	}{
+		"le below":      {Comparison{"<=", 5}, 4.9, true},
+		"le equal":      {Comparison{"<=", 5}, 5, true},
+		"le above":      {Comparison{"<=", 5}, 5.1, false},
+		"lt equal":      {Comparison{"<", 5}, 5, false},
+		"ge equal":      {Comparison{">=", 5}, 5, true},
+		"ge below":      {Comparison{">=", 5}, 4, false},
+		"gt above":      {Comparison{">", 5}, 6, true},
+		"eq":            {Comparison{"==", 0}, 0, true},
+		"ne":            {Comparison{"!=", 0}, 0, false},
+		"nan never le":  {Comparison{"<=", 5}, math.NaN(), false},
+		"nan never ne":  {Comparison{"!=", 5}, math.NaN(), false},
+		"inf above le":  {Comparison{"<=", 5}, math.Inf(1), false},
+		"-inf below le": {Comparison{"<=", 5}, math.Inf(-1), true},
+		"unknown op":    {Comparison{"~", 5}, 5, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.c.Met(tc.v); got != tc.want {
+				t.Errorf("%s Met(%v) = %v, want %v", tc.c, tc.v, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestExpectation(t *testing.T) {
+	share := TrafficMigrationPolicySpec{TrafficShare: &TrafficShare{MaxPercent: 2.5}}
+	if got, err := share.Expectation(); err != nil || got != (Comparison{"<=", 2.5}) {
+		t.Errorf("trafficShare: got %+v, %v", got, err)
+	}
+	query := TrafficMigrationPolicySpec{MetricsQuery: "q", ExpectedMetricsResult: "> 3"}
+	if got, err := query.Expectation(); err != nil || got != (Comparison{">", 3}) {
+		t.Errorf("metricsQuery: got %+v, %v", got, err)
+	}
+	bad := TrafficMigrationPolicySpec{MetricsQuery: "q", ExpectedMetricsResult: "three"}
+	if _, err := bad.Expectation(); err == nil {
+		t.Error("bad expectedMetricsResult: want an error")
+	}
+}
+
+func TestParseForceRemove(t *testing.T) {
+	tests := map[string]struct {
+		in   string
+		want []string
+	}{
+		"empty":            {in: "", want: nil},
+		"one":              {in: "cluster1", want: []string{"cluster1"}},
+		"sorted and clean": {in: " cluster2, cluster1 ,,cluster2", want: []string{"cluster1", "cluster2"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ParseForceRemove(tc.in); !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestComparisonGrammarMatchesCRD proves that the API server's validation of
+// expectedMetricsResult (a CEL regex in the generated CRD) and the manager's parser
+// accept exactly the same strings, so a policy the API accepts is one the manager reads.
+func TestComparisonGrammarMatchesCRD(t *testing.T) {
+	b, err := os.ReadFile("../../../../manifests/crd/traffic.open-cluster-management.io_trafficmigrationpolicies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema struct {
+						Properties map[string]struct {
+							Properties map[string]struct {
+								Validations []struct {
+									Rule string `json:"rule"`
+								} `json:"x-kubernetes-validations"`
+							} `json:"properties"`
+						} `json:"properties"`
+					} `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &crd); err != nil {
+		t.Fatal(err)
+	}
+	rules := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["expectedMetricsResult"].Validations
+	if len(rules) != 1 {
+		t.Fatalf("want one rule on expectedMetricsResult, got %d", len(rules))
+	}
+	// The rule is self.matches('<regex>') with the regex as a CEL string literal, in
+	// which a backslash is written twice.
+	rule := rules[0].Rule
+	const prefix, suffix = "self.matches('", "')"
+	if !strings.HasPrefix(rule, prefix) || !strings.HasSuffix(rule, suffix) {
+		t.Fatalf("unexpected rule %q", rule)
+	}
+	celRegex := regexp.MustCompile(strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(rule, prefix), suffix), `\\`, `\`))
+
+	for _, in := range []string{
+		"<= 0.05", "0.05", "<1", ">= 1e3", "> -2.5", "== .5", " != 0 ", "<= +3", "1.", "1E-3", "\t<=\t7",
+		"<=", "", "=< 1", "<= 5%", "less than 5", "<= 1 2", "<= NaN", "<= Inf", "1e", "..5", "<<= 1", "- 1",
+	} {
+		_, err := ParseComparison(in)
+		if cel, parsed := celRegex.MatchString(in), err == nil; cel != parsed {
+			t.Errorf("%q: CRD accepts it: %v, ParseComparison accepts it: %v", in, cel, parsed)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package integration holds the tests that run on the test bed: a real etcd,
+// kube-apiserver and Prometheus, started once for the package.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// bed is the test bed shared by the package's tests. Each test works in a namespace
+// of its own.
+var bed *testbed.Bed
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	var err error
+	bed, err = testbed.New(ctx, testbed.Options{Prometheus: &testbed.PrometheusOptions{}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
+		return 1
+	}
+	defer bed.Stop()
+	fmt.Fprintf(os.Stderr, "test bed ready in %s: hub %s, Prometheus %s\n", time.Since(start).Round(time.Millisecond), bed.Hub.URL, bed.Prometheus.URL)
+	code := m.Run()
+	if code != 0 {
+		bed.DumpLogs(os.Stderr, 8192)
+	}
+	return code
+}

@@ -1,0 +1,185 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stopGrace is how long a program has to exit after SIGTERM before it is killed.
+const stopGrace = 10 * time.Second
+
+// Process is one program the test bed started. Its output goes to a log file that
+// the test bed prints when a test fails.
+type Process struct {
+	// Name names the process in logs, e.g. "kube-apiserver (hub)".
+	Name string
+	// LogPath is the file that holds the process's stdout and stderr.
+	LogPath string
+
+	cmd  *exec.Cmd
+	log  *os.File
+	done chan struct{}
+	err  error // the result of Wait, valid after done is closed
+
+	stopOnce sync.Once
+}
+
+// Program says how to find the binary of one of the test bed's programs. The Makefile
+// builds each program from the pinned tools modules in hack/tools and exports the
+// path of its binary in EnvVar.
+type Program struct {
+	// Name is the program's name, e.g. "kube-apiserver".
+	Name string
+	// EnvVar is the environment variable that holds the binary's path.
+	EnvVar string
+}
+
+// The programs of the test bed. Adding one takes a line here, a build rule and an
+// exported variable in the Makefile, and a start function that calls startProcess.
+var (
+	ProgramEtcd          = Program{Name: "etcd", EnvVar: "TESTBED_ETCD"}
+	ProgramKubeAPIServer = Program{Name: "kube-apiserver", EnvVar: "TESTBED_KUBE_APISERVER"}
+	ProgramPrometheus    = Program{Name: "prometheus", EnvVar: "TESTBED_PROMETHEUS"}
+)
+
+// Path returns the path of the program's binary, or an error that says how to get it.
+func (p Program) Path() (string, error) {
+	path := os.Getenv(p.EnvVar)
+	if path == "" {
+		return "", fmt.Errorf("%s is not set: run the tests through 'make test' (or 'make testbed'), which builds %s and sets it", p.EnvVar, p.Name)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("%s=%s: %w; 'make testbed' builds it", p.EnvVar, path, err)
+	}
+	return path, nil
+}
+
+// startProcess starts a program with its output in dir/<logName>.log. The process gets
+// its own process group and is killed by the kernel if the test binary dies, so no
+// program outlives a crashed test.
+func startProcess(name string, prog Program, dir, logName string, args ...string) (*Process, error) {
+	bin, err := prog.Path()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, logName+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("create log of %s: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Process{Name: name, LogPath: logPath, cmd: cmd, log: logFile, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop ends the process: SIGTERM to its process group, SIGKILL after a grace period.
+// It is safe to call more than once.
+func (p *Process) Stop() {
+	p.stopOnce.Do(func() {
+		if !p.Exited() {
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case <-p.done:
+			case <-time.After(stopGrace):
+				_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+				<-p.done
+			}
+		}
+		p.log.Close()
+	})
+}
+
+// Kill ends the process at once with SIGKILL, as a crash would.
+func (p *Process) Kill() {
+	p.stopOnce.Do(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+		p.log.Close()
+	})
+}
+
+// Tail returns the last n bytes of the process's log.
+func (p *Process) Tail(n int64) string {
+	f, err := os.Open(p.LogPath)
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > n {
+		_, _ = f.Seek(st.Size()-n, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	return string(bytes.TrimSpace(b))
+}
+
+// waitReady polls ready until it returns nil, the process exits, or the timeout passes.
+func (p *Process) waitReady(ctx context.Context, timeout time.Duration, ready func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		if last = ready(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited before it was ready (%v); its log ends with:\n%s", p.Name, p.err, p.Tail(4096))
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready after %s: %w; its log ends with:\n%s", p.Name, timeout, errors.Join(last, ctx.Err()), p.Tail(4096))
+		case <-tick.C:
+		}
+	}
+}
+
+// freePort asks the kernel for a free TCP port on the loopback address.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// hostPort joins the loopback address and a port.
+func hostPort(port int) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
