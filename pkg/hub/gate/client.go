@@ -1,0 +1,255 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package gate
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// Querier runs an instant query. It is the one call of the Prometheus API that the
+// gate needs, so tests and callers can stand in for Prometheus with a few lines.
+type Querier interface {
+	// Query evaluates query at ts (the server's time when ts is zero).
+	Query(ctx context.Context, query string, ts time.Time) (model.Value, error)
+}
+
+// NewQuerier builds a Querier for cfg on the client_golang Prometheus API client.
+// Each query is bounded by cfg.Timeout (DefaultQueryTimeout when zero) on top of the
+// caller's context. Redirects are not followed, so that the credentials only ever go
+// to cfg.URL.
+//
+// The Querier holds a connection pool: build one per version of the Secret and reuse
+// it rather than one per query.
+func NewQuerier(cfg Config) (Querier, error) {
+	if cfg.URL == "" {
+		return nil, fmt.Errorf("build Prometheus client: no URL; build the Config with ConfigFromSecret")
+	}
+	tlsConfig := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		InsecureSkipVerify: cfg.InsecureSkipVerify, //nolint:gosec // the user asked for it in the Secret
+	}
+	if caPEM := cfg.creds().caPEM; len(caPEM) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(caPEM) {
+			return nil, fmt.Errorf("build Prometheus client: %w", keyError(KeyCA, "holds no usable certificate"))
+		}
+		tlsConfig.RootCAs = pool
+	}
+	// The settings of http.DefaultTransport, with our TLS configuration.
+	transport := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		TLSClientConfig:       tlsConfig,
+	}
+
+	client, err := api.NewClient(api.Config{
+		Address: cfg.URL,
+		Client: &http.Client{
+			Transport: &authRoundTripper{next: transport, cfg: cfg},
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build Prometheus client: %w", err)
+	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultQueryTimeout
+	}
+	return &promQuerier{api: promv1.NewAPI(statusClient{Client: client}), timeout: timeout}, nil
+}
+
+// promQuerier is the Querier of NewQuerier.
+type promQuerier struct {
+	api     promv1.API
+	timeout time.Duration
+}
+
+// Query runs the instant query within the querier's timeout. Prometheus's warnings
+// are dropped: the gate only needs the value.
+func (p *promQuerier) Query(ctx context.Context, query string, ts time.Time) (model.Value, error) {
+	qctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	v, _, err := p.api.Query(qctx, query, ts)
+	if err != nil && ctx.Err() == nil && errors.Is(qctx.Err(), context.DeadlineExceeded) {
+		// Our own deadline passed, not the caller's, whatever error it surfaced as
+		// (a dial can report it as an i/o timeout): say how long we waited.
+		return nil, &TimeoutError{Timeout: p.timeout, Err: err}
+	}
+	return v, err
+}
+
+// TimeoutError is returned by a Querier of NewQuerier when Prometheus did not answer
+// within the query timeout.
+type TimeoutError struct {
+	// Timeout is how long the query was given.
+	Timeout time.Duration
+	// Err is the error the query failed with once the timeout had passed.
+	Err error
+}
+
+// Error says that the query timed out and after how long.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("Prometheus did not answer within %s: %v", e.Timeout, e.Err)
+}
+
+// Unwrap returns the error the query failed with.
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// authRoundTripper adds the credentials and the tenant header to each request. It
+// keeps the Config, whose credentials no fmt verb prints, rather than a copy of them.
+type authRoundTripper struct {
+	next http.RoundTripper
+	cfg  Config
+}
+
+// RoundTrip sends a copy of req with the authentication headers set, leaving req
+// untouched as http.RoundTripper requires.
+func (rt *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	switch creds := rt.cfg.creds(); {
+	case creds.token != "":
+		req.Header.Set("Authorization", "Bearer "+creds.token)
+	case creds.username != "":
+		req.SetBasicAuth(creds.username, creds.password)
+	}
+	if rt.cfg.Tenant != "" {
+		req.Header.Set(KeyTenant, rt.cfg.Tenant)
+	}
+	return rt.next.RoundTrip(req)
+}
+
+// HTTPStatusError is a response of Prometheus (or of a proxy in front of it) whose
+// status is neither a success nor one of the statuses of the Prometheus API's own
+// errors (400, 422), such as 401, 403, 404 or 503. promv1 reports those with the
+// status only in its message; this keeps the code, so Evaluate can tell a rejected
+// credential from a wrong URL without matching strings.
+type HTTPStatusError struct {
+	// StatusCode is the HTTP status of the response.
+	StatusCode int
+	// APIErrorType and APIError are the errorType and error of a Prometheus API
+	// error body, when the body is one (Prometheus answers 503 to a query that
+	// timed out on its side, for example).
+	APIErrorType string
+	APIError     string
+}
+
+// Error names the status and, when the body was a Prometheus API error, its type.
+func (e *HTTPStatusError) Error() string {
+	s := fmt.Sprintf("HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.APIErrorType != "" {
+		s += fmt.Sprintf(" (%s: %s)", e.APIErrorType, e.APIError)
+	}
+	return s
+}
+
+// statusClient turns responses with a status that promv1 does not read as an API
+// error into an *HTTPStatusError, and successful answers whose result promv1 cannot
+// read into a *ResultError. It still returns the response, which promv1 needs to
+// fall back from POST to GET on 405 and 501.
+type statusClient struct {
+	api.Client
+}
+
+// Do runs the request and checks the response's status.
+func (c statusClient) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
+	resp, body, err := c.Client.Do(ctx, req)
+	if err != nil || resp == nil {
+		return resp, body, err
+	}
+	code := resp.StatusCode
+	if code/100 == 2 {
+		return resp, body, checkResult(body)
+	}
+	if code == http.StatusBadRequest || code == http.StatusUnprocessableEntity {
+		return resp, body, nil
+	}
+	serr := &HTTPStatusError{StatusCode: code}
+	if code != http.StatusUnauthorized && code != http.StatusForbidden {
+		// Only a Prometheus API error body is read; anything else (an HTML page of
+		// a proxy, say) is not worth showing and could echo the request.
+		var apiErr struct {
+			Status    string `json:"status"`
+			ErrorType string `json:"errorType"`
+			Error     string `json:"error"`
+		}
+		if json.Unmarshal(body, &apiErr) == nil && apiErr.Status == "error" {
+			serr.APIErrorType, serr.APIError = apiErr.ErrorType, apiErr.Error
+		}
+	}
+	return resp, body, serr
+}
+
+// ResultError is a successful answer whose result cannot be read: a type other than
+// scalar, vector and matrix (such as "string"), or a result that does not decode as
+// its type says. promv1 reports both with the details only in the text of its
+// message; this keeps them apart, so that Evaluate can name the type without
+// matching strings and without quoting the body.
+type ResultError struct {
+	// ResultType is the resultType of the answer.
+	ResultType string
+	// Err is why the result does not decode; nil when its type is not supported.
+	Err error
+}
+
+// Error names the result type and what is wrong with it.
+func (e *ResultError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("unsupported result type %q", e.ResultType)
+	}
+	return fmt.Sprintf("read %s result: %v", e.ResultType, e.Err)
+}
+
+// Unwrap returns why the result does not decode.
+func (e *ResultError) Unwrap() error { return e.Err }
+
+// checkResult returns a *ResultError when body is a successful query answer whose
+// result promv1 could not read. It leaves anything else, such as a body that is not
+// JSON at all, to promv1, which reports it as a bad_response.
+func checkResult(body []byte) error {
+	var answer struct {
+		Status string `json:"status"`
+		Data   struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &answer) != nil || answer.Status != "success" {
+		return nil
+	}
+	var err error
+	switch t := answer.Data.ResultType; t {
+	case model.ValScalar.String():
+		err = json.Unmarshal(answer.Data.Result, &model.Scalar{})
+	case model.ValVector.String():
+		err = json.Unmarshal(answer.Data.Result, &model.Vector{})
+	case model.ValMatrix.String():
+		err = json.Unmarshal(answer.Data.Result, &model.Matrix{})
+	default:
+		return &ResultError{ResultType: t}
+	}
+	if err != nil {
+		return &ResultError{ResultType: answer.Data.ResultType, Err: err}
+	}
+	return nil
+}

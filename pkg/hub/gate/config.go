@@ -1,0 +1,317 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package gate
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Keys of the Prometheus Secret that a policy's prometheusSecret names.
+const (
+	// KeyURL is the address of the Prometheus HTTP API, e.g. https://thanos-querier:9091.
+	KeyURL = "url"
+	// KeyToken is a bearer token sent in the Authorization header.
+	KeyToken = "token"
+	// KeyUsername is the user name of HTTP basic authentication; it needs KeyPassword.
+	KeyUsername = "username"
+	// KeyPassword is the password of HTTP basic authentication; it needs KeyUsername.
+	KeyPassword = "password"
+	// KeyCA holds the PEM certificates of the authorities that sign Prometheus's
+	// serving certificate, used instead of the system's roots.
+	KeyCA = "ca.crt"
+	// KeyInsecureSkipVerify, "true" or "false", turns off the check of Prometheus's
+	// serving certificate. Meant for tests only.
+	KeyInsecureSkipVerify = "insecureSkipVerify"
+	// KeyTenant is the tenant sent as the X-Scope-OrgID header to multi-tenant stores
+	// such as Thanos, Cortex or Mimir.
+	KeyTenant = "X-Scope-OrgID"
+)
+
+// DefaultQueryTimeout bounds one query when Config.Timeout is zero, so that a hung
+// Prometheus cannot stall the evaluation of the other clusters.
+const DefaultQueryTimeout = 10 * time.Second
+
+// knownKeys are the keys ConfigFromSecret reads, sorted.
+var knownKeys = []string{KeyTenant, KeyCA, KeyInsecureSkipVerify, KeyPassword, KeyToken, KeyURL, KeyUsername}
+
+// Config says how to reach and authenticate to Prometheus. It is built from the
+// policy's Secret by ConfigFromSecret, which checks every key, so that a mistake in
+// the Secret is reported as such and not as a failing query.
+//
+// The credentials are kept unexported, behind a function, and String and GoString
+// leave them out, so that printing a Config in a log or an error, with any verb and
+// even inside another struct's unexported field, never shows the token, the
+// password or the CA. A Config is therefore not comparable with ==.
+type Config struct {
+	// URL is the absolute http or https address of the Prometheus HTTP API, without
+	// the /api/v1 suffix.
+	URL string
+	// Tenant is sent as the X-Scope-OrgID header when not empty.
+	Tenant string
+	// InsecureSkipVerify turns off the check of Prometheus's serving certificate.
+	InsecureSkipVerify bool
+	// Timeout bounds each query; DefaultQueryTimeout when zero. It is not read from
+	// the Secret: the manager sets it.
+	Timeout time.Duration
+
+	// secrets returns the credentials. It is a function because package fmt prints
+	// the fields a pointer or a struct leads to, but never what a function returns.
+	secrets func() *credentials
+}
+
+// creds returns the credentials, none when the Config was not built by
+// ConfigFromSecret.
+func (c Config) creds() *credentials {
+	if c.secrets == nil {
+		return &credentials{}
+	}
+	return c.secrets()
+}
+
+// credentials are the secret parts of a Config.
+type credentials struct {
+	token    string
+	username string
+	password string
+	// caPEM holds the validated ca.crt, nil when the system roots are used.
+	caPEM []byte
+	// caCount is the number of certificates in caPEM, for String.
+	caCount int
+}
+
+// SecretKeyError is a mistake in one key of the Prometheus Secret. Its message says
+// what is wrong and how to fix it, and never holds the value of a secret key.
+type SecretKeyError struct {
+	// Key is the Secret key at fault.
+	Key string
+	// Problem says what is wrong with the key and what to do about it.
+	Problem string
+}
+
+// Error formats the mistake as `Secret key "<key>": <problem>`.
+func (e *SecretKeyError) Error() string {
+	return fmt.Sprintf("Secret key %q: %s", e.Key, e.Problem)
+}
+
+func keyError(key, format string, args ...any) error {
+	return &SecretKeyError{Key: key, Problem: fmt.Sprintf(format, args...)}
+}
+
+// ConfigFromSecret reads and checks the Prometheus Secret. Every error it returns is
+// a mistake in the Secret that the user must fix (report it with ReasonSecretInvalid
+// and do not retry until the Secret changes); most are a *SecretKeyError. No error
+// holds the token, the password or the CA.
+//
+// Values are taken from stringData first, then data. Surrounding white space, such
+// as the newline a file often ends with, is trimmed from every value but the
+// password, which is used exactly as given. An empty value counts as an absent key.
+// Keys other than the known ones are ignored, except those that differ from a known
+// key only in case, which are reported as misspelled.
+func ConfigFromSecret(secret *corev1.Secret) (Config, error) {
+	if secret == nil {
+		return Config{}, fmt.Errorf("no Prometheus Secret given")
+	}
+	if err := checkKeySpelling(secret); err != nil {
+		return Config{}, err
+	}
+	get := func(key string) string {
+		if v, ok := secret.StringData[key]; ok {
+			return v
+		}
+		return string(secret.Data[key])
+	}
+	trimmed := func(key string) string { return strings.TrimSpace(get(key)) }
+
+	var cfg Config
+	var creds credentials
+
+	u, err := parseURL(trimmed(KeyURL))
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.URL = u
+
+	creds.token = trimmed(KeyToken)
+	if hasControlChar(creds.token) || strings.ContainsAny(creds.token, " \t") {
+		return Config{}, keyError(KeyToken, "the token contains white space or a control character; store the bare token, without a line break or a \"Bearer \" prefix")
+	}
+
+	creds.username = trimmed(KeyUsername)
+	creds.password = get(KeyPassword)
+	switch {
+	case creds.username != "" && creds.password == "":
+		return Config{}, keyError(KeyPassword, "username is set but password is empty or missing; set both for basic authentication, or neither")
+	case creds.username == "" && creds.password != "":
+		return Config{}, keyError(KeyUsername, "password is set but username is empty or missing; set both for basic authentication, or neither")
+	case strings.Contains(creds.username, ":"):
+		return Config{}, keyError(KeyUsername, "the username contains ':', which basic authentication cannot carry")
+	case hasControlChar(creds.username):
+		return Config{}, keyError(KeyUsername, "the username contains a control character such as a line break; remove it")
+	}
+	if creds.token != "" && creds.username != "" {
+		return Config{}, keyError(KeyToken, "both token and username/password are set; use one way to authenticate: keep token for bearer authentication or username and password for basic authentication, and delete the other")
+	}
+
+	if ca := trimmed(KeyCA); ca != "" {
+		n, err := checkCA([]byte(ca))
+		if err != nil {
+			return Config{}, err
+		}
+		creds.caPEM = []byte(ca)
+		creds.caCount = n
+	}
+
+	switch v := trimmed(KeyInsecureSkipVerify); v {
+	case "", "false":
+	case "true":
+		cfg.InsecureSkipVerify = true
+	default:
+		return Config{}, keyError(KeyInsecureSkipVerify, "must be \"true\" or \"false\", not %q", v)
+	}
+
+	cfg.Tenant = trimmed(KeyTenant)
+	if hasControlChar(cfg.Tenant) {
+		return Config{}, keyError(KeyTenant, "the tenant contains a control character such as a line break; remove it")
+	}
+
+	cfg.secrets = func() *credentials { return &creds }
+	return cfg, nil
+}
+
+// checkKeySpelling reports a key that is a known key in the wrong case, such as
+// "URL" or "x-scope-orgid": ignoring it would silently drop what the user meant.
+func checkKeySpelling(secret *corev1.Secret) error {
+	var keys []string
+	for k := range secret.Data {
+		keys = append(keys, k)
+	}
+	for k := range secret.StringData {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, known := range knownKeys {
+			if k != known && strings.EqualFold(k, known) {
+				return keyError(k, "unknown key; did you mean %q? Keys are case-sensitive", known)
+			}
+		}
+	}
+	return nil
+}
+
+// parseURL checks that raw is an absolute http or https URL and returns it
+// normalised. Its errors quote at most the scheme, since a URL may carry secrets in
+// its user information or query.
+func parseURL(raw string) (string, error) {
+	if raw == "" {
+		return "", keyError(KeyURL, "missing or empty; set it to the address of the Prometheus HTTP API, for example https://thanos-querier.openshift-monitoring.svc:9091")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Parse's error quotes the whole URL: report only its cause.
+		cause := err
+		if uerr, ok := err.(*url.Error); ok {
+			cause = uerr.Err
+		}
+		return "", keyError(KeyURL, "not a valid URL (%v); set it to an address such as https://prometheus.example:9090", cause)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		if u.Scheme == "" {
+			return "", keyError(KeyURL, "not an absolute URL; start it with https:// or http://")
+		}
+		return "", keyError(KeyURL, "scheme %q is not supported; use https:// or http://", u.Scheme)
+	}
+	if u.Host == "" {
+		return "", keyError(KeyURL, "has no host; set it to an address such as https://prometheus.example:9090")
+	}
+	if u.User != nil {
+		return "", keyError(KeyURL, "holds user information (user:password@); remove it from the URL and set the username and password keys instead")
+	}
+	if u.Fragment != "" {
+		return "", keyError(KeyURL, "has a fragment (#...); remove it")
+	}
+	return u.String(), nil
+}
+
+// checkCA checks that pemData holds only PEM CERTIFICATE blocks, at least one, each
+// a valid X.509 certificate, and returns how many. Its errors never quote the data.
+func checkCA(pemData []byte) (int, error) {
+	rest := pemData
+	n := 0
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		n++
+		if block.Type != "CERTIFICATE" {
+			return 0, keyError(KeyCA, "PEM block %d is a %s, not a CERTIFICATE; ca.crt holds only the certificates of the authorities that sign Prometheus's certificate (never a key)", n, pemTypeName(block.Type))
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return 0, keyError(KeyCA, "PEM block %d is not a valid X.509 certificate; put the CA certificate in PEM form", n)
+		}
+	}
+	if n == 0 {
+		return 0, keyError(KeyCA, "holds no PEM certificate; put the CA certificate in PEM form, starting with -----BEGIN CERTIFICATE-----")
+	}
+	if len(strings.TrimSpace(string(rest))) > 0 {
+		return 0, keyError(KeyCA, "has text after PEM block %d that is not a PEM block; remove it or fix the block", n)
+	}
+	return n, nil
+}
+
+// pemTypeName returns a PEM block type fit to quote in an error: the known types as
+// they are, anything else (which could be a corrupted secret) as "unknown block".
+func pemTypeName(t string) string {
+	switch t {
+	case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", "ENCRYPTED PRIVATE KEY",
+		"PUBLIC KEY", "RSA PUBLIC KEY", "CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST",
+		"X509 CRL", "TRUSTED CERTIFICATE", "OPENSSH PRIVATE KEY":
+		return t
+	}
+	return "block of an unknown type"
+}
+
+func hasControlChar(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+// authKind names the way the Config authenticates, for String.
+func (c Config) authKind() string {
+	switch creds := c.creds(); {
+	case creds.token != "":
+		return "bearer token"
+	case creds.username != "":
+		return "basic"
+	}
+	return "none"
+}
+
+// String describes the Config without its credentials, so that it can be logged.
+func (c Config) String() string {
+	ca := "system roots"
+	if n := c.creds().caCount; n > 0 {
+		ca = fmt.Sprintf("%d certificate(s)", n)
+	}
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = DefaultQueryTimeout
+	}
+	return fmt.Sprintf("{url: %s, auth: %s, ca.crt: %s, insecureSkipVerify: %t, X-Scope-OrgID: %q, timeout: %s}",
+		c.URL, c.authKind(), ca, c.InsecureSkipVerify, c.Tenant, timeout)
+}
+
+// GoString is String for %#v, so that no verb of package fmt prints the credentials.
+func (c Config) GoString() string {
+	return "gate.Config" + c.String()
+}

@@ -1,0 +1,175 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package gate
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+)
+
+// testData is the template data of cluster "cluster1" with the labels an agent reports.
+func testData() QueryData {
+	return QueryData{
+		Cluster: ClusterInfo{
+			Name:   "cluster1",
+			Labels: map[string]string{"cluster_name": "cluster1", "cluster_id": "0a1b", "cluster": "us-east-1"},
+		},
+		Gateway: ObjectInfo{Name: "example-gateway", Namespace: "gateway-system"},
+		Policy:  ObjectInfo{Name: "example-traffic-migration", Namespace: "policies"},
+	}
+}
+
+func TestResolveQuery(t *testing.T) {
+	share := func(mutate func(*v1alpha1.TrafficShare)) *v1alpha1.TrafficMigrationPolicySpec {
+		ts := &v1alpha1.TrafficShare{Metric: "istio_requests_total", ClusterLabel: "cluster", Window: "5m", MaxPercent: 5}
+		if mutate != nil {
+			mutate(ts)
+		}
+		return &v1alpha1.TrafficMigrationPolicySpec{TrafficShare: ts}
+	}
+	query := func(q string) *v1alpha1.TrafficMigrationPolicySpec {
+		return &v1alpha1.TrafficMigrationPolicySpec{MetricsQuery: q, ExpectedMetricsResult: "<= 0.05"}
+	}
+	tests := map[string]struct {
+		spec    *v1alpha1.TrafficMigrationPolicySpec
+		data    func(*QueryData)
+		want    string
+		wantErr string
+	}{
+		"metricsQuery with every field": {
+			spec: query(`sum(rate(m{c="{{ .Cluster.Name }}",l="{{ index .Cluster.Labels "cluster" }}",gw="{{ .Gateway.Name }}",gwns="{{ .Gateway.Namespace }}",p="{{ .Policy.Name }}",pns="{{ .Policy.Namespace }}"}[5m]))`),
+			want: `sum(rate(m{c="cluster1",l="us-east-1",gw="example-gateway",gwns="gateway-system",p="example-traffic-migration",pns="policies"}[5m]))`,
+		},
+		"metricsQuery is trimmed": {
+			spec: query("\n  sum(up{cluster=\"{{ .Cluster.Name }}\"})\n"),
+			want: `sum(up{cluster="cluster1"})`,
+		},
+		"metricsQuery with a label as a field": {
+			spec: query(`up{cluster="{{ .Cluster.Labels.cluster }}"}`),
+			want: `up{cluster="us-east-1"}`,
+		},
+		"metricsQuery without template": {
+			spec: query(`vector(1)`),
+			want: `vector(1)`,
+		},
+		"missing label with index": {
+			spec:    query(`up{cluster="{{ index .Cluster.Labels "region" }}"}`),
+			wantErr: `no key "region" in the map; it has cluster, cluster_id, cluster_name`,
+		},
+		"missing label with index and no labels at all": {
+			spec:    query(`up{cluster="{{ index .Cluster.Labels "region" }}"}`),
+			data:    func(d *QueryData) { d.Cluster.Labels = nil },
+			wantErr: `no key "region" in the map, which is empty`,
+		},
+		"missing label as a field": {
+			spec:    query(`up{cluster="{{ .Cluster.Labels.region }}"}`),
+			wantErr: `map has no entry for key "region"`,
+		},
+		"unknown field": {
+			spec:    query(`up{cluster="{{ .Cluster.Nmae }}"}`),
+			wantErr: `can't evaluate field Nmae`,
+		},
+		"template that does not parse": {
+			spec:    query(`up{cluster="{{ .Cluster.Name }"}`),
+			wantErr: `template: metricsQuery:1`,
+		},
+		"index of something else than a map": {
+			spec:    query(`{{ index .Cluster.Name 0 }}`),
+			wantErr: `index works on maps such as .Cluster.Labels, not on string`,
+		},
+		"metricsQuery empty once filled in": {
+			spec:    query(`{{ if false }}up{{ end }}`),
+			wantErr: "metricsQuery is empty once its template is filled in",
+		},
+		"neither query": {
+			spec:    &v1alpha1.TrafficMigrationPolicySpec{},
+			wantErr: "neither metricsQuery nor trafficShare is set",
+		},
+		"trafficShare without selector": {
+			spec: share(nil),
+			want: `100 * sum(rate(istio_requests_total{cluster="cluster1"}[5m])) / sum(rate(istio_requests_total[5m]))`,
+		},
+		"trafficShare with selector": {
+			spec: share(func(ts *v1alpha1.TrafficShare) {
+				ts.Selector = ` destination_service_name="example-gateway-istio",reporter="source" `
+			}),
+			want: `100 * sum(rate(istio_requests_total{cluster="cluster1",destination_service_name="example-gateway-istio",reporter="source"}[5m])) / sum(rate(istio_requests_total{destination_service_name="example-gateway-istio",reporter="source"}[5m]))`,
+		},
+		"trafficShare with custom label and value": {
+			spec: share(func(ts *v1alpha1.TrafficShare) {
+				ts.ClusterLabel = "source_cluster"
+				ts.ClusterLabelValue = `{{ index .Cluster.Labels "cluster" }}`
+				ts.Window = "1h30m"
+			}),
+			want: `100 * sum(rate(istio_requests_total{source_cluster="us-east-1"}[1h30m])) / sum(rate(istio_requests_total[1h30m]))`,
+		},
+		"trafficShare defaults when not defaulted by the API server": {
+			spec: share(func(ts *v1alpha1.TrafficShare) { ts.ClusterLabel, ts.Window = "", "" }),
+			want: `100 * sum(rate(istio_requests_total{cluster="cluster1"}[5m])) / sum(rate(istio_requests_total[5m]))`,
+		},
+		"trafficShare value with quotes and backslashes": {
+			spec: share(func(ts *v1alpha1.TrafficShare) { ts.ClusterLabelValue = `{{ index .Cluster.Labels "odd" }}` }),
+			data: func(d *QueryData) { d.Cluster.Labels["odd"] = `a"b\c` },
+			want: `100 * sum(rate(istio_requests_total{cluster="a\"b\\c"}[5m])) / sum(rate(istio_requests_total[5m]))`,
+		},
+		"trafficShare value with a missing label": {
+			spec:    share(func(ts *v1alpha1.TrafficShare) { ts.ClusterLabelValue = `{{ index .Cluster.Labels "region" }}` }),
+			wantErr: `template: trafficShare.clusterLabelValue:1:3: executing "trafficShare.clusterLabelValue" at <index .Cluster.Labels "region">: error calling index: no key "region"`,
+		},
+		"trafficShare value that is empty": {
+			spec:    share(func(ts *v1alpha1.TrafficShare) { ts.ClusterLabelValue = `{{ index .Cluster.Labels "empty" }}` }),
+			data:    func(d *QueryData) { d.Cluster.Labels["empty"] = "" },
+			wantErr: `the value of label "cluster" for cluster "cluster1" is empty`,
+		},
+		"no spec": {
+			wantErr: "no policy spec",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			data := testData()
+			if tc.data != nil {
+				tc.data(&data)
+			}
+			got, err := ResolveQuery(tc.spec, data)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want error containing %q, got %v (query %q)", tc.wantErr, err, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("\nwant %s\ngot  %s", tc.want, got)
+			}
+			again, err := ResolveQuery(tc.spec, data)
+			if err != nil || again != got {
+				t.Errorf("a second resolution differs: %q, %v", again, err)
+			}
+		})
+	}
+}
+
+func TestNewQueryData(t *testing.T) {
+	policy := &v1alpha1.TrafficMigrationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "policies"},
+		Spec:       v1alpha1.TrafficMigrationPolicySpec{TargetRef: v1alpha1.GatewayReference{Name: "gw"}},
+	}
+	cluster := ClusterInfo{Name: "cluster1"}
+	got := NewQueryData(policy, cluster)
+	want := QueryData{Cluster: cluster, Gateway: ObjectInfo{Name: "gw", Namespace: "policies"}, Policy: ObjectInfo{Name: "p", Namespace: "policies"}}
+	if got.Gateway != want.Gateway || got.Policy != want.Policy || got.Cluster.Name != want.Cluster.Name {
+		t.Errorf("want %+v, got %+v", want, got)
+	}
+	policy.Spec.TargetRef.Namespace = "gateways"
+	if got := NewQueryData(policy, cluster); got.Gateway.Namespace != "gateways" {
+		t.Errorf("want the Gateway in targetRef.namespace, got %+v", got.Gateway)
+	}
+}
