@@ -1,0 +1,540 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package decision
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+)
+
+// Row messages. Each says what a cluster's removal still waits for, or why it left;
+// none holds a time or a value, so the row changes only when the state does.
+const (
+	msgRealUnknown     = "the real Placement's decisions cannot be read"
+	msgPastDeadline    = "maximum drain duration exceeded"
+	msgSuspended       = "removals suspended"
+	msgMinDrain        = "minimum drain duration not reached"
+	msgNoOtherReady    = "no other cluster has the Gateway ready"
+	msgLastCheck       = "last check: "
+	msgRemovedGate     = "removed: the removal gate passed"
+	msgRemovedForce    = "removed: named in the force-remove annotation"
+	msgRemovedGone     = "removed: its ManagedCluster no longer exists"
+	msgRemovedDeadline = "removed: maximum drain duration exceeded"
+	msgSeparator       = "; "
+)
+
+// Due lists, sorted, the draining clusters whose next check is due at in.Now: the caller
+// queries Prometheus for these and passes the results to Decide as in.Evaluations. A
+// cluster that is removed anyway (its ManagedCluster is gone, or it is force-removed)
+// is not listed, and nothing is while the real decisions cannot be read.
+func Due(in Input) []string {
+	if !in.RealKnown {
+		return nil
+	}
+	pl := newPlan(&in)
+	forced := sets.New(in.ForceRemove...)
+	var due []string
+	for name, d := range pl.draining {
+		if !pl.gone(name) && !forced.Has(name) && pl.isDue(d) {
+			due = append(due, name)
+		}
+	}
+	slices.Sort(due)
+	return due
+}
+
+// Decide applies the rules of the proxy decision (see the package documentation) to
+// its input and returns the proxy decisions and status rows to write, and what to
+// report. It is a pure function of in: the same input gives the same output, and an
+// output fed back as the next input (Proxy and Previous) at the same Now with no new
+// checks gives the same output again.
+func Decide(in Input) Output {
+	pl := newPlan(&in)
+	if in.RealKnown {
+		for name, d := range pl.draining {
+			if ev, ok := in.Evaluations[name]; ok && pl.isDue(d) {
+				pl.record(d, ev)
+			}
+		}
+	}
+
+	removed := map[string]RemovalReason{}
+	for name := range pl.draining {
+		if pl.gone(name) {
+			removed[name] = RemovalManagedClusterGone
+		}
+	}
+	skipped := pl.forceRemove(removed)
+	if in.RealKnown && !pl.policy.Suspend {
+		pl.removePassed(removed)
+	}
+	return pl.output(removed, skipped)
+}
+
+// drainRow is the working state of one draining cluster.
+type drainRow struct {
+	// row holds the cluster's drain state; its phase, next check and message are set
+	// when the output is built.
+	row v1alpha1.ClusterStatus
+	// group is the index of the cluster's group in the proxy.
+	group int32
+	// detail is what the last check reported when it did not pass.
+	detail string
+}
+
+// plan is the state shared by Due and Decide: the input sorted into active and
+// draining clusters, with the drain state carried over from the previous rows.
+type plan struct {
+	in     *Input
+	policy Policy
+	// stamp is Now as written into rows: rounded up to whole seconds.
+	stamp time.Time
+	// groupNames are the names of the output's group indexes.
+	groupNames map[int32]string
+	// baseGroups are the group indexes written even when empty.
+	baseGroups sets.Set[int32]
+	// active are the clusters that stay because they are in R (or, when R is not known,
+	// are taken to be), with their group index.
+	active map[string]int32
+	// draining are the clusters of D.
+	draining map[string]*drainRow
+	// retained are the Removed rows still within RemovedRowRetention.
+	retained []v1alpha1.ClusterStatus
+}
+
+// newPlan sorts the input's clusters into active and draining ones, carries the drain
+// state over from the previous rows and keeps the Removed rows that are still recent.
+func newPlan(in *Input) *plan {
+	pl := &plan{
+		in:         in,
+		policy:     in.Policy.normalized(),
+		stamp:      ceilSecond(in.Now),
+		groupNames: map[int32]string{},
+		baseGroups: sets.New[int32](),
+		active:     map[string]int32{},
+		draining:   map[string]*drainRow{},
+	}
+	realGroups, proxyGroups := indexGroups(in.Real), indexGroups(in.Proxy)
+	previous := map[string]*v1alpha1.ClusterStatus{}
+	for i := range in.Previous {
+		if _, ok := previous[in.Previous[i].Name]; !ok {
+			previous[in.Previous[i].Name] = &in.Previous[i]
+		}
+	}
+
+	base := proxyGroups
+	if in.RealKnown {
+		base = realGroups
+	}
+	for index, name := range base.names {
+		pl.groupNames[index] = name
+		pl.baseGroups.Insert(index)
+	}
+
+	for name, index := range proxyGroups.clusters {
+		if in.RealKnown {
+			if _, ok := realGroups.clusters[name]; ok {
+				continue
+			}
+		} else if !isDrainingRow(previous[name]) {
+			// R is not known: a cluster not known to be draining is taken as active.
+			pl.active[name] = index
+			continue
+		}
+		pl.draining[name] = pl.carry(name, index, previous[name])
+		if _, ok := pl.groupNames[index]; !ok {
+			pl.groupNames[index] = proxyGroups.names[index]
+		}
+	}
+	if in.RealKnown {
+		for name, index := range realGroups.clusters {
+			pl.active[name] = index
+		}
+	}
+
+	for name, row := range previous {
+		_, isActive := pl.active[name]
+		_, isDraining := pl.draining[name]
+		if isActive || isDraining || row.Phase != v1alpha1.ClusterRemoved || row.RemovalTime == nil {
+			continue
+		}
+		if in.Now.Before(row.RemovalTime.Add(RemovedRowRetention)) {
+			pl.retained = append(pl.retained, *row.DeepCopy())
+		}
+	}
+	return pl
+}
+
+// carry builds the drain state of a draining cluster from its previous row: the drain
+// goes on when the row says it was draining, and starts now otherwise (rule 9).
+func (pl *plan) carry(name string, group int32, prev *v1alpha1.ClusterStatus) *drainRow {
+	d := &drainRow{group: group, row: v1alpha1.ClusterStatus{Name: name}}
+	if !isDrainingRow(prev) {
+		d.row.DrainStartTime = ptrTime(pl.stamp)
+		return d
+	}
+	d.row.DrainStartTime = prev.DrainStartTime.DeepCopy()
+	if prev.LastEvaluationTime == nil {
+		// Never checked: a run of successes without a check is not believed.
+		return d
+	}
+	d.row.LastEvaluationTime = prev.LastEvaluationTime.DeepCopy()
+	d.row.ConsecutiveSuccesses = max(prev.ConsecutiveSuccesses, 0)
+	d.row.LastResult = prev.LastResult
+	d.row.LastValue = prev.LastValue
+	d.row.ResolvedQuery = prev.ResolvedQuery
+	if !pl.policy.passes(prev.LastResult) {
+		// The last check's message is the part after msgLastCheck; no other part of
+		// a message contains it.
+		if _, detail, ok := strings.Cut(prev.Message, msgLastCheck); ok {
+			d.detail = detail
+		}
+	}
+	return d
+}
+
+// isDrainingRow reports whether a previous row holds the state of a drain.
+func isDrainingRow(row *v1alpha1.ClusterStatus) bool {
+	return row != nil && row.DrainStartTime != nil &&
+		(row.Phase == v1alpha1.ClusterDraining || row.Phase == v1alpha1.ClusterHeld)
+}
+
+// record counts a check of a cluster that was due (rule 3), or starts its run over
+// when the check did not pass (rule 4).
+func (pl *plan) record(d *drainRow, ev Evaluation) {
+	result := ev.Result
+	switch result {
+	case v1alpha1.EvaluationPass, v1alpha1.EvaluationFail, v1alpha1.EvaluationNoData, v1alpha1.EvaluationError:
+	default:
+		result = v1alpha1.EvaluationError
+	}
+	d.row.LastEvaluationTime = ptrTime(pl.stamp)
+	d.row.LastResult = result
+	d.row.LastValue = ev.Value
+	d.row.ResolvedQuery = ev.Query
+	if pl.policy.passes(result) {
+		if d.row.ConsecutiveSuccesses < math.MaxInt32 {
+			d.row.ConsecutiveSuccesses++
+		}
+		d.detail = ""
+		return
+	}
+	d.row.ConsecutiveSuccesses = 0
+	d.detail = ev.Message
+}
+
+// forceRemove removes the draining clusters named in ForceRemove and returns the names
+// that removed nothing, with why.
+func (pl *plan) forceRemove(removed map[string]RemovalReason) []ForceRemoveSkip {
+	var skipped []ForceRemoveSkip
+	names := slices.Clone(pl.in.ForceRemove)
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		if name == "" {
+			continue
+		}
+		_, isActive := pl.active[name]
+		_, isDraining := pl.draining[name]
+		switch {
+		case removed[name] != "":
+		case !isActive && !isDraining:
+			skipped = append(skipped, ForceRemoveSkip{Cluster: name, Reason: SkipNotInProxy})
+		case !pl.in.RealKnown:
+			skipped = append(skipped, ForceRemoveSkip{Cluster: name, Reason: SkipRealDecisionsUnknown})
+		case isActive:
+			skipped = append(skipped, ForceRemoveSkip{Cluster: name, Reason: SkipInRealDecisions})
+		default:
+			removed[name] = RemovalForceRemoved
+		}
+	}
+	return skipped
+}
+
+// removePassed removes, in name order, the draining clusters whose gate passed or whose
+// deadline removes them, as long as a cluster with the Gateway ready is left (rule 3).
+func (pl *plan) removePassed(removed map[string]RemovalReason) {
+	ready := 0
+	for name := range pl.active {
+		if pl.ready(name) {
+			ready++
+		}
+	}
+	for name := range pl.draining {
+		if removed[name] == "" && pl.ready(name) {
+			ready++
+		}
+	}
+	for _, name := range sortedKeys(pl.draining) {
+		if removed[name] != "" {
+			continue
+		}
+		d := pl.draining[name]
+		var reason RemovalReason
+		switch {
+		case pl.minDrainReached(d) && pl.checksPassed(d):
+			reason = RemovalGatePassed
+		case pl.deadlineRemoves(d):
+			reason = RemovalMaxDrainDuration
+		default:
+			continue
+		}
+		left := ready
+		if pl.ready(name) {
+			left--
+		}
+		if left < 1 {
+			continue
+		}
+		ready = left
+		removed[name] = reason
+	}
+}
+
+// output builds the decision from the removals.
+func (pl *plan) output(removed map[string]RemovalReason, skipped []ForceRemoveSkip) Output {
+	out := Output{ForceRemoveSkipped: skipped}
+
+	members := map[int32][]string{}
+	for index := range pl.baseGroups {
+		members[index] = nil
+	}
+	readyLeft := 0
+	for name, index := range pl.active {
+		members[index] = append(members[index], name)
+		if pl.ready(name) {
+			readyLeft++
+		}
+	}
+	for name, d := range pl.draining {
+		if removed[name] == "" {
+			members[d.group] = append(members[d.group], name)
+			if pl.ready(name) {
+				readyLeft++
+			}
+		}
+	}
+	for _, index := range sortedKeys(members) {
+		clusters := members[index]
+		slices.Sort(clusters)
+		out.Proxy = append(out.Proxy, Group{Index: index, Name: pl.groupNames[index], Clusters: clusters})
+	}
+
+	for name := range pl.active {
+		out.Clusters = append(out.Clusters, v1alpha1.ClusterStatus{Name: name, Phase: v1alpha1.ClusterActive})
+	}
+	for name, d := range pl.draining {
+		if reason := removed[name]; reason != "" {
+			row := d.row
+			row.Phase = v1alpha1.ClusterRemoved
+			row.RemovalTime = ptrTime(pl.stamp)
+			row.Message = removalMessage(reason)
+			out.Clusters = append(out.Clusters, row)
+			out.Removed = append(out.Removed, Removal{Cluster: name, Reason: reason})
+			pl.requeueAt(&out.RequeueAt, row.RemovalTime.Add(RemovedRowRetention))
+			continue
+		}
+		otherReady := readyLeft
+		if pl.ready(name) {
+			otherReady--
+		}
+		out.Clusters = append(out.Clusters, pl.drainingRow(d, otherReady > 0))
+		pl.requeueDrain(&out.RequeueAt, d)
+	}
+	for _, row := range pl.retained {
+		out.Clusters = append(out.Clusters, row)
+		pl.requeueAt(&out.RequeueAt, row.RemovalTime.Add(RemovedRowRetention))
+	}
+	slices.SortFunc(out.Clusters, func(a, b v1alpha1.ClusterStatus) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out.Removed, func(a, b Removal) int { return cmp.Compare(a.Cluster, b.Cluster) })
+	return out
+}
+
+// drainingRow is the row of a draining cluster that stays: Held past its deadline,
+// Draining before, with a message listing what its removal still waits for.
+func (pl *plan) drainingRow(d *drainRow, otherReady bool) v1alpha1.ClusterStatus {
+	row := d.row
+	row.Phase = v1alpha1.ClusterDraining
+	row.NextEvaluationTime = ptrTime(pl.dueAt(d))
+
+	var parts []string
+	if !pl.in.RealKnown {
+		parts = append(parts, msgRealUnknown)
+	}
+	if pl.pastDeadline(d) {
+		row.Phase = v1alpha1.ClusterHeld
+		parts = append(parts, msgPastDeadline)
+	}
+	if pl.policy.Suspend {
+		parts = append(parts, msgSuspended)
+	}
+	if !pl.minDrainReached(d) {
+		parts = append(parts, msgMinDrain)
+	}
+	if !pl.checksPassed(d) && !pl.deadlineRemoves(d) {
+		parts = append(parts, waitingForChecks(pl.policy.ConsecutiveSuccesses-row.ConsecutiveSuccesses))
+	}
+	if !otherReady {
+		parts = append(parts, msgNoOtherReady)
+	}
+	if d.detail != "" {
+		parts = append(parts, msgLastCheck+d.detail)
+	}
+	row.Message = strings.Join(parts, msgSeparator)
+	return row
+}
+
+func waitingForChecks(n int32) string {
+	if n == 1 {
+		return "waiting for 1 more passing check"
+	}
+	return fmt.Sprintf("waiting for %d more passing checks", n)
+}
+
+func removalMessage(reason RemovalReason) string {
+	switch reason {
+	case RemovalGatePassed:
+		return msgRemovedGate
+	case RemovalForceRemoved:
+		return msgRemovedForce
+	case RemovalManagedClusterGone:
+		return msgRemovedGone
+	default:
+		return msgRemovedDeadline
+	}
+}
+
+// requeueDrain moves *at to the next time the decision about a staying draining
+// cluster can change: its next check, the end of its minimum drain, its deadline.
+func (pl *plan) requeueDrain(at *time.Time, d *drainRow) {
+	if pl.in.RealKnown {
+		due := pl.dueAt(d)
+		if !due.After(pl.in.Now) {
+			// Due but not checked in this sync: try again an interval later.
+			due = pl.in.Now.Add(pl.policy.Interval)
+		}
+		pl.requeueAt(at, due)
+	}
+	pl.requeueAt(at, d.row.DrainStartTime.Add(pl.policy.MinDrainDuration))
+	if pl.policy.MaxDrainDuration != nil {
+		pl.requeueAt(at, pl.deadline(d))
+	}
+}
+
+// requeueAt moves *at to t when t is after Now and before *at.
+func (pl *plan) requeueAt(at *time.Time, t time.Time) {
+	if t.After(pl.in.Now) && (at.IsZero() || t.Before(*at)) {
+		*at = t.UTC()
+	}
+}
+
+// gone reports whether the cluster's ManagedCluster is known not to exist.
+func (pl *plan) gone(name string) bool {
+	return pl.in.ManagedClusters != nil && !pl.in.ManagedClusters.Has(name)
+}
+
+// ready reports whether the cluster has the target Gateway ready. A cluster whose
+// ManagedCluster is gone is not ready, whatever its agent last said.
+func (pl *plan) ready(name string) bool {
+	return pl.in.GatewayReady.Has(name) && !pl.gone(name)
+}
+
+// dueAt is when the cluster is checked next: an interval after its last check, or at
+// once (when its drain starts) if it was never checked.
+func (pl *plan) dueAt(d *drainRow) time.Time {
+	if d.row.LastEvaluationTime == nil {
+		return d.row.DrainStartTime.Time
+	}
+	return ceilSecond(d.row.LastEvaluationTime.Add(pl.policy.Interval))
+}
+
+func (pl *plan) isDue(d *drainRow) bool {
+	return !pl.dueAt(d).After(pl.in.Now)
+}
+
+func (pl *plan) minDrainReached(d *drainRow) bool {
+	return !pl.in.Now.Before(d.row.DrainStartTime.Add(pl.policy.MinDrainDuration))
+}
+
+func (pl *plan) checksPassed(d *drainRow) bool {
+	return d.row.ConsecutiveSuccesses >= pl.policy.ConsecutiveSuccesses
+}
+
+// deadline is when the cluster's drain is past maxDrainDuration; never before its
+// minDrainDuration. Only called when MaxDrainDuration is set.
+func (pl *plan) deadline(d *drainRow) time.Time {
+	return d.row.DrainStartTime.Add(max(*pl.policy.MaxDrainDuration, pl.policy.MinDrainDuration))
+}
+
+func (pl *plan) pastDeadline(d *drainRow) bool {
+	return pl.policy.MaxDrainDuration != nil && !pl.in.Now.Before(pl.deadline(d))
+}
+
+// deadlineRemoves reports whether the deadline removes the cluster whatever its checks
+// say (rule 8).
+func (pl *plan) deadlineRemoves(d *drainRow) bool {
+	return pl.policy.OnMaxDrainDuration == v1alpha1.DeadlineRemove && pl.pastDeadline(d)
+}
+
+// indexedGroups are decision groups by cluster and by index.
+type indexedGroups struct {
+	// clusters maps each cluster to the index of its group.
+	clusters map[string]int32
+	// names maps each group index to its name.
+	names map[int32]string
+}
+
+// indexGroups indexes groups so that the result does not depend on their order: a
+// cluster listed twice belongs to the group of lowest index (then name), and an index
+// with several names takes the least name.
+func indexGroups(groups []Group) indexedGroups {
+	sorted := slices.Clone(groups)
+	slices.SortStableFunc(sorted, func(a, b Group) int {
+		return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.Name, b.Name))
+	})
+	ig := indexedGroups{clusters: map[string]int32{}, names: map[int32]string{}}
+	for _, g := range sorted {
+		if _, ok := ig.names[g.Index]; !ok {
+			ig.names[g.Index] = g.Name
+		}
+		for _, c := range g.Clusters {
+			if _, ok := ig.clusters[c]; !ok && c != "" {
+				ig.clusters[c] = g.Index
+			}
+		}
+	}
+	return ig
+}
+
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// ceilSecond rounds t up to a whole second, in UTC: metav1.Time keeps seconds, and
+// rounding up never makes a drain or an interval shorter.
+func ceilSecond(t time.Time) time.Time {
+	s := t.Truncate(time.Second)
+	if s.Before(t) {
+		s = s.Add(time.Second)
+	}
+	return s.UTC()
+}
+
+func ptrTime(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t)
+	return &mt
+}

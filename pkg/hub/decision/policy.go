@@ -1,0 +1,101 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package decision
+
+import (
+	"time"
+
+	"open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+)
+
+// Defaults of the policy's fields, as the CRD declares them. PolicyFromSpec applies them
+// too, so a policy that was never defaulted by an API server (a fake client, an old
+// object) behaves the same.
+const (
+	// DefaultInterval is the default of spec.interval.
+	DefaultInterval = 30 * time.Second
+	// MinInterval is the shortest interval between two checks of a cluster.
+	MinInterval = time.Second
+	// DefaultConsecutiveSuccesses is the default of spec.consecutiveSuccesses.
+	DefaultConsecutiveSuccesses int32 = 3
+	// DefaultMinDrainDuration is the default of spec.minDrainDuration.
+	DefaultMinDrainDuration = 2 * time.Minute
+)
+
+// Policy is what the rules need of a TrafficMigrationPolicySpec, with its defaults
+// applied. Decide reads a zero or negative Interval or ConsecutiveSuccesses as the
+// default, an Interval below MinInterval as MinInterval, any OnMaxDrainDuration other
+// than Remove as Hold and any NoDataPolicy other than Pass as Hold: the safe side.
+type Policy struct {
+	// Suspend stops removals by the gate and by the deadline.
+	Suspend bool
+	// Interval is the least time between two checks of a draining cluster.
+	Interval time.Duration
+	// ConsecutiveSuccesses is how many passed checks in a row open the gate.
+	ConsecutiveSuccesses int32
+	// MinDrainDuration is the least time a cluster drains. Zero is allowed.
+	MinDrainDuration time.Duration
+	// MaxDrainDuration is the drain's deadline; nil when there is none.
+	MaxDrainDuration *time.Duration
+	// OnMaxDrainDuration is what happens at the deadline: Hold or Remove.
+	OnMaxDrainDuration v1alpha1.DeadlineAction
+	// NoDataPolicy is how a check without data counts: Hold (failed) or Pass.
+	NoDataPolicy v1alpha1.NoDataPolicy
+}
+
+// PolicyFromSpec takes the rules' inputs from a policy's spec and applies the defaults
+// the CRD declares for fields that are unset.
+func PolicyFromSpec(spec *v1alpha1.TrafficMigrationPolicySpec) Policy {
+	p := Policy{
+		Suspend:              spec.Suspend,
+		Interval:             DefaultInterval,
+		ConsecutiveSuccesses: spec.ConsecutiveSuccesses,
+		MinDrainDuration:     DefaultMinDrainDuration,
+		OnMaxDrainDuration:   spec.OnMaxDrainDuration,
+		NoDataPolicy:         spec.NoDataPolicy,
+	}
+	if spec.Interval != nil {
+		p.Interval = spec.Interval.Duration
+	}
+	if spec.MinDrainDuration != nil {
+		p.MinDrainDuration = spec.MinDrainDuration.Duration
+	}
+	if spec.MaxDrainDuration != nil {
+		d := spec.MaxDrainDuration.Duration
+		p.MaxDrainDuration = &d
+	}
+	return p.normalized()
+}
+
+// normalized returns the policy with the defaults and safe readings applied.
+func (p Policy) normalized() Policy {
+	if p.Interval <= 0 {
+		p.Interval = DefaultInterval
+	}
+	if p.Interval < MinInterval {
+		p.Interval = MinInterval
+	}
+	if p.ConsecutiveSuccesses <= 0 {
+		p.ConsecutiveSuccesses = DefaultConsecutiveSuccesses
+	}
+	if p.MinDrainDuration < 0 {
+		p.MinDrainDuration = 0
+	}
+	if p.MaxDrainDuration != nil {
+		d := max(*p.MaxDrainDuration, 0)
+		p.MaxDrainDuration = &d
+	}
+	if p.OnMaxDrainDuration != v1alpha1.DeadlineRemove {
+		p.OnMaxDrainDuration = v1alpha1.DeadlineHold
+	}
+	if p.NoDataPolicy != v1alpha1.NoDataPass {
+		p.NoDataPolicy = v1alpha1.NoDataHold
+	}
+	return p
+}
+
+// passes reports whether a check with this result counts as a success.
+func (p Policy) passes(r v1alpha1.EvaluationResult) bool {
+	return r == v1alpha1.EvaluationPass || (r == v1alpha1.EvaluationNoData && p.NoDataPolicy == v1alpha1.NoDataPass)
+}

@@ -1,0 +1,86 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package decision
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+)
+
+func duration(d time.Duration) *time.Duration { return &d }
+
+func TestPolicyFromSpec(t *testing.T) {
+	for name, tc := range map[string]struct {
+		spec v1alpha1.TrafficMigrationPolicySpec
+		want Policy
+	}{
+		"unset fields take the CRD's defaults": {
+			spec: v1alpha1.TrafficMigrationPolicySpec{},
+			want: Policy{
+				Interval:             DefaultInterval,
+				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
+				MinDrainDuration:     DefaultMinDrainDuration,
+				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
+				NoDataPolicy:         v1alpha1.NoDataHold,
+			},
+		},
+		"set fields are kept": {
+			spec: v1alpha1.TrafficMigrationPolicySpec{
+				Suspend:              true,
+				Interval:             &metav1.Duration{Duration: time.Minute},
+				ConsecutiveSuccesses: 5,
+				MinDrainDuration:     &metav1.Duration{},
+				MaxDrainDuration:     &metav1.Duration{Duration: time.Hour},
+				OnMaxDrainDuration:   v1alpha1.DeadlineRemove,
+				NoDataPolicy:         v1alpha1.NoDataPass,
+			},
+			want: Policy{
+				Suspend:              true,
+				Interval:             time.Minute,
+				ConsecutiveSuccesses: 5,
+				MinDrainDuration:     0,
+				MaxDrainDuration:     duration(time.Hour),
+				OnMaxDrainDuration:   v1alpha1.DeadlineRemove,
+				NoDataPolicy:         v1alpha1.NoDataPass,
+			},
+		},
+		"a zero maxDrainDuration is a deadline, not none": {
+			spec: v1alpha1.TrafficMigrationPolicySpec{MaxDrainDuration: &metav1.Duration{}},
+			want: Policy{
+				Interval:             DefaultInterval,
+				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
+				MinDrainDuration:     DefaultMinDrainDuration,
+				MaxDrainDuration:     duration(0),
+				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
+				NoDataPolicy:         v1alpha1.NoDataHold,
+			},
+		},
+		"values the CRD rejects are read on the safe side": {
+			spec: v1alpha1.TrafficMigrationPolicySpec{
+				Interval:             &metav1.Duration{Duration: 10 * time.Millisecond},
+				ConsecutiveSuccesses: -1,
+				MinDrainDuration:     &metav1.Duration{Duration: -time.Second},
+				MaxDrainDuration:     &metav1.Duration{Duration: -time.Second},
+				OnMaxDrainDuration:   "Delete",
+				NoDataPolicy:         "Ignore",
+			},
+			want: Policy{
+				Interval:             MinInterval,
+				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
+				MinDrainDuration:     0,
+				MaxDrainDuration:     duration(0),
+				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
+				NoDataPolicy:         v1alpha1.NoDataHold,
+			},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			checkEqual(t, "PolicyFromSpec", PolicyFromSpec(&tc.spec), tc.want)
+		})
+	}
+}
