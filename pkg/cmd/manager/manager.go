@@ -1,0 +1,60 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package manager is the "traffic-migration manager" command: the hub manager.
+package manager
+
+import (
+	goflag "flag"
+	"io"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	hubmanager "open-cluster-management.io/traffic-migration/pkg/hub/manager"
+)
+
+// NewCommand returns the manager command. start runs the hub controllers once this
+// process leads; see hubmanager.StartFunc for its contract.
+func NewCommand(out, errOut io.Writer, start hubmanager.StartFunc) *cobra.Command {
+	o := hubmanager.NewOptions()
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the traffic-migration hub manager",
+		Long: `Run the traffic-migration hub manager on an Open Cluster Management hub.
+
+For every TrafficMigrationPolicy the manager keeps a proxy Placement whose
+PlacementDecisions mirror those of the real Placement, except that a cluster leaving
+the real Placement stays listed (draining) until Prometheus shows that little traffic
+still reaches its Gateway. Workloads that follow the proxy Placement therefore keep
+serving on the old cluster while DNS caches expire.
+
+The manager serves /healthz and /readyz on --health-probe-bind-address and its
+Prometheus metrics on --metrics-bind-address. With --leader-elect (the default inside
+a pod) replicas elect a leader through a Lease and only the leader runs controllers; a
+leader that loses its lease exits with an error so that it is restarted. Log
+verbosity is set with -v.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer klog.Flush()
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return hubmanager.Run(cmd.Context(), o, start)
+		},
+	}
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	o.AddFlags(cmd.Flags())
+	addKlogFlags(cmd)
+	return cmd
+}
+
+// addKlogFlags adds klog's flags (-v, --vmodule, ...) to cmd.
+func addKlogFlags(cmd *cobra.Command) {
+	fs := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(fs)
+	cmd.Flags().AddGoFlagSet(fs)
+}

@@ -1,0 +1,158 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package manager is the process around the hub controllers of traffic-migration: it
+// connects to the hub, serves the manager's metrics and health probes, elects a leader
+// among replicas and runs the controllers on the leader only.
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"open-cluster-management.io/traffic-migration/pkg/version"
+)
+
+// userAgent names the manager in the hub's audit log and API server metrics.
+const userAgent = "traffic-migration-manager"
+
+// StartFunc starts the hub controllers. Run calls it once this process leads (at once
+// without leader election). It must block until ctx is done, then return nil once its
+// controllers have stopped; an error, or returning before ctx is done, stops the manager.
+//
+// cfg reaches the hub with the configured QPS and burst; reg is the registry served on
+// /metrics; workers is the number of workers each controller runs.
+//
+// /readyz answers 503 until the StartFunc calls MarkReady(ctx), typically once its
+// informer caches have synced.
+type StartFunc func(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int) error
+
+// Addresses are the addresses the manager's HTTP servers are bound to.
+type Addresses struct {
+	// Health serves /healthz and /readyz.
+	Health string
+	// Metrics serves /metrics; empty when metrics are disabled.
+	Metrics string
+}
+
+// readinessKey is the context key of the *atomic.Bool that MarkReady sets.
+type readinessKey struct{}
+
+// MarkReady tells the manager that the controllers started by a StartFunc are ready, so
+// /readyz answers 200 from now on. ctx is the context Run gave to the StartFunc, or one
+// derived from it; on any other context MarkReady does nothing. Calling it again is
+// harmless.
+func MarkReady(ctx context.Context) {
+	if ready, ok := ctx.Value(readinessKey{}).(*atomic.Bool); ok {
+		ready.Store(true)
+	}
+}
+
+// Run runs the manager until ctx is done: it validates o, serves the health probes and
+// metrics, and calls start once this process leads. It returns nil after a shutdown
+// asked for through ctx, and an error when something fails, including the loss of the
+// leader lease: the process should then exit and be restarted.
+func Run(ctx context.Context, o *Options, start StartFunc) error {
+	logger := klog.FromContext(ctx)
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("invalid options: %w", err)
+	}
+	cfg, err := o.restConfig()
+	if err != nil {
+		return err
+	}
+	reg, err := newRegistry()
+	if err != nil {
+		return err
+	}
+	leading := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "traffic_migration_manager_leader",
+		Help: "1 while this process runs the hub controllers (it holds the leader lease or runs without leader election), else 0.",
+	})
+	if err := reg.Register(leading); err != nil {
+		return fmt.Errorf("register the leader metric: %w", err)
+	}
+
+	ready := &atomic.Bool{}
+	ctx = context.WithValue(ctx, readinessKey{}, ready)
+
+	srv, err := listen(ctx, o, reg, ready)
+	if err != nil {
+		return err
+	}
+	if o.OnListening != nil {
+		o.OnListening(srv.addresses())
+	}
+	// A server that fails stops the controllers too: a manager without probes or
+	// metrics is not one to keep running.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv.serve(ctx, cancel)
+
+	start = withLeaderGauge(start, leading)
+	if o.LeaderElect {
+		err = runWithLeaderElection(ctx, o, cfg, reg, start)
+	} else {
+		logger.Info("Leader election is off, starting the hub controllers")
+		err = runControllers(ctx, cfg, reg, o.Workers, start)
+	}
+	return errors.Join(err, srv.shutdown(ctx))
+}
+
+// runControllers calls start and checks that it kept to the StartFunc contract.
+func runControllers(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int, start StartFunc) error {
+	if err := start(ctx, cfg, reg, workers); err != nil {
+		return fmt.Errorf("run the hub controllers: %w", err)
+	}
+	if ctx.Err() == nil {
+		return errors.New("the hub controllers stopped before the manager was asked to stop")
+	}
+	return nil
+}
+
+// withLeaderGauge sets the leader gauge while start runs.
+func withLeaderGauge(start StartFunc, leading prometheus.Gauge) StartFunc {
+	return func(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int) error {
+		leading.Set(1)
+		defer leading.Set(0)
+		return start(ctx, cfg, reg, workers)
+	}
+}
+
+// restConfig loads the hub's client configuration the usual client-go way.
+func (o *Options) restConfig() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = o.Kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load the hub kubeconfig: %w", err)
+	}
+	cfg.QPS = o.KubeAPIQPS
+	cfg.Burst = o.KubeAPIBurst
+	info := version.Get()
+	cfg.UserAgent = fmt.Sprintf("%s/%s (%s)", userAgent, info.Version, info.Platform)
+	return cfg, nil
+}
+
+// newRegistry returns the registry served on /metrics, with the Go runtime and
+// process collectors.
+func newRegistry() (*prometheus.Registry, error) {
+	reg := prometheus.NewRegistry()
+	for _, c := range []prometheus.Collector{
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register the runtime metrics: %w", err)
+		}
+	}
+	return reg, nil
+}
