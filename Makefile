@@ -40,13 +40,20 @@ LISTER_GEN := $(TOOLS_DIR)/lister-gen-$(CODEGEN_VERSION)
 INFORMER_GEN := $(TOOLS_DIR)/informer-gen-$(CODEGEN_VERSION)
 CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 
-TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(PROMETHEUS)
+OCM_PLACEMENT := $(TOOLS_DIR)/ocm-placement-$(OCM_VERSION)
+OCM_REGISTRATION := $(TOOLS_DIR)/ocm-registration-$(OCM_VERSION)
+OCM_WORK := $(TOOLS_DIR)/ocm-work-$(OCM_VERSION)
+OCM_ADDON := $(TOOLS_DIR)/ocm-addon-$(OCM_VERSION)
+CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
+TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(PROMETHEUS) $(OCM_PLACEMENT)
 CODEGEN_TOOLS := $(DEEPCOPY_GEN) $(CLIENT_GEN) $(LISTER_GEN) $(INFORMER_GEN) $(CONTROLLER_GEN)
 
 # The test bed finds its programs through these variables.
 export TESTBED_ETCD := $(ETCD)
 export TESTBED_KUBE_APISERVER := $(KUBE_APISERVER)
 export TESTBED_PROMETHEUS := $(PROMETHEUS)
+export TESTBED_OCM_PLACEMENT := $(OCM_PLACEMENT)
+export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 
 # build-tool builds one program of a tools module into the cache. It writes to a
 # temporary name first so an interrupted build never leaves a broken binary behind.
@@ -107,7 +114,7 @@ test-unit: ## Run the unit tests.
 	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/...
 
 .PHONY: test-integration
-test-integration: testbed ## Run the integration tests on the local test bed.
+test-integration: testbed build ## Run the integration tests on the local test bed.
 	$(GO) test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TIMEOUT) ./test/...
 
 .PHONY: testbed
@@ -124,6 +131,16 @@ $(KUBE_CONTROLLER_MANAGER):
 	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-controller-manager,$@)
 $(PROMETHEUS):
 	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/prometheus,$@)
+$(OCM_PLACEMENT):
+	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/placement,$@)
+$(OCM_REGISTRATION):
+	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/registration,$@)
+$(OCM_WORK):
+	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/work,$@)
+$(OCM_ADDON):
+	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/addon,$@)
+$(CLUSTERADM):
+	$(call build-tool,clusteradm,open-cluster-management.io/clusteradm/cmd/clusteradm,$@)
 $(DEEPCOPY_GEN):
 	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@)
 $(CLIENT_GEN):

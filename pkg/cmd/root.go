@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"open-cluster-management.io/traffic-migration/pkg/cmd/manager"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/version"
+	"open-cluster-management.io/traffic-migration/pkg/hub"
 )
 
 // NewRootCommand returns the traffic-migration root command with its subcommands.
@@ -27,5 +29,6 @@ its Gateway.`,
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.AddCommand(version.NewCommand(out))
+	root.AddCommand(manager.NewCommand(out, errOut, hub.Start))
 	return root
 }

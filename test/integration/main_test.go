@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package integration holds the tests that run on the test bed: a real etcd,
-// kube-apiserver and Prometheus, started once for the package.
+// kube-apiserver, Prometheus and OCM placement controller, started once for the package.
 package integration
 
 import (
@@ -19,6 +19,10 @@ import (
 // of its own.
 var bed *testbed.Bed
 
+// manager is the traffic-migration manager shared by the package's tests: the real
+// binary, run as a process against the hub.
+var manager *managerProcess
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -34,6 +38,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer bed.Stop()
+	if _, err := bed.StartPlacementController(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "start OCM's placement controller: %v\n", err)
+		return 1
+	}
+	if manager, err = startManager(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "start the traffic-migration manager: %v\n", err)
+		return 1
+	}
 	fmt.Fprintf(os.Stderr, "test bed ready in %s: hub %s, Prometheus %s\n", time.Since(start).Round(time.Millisecond), bed.Hub.URL, bed.Prometheus.URL)
 	code := m.Run()
 	if code != 0 {

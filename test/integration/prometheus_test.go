@@ -41,11 +41,8 @@ func TestPrometheusScrapesServedMetric(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	job := fmt.Sprintf("served-%d", time.Now().UnixNano())
-	if err := bed.Prometheus.SetScrapeConfigs(ctx, testbed.PrometheusOptions{
-		ScrapeConfigs: []testbed.ScrapeConfig{{JobName: job, Targets: []string{l.Addr().String()}}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	addScrapeJob(t, testbed.ScrapeConfig{JobName: job, Targets: []string{l.Addr().String()}})
+	t.Cleanup(func() { removeScrapeJob(t, job) })
 
 	client, err := api.NewClient(api.Config{Address: bed.Prometheus.URL})
 	if err != nil {

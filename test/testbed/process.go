@@ -183,3 +183,24 @@ func freePort() (int, error) {
 func hostPort(port int) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
+
+// StartProgram runs a program for a test, with its log kept and printed on failure
+// like the test bed's own, and stopped with the test bed. ready, when not nil, is
+// polled until it returns nil.
+func (b *Bed) StartProgram(ctx context.Context, name string, prog Program, args []string, ready func(context.Context) error) (*Process, error) {
+	p, err := startProcess(name, prog, b.dir, fmt.Sprintf("%s-%d", prog.Name, time.Now().UnixNano()), args...)
+	if err != nil {
+		return nil, err
+	}
+	b.Track(p)
+	if ready != nil {
+		if err := p.waitReady(ctx, 60*time.Second, ready); err != nil {
+			p.Stop()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// FreePort returns a free TCP port on the loopback address.
+func FreePort() (int, error) { return freePort() }

@@ -200,3 +200,18 @@ func TestComparisonGrammarMatchesCRD(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterLabelsRoundTrip(t *testing.T) {
+	labels := map[string]string{"region": "us-east", "cluster": "us-east-1", ClusterNameLabel: "cluster1"}
+	msg := FormatClusterLabels(labels)
+	if msg != "cluster=us-east-1,cluster_name=cluster1,region=us-east" {
+		t.Errorf("format: got %q", msg)
+	}
+	got := ParseClusterLabels(msg + ", bad,=x")
+	if len(got) != 3 || got["region"] != "us-east" || got["cluster"] != "us-east-1" || got[ClusterNameLabel] != "cluster1" {
+		t.Errorf("parse: got %v", got)
+	}
+	if GatewayConditionType("gateway-system", "gw") != "gateway.traffic.open-cluster-management.io/gateway-system.gw" {
+		t.Errorf("unexpected gateway condition type %q", GatewayConditionType("gateway-system", "gw"))
+	}
+}

@@ -1,0 +1,82 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package v1alpha1
+
+import (
+	"slices"
+	"strings"
+)
+
+// The contract between the spoke agent and the hub manager: the conditions the agent
+// writes on its ManagedClusterAddOn, in its cluster's namespace on the hub. The agent
+// writes only conditions of these types and leaves every other condition as it is.
+const (
+	// AddonName is the add-on's name: of its ClusterManagementAddOn, and of the
+	// ManagedClusterAddOn in each cluster's namespace.
+	AddonName = "traffic-migration"
+
+	// GatewayConditionPrefix starts the type of the condition the agent writes for each
+	// Gateway of its cluster: <prefix><namespace>.<name>. It is True when the Gateway's
+	// Programmed condition is True for its current generation. Reasons:
+	// AgentReasonProgrammed (True), AgentReasonNotProgrammed, AgentReasonPending (False).
+	GatewayConditionPrefix = "gateway." + GroupName + "/"
+
+	// ConditionGatewayAPI is False with reason AgentReasonCRDNotInstalled when the
+	// cluster serves no Gateway API, so the hub can tell "no Gateway" from "no API".
+	ConditionGatewayAPI = GroupName + "/GatewayAPI"
+
+	// ConditionClusterLabels is True with reason AgentReasonReported and the cluster's
+	// metrics labels as its message: sorted key=value pairs joined by commas. They are
+	// what .Cluster.Labels holds in a policy's query.
+	ConditionClusterLabels = GroupName + "/ClusterLabels"
+)
+
+// Reasons of the agent's conditions.
+const (
+	AgentReasonProgrammed      = "Programmed"
+	AgentReasonNotProgrammed   = "NotProgrammed"
+	AgentReasonPending         = "Pending"
+	AgentReasonInstalled       = "Installed"
+	AgentReasonCRDNotInstalled = "CRDNotInstalled"
+	AgentReasonReported        = "Reported"
+)
+
+// Labels the agent always reports.
+const (
+	// ClusterNameLabel is the cluster's OCM name.
+	ClusterNameLabel = "cluster_name"
+	// ClusterIDLabel is the UID of the cluster's kube-system namespace, as OCM's
+	// id.k8s.io cluster claim.
+	ClusterIDLabel = "cluster_id"
+)
+
+// GatewayConditionType is the type of the agent's condition for a Gateway.
+func GatewayConditionType(namespace, name string) string {
+	return GatewayConditionPrefix + namespace + "." + name
+}
+
+// FormatClusterLabels writes labels as the ClusterLabels condition's message: sorted
+// key=value pairs joined by commas.
+func FormatClusterLabels(labels map[string]string) string {
+	pairs := make([]string, 0, len(labels))
+	for k, v := range labels {
+		pairs = append(pairs, k+"="+v)
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, ",")
+}
+
+// ParseClusterLabels reads the ClusterLabels condition's message. Pairs without "=" or
+// with an empty key are skipped.
+func ParseClusterLabels(message string) map[string]string {
+	labels := map[string]string{}
+	for _, pair := range strings.Split(message, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || k == "" {
+			continue
+		}
+		labels[k] = v
+	}
+	return labels
+}

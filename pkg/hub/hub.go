@@ -1,0 +1,134 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package hub wires the hub manager's controllers: the clients, the informers and the
+// policy controller, started by the manager command once it leads.
+package hub
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
+	"open-cluster-management.io/sdk-go/pkg/basecontroller/events"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
+	"open-cluster-management.io/traffic-migration/pkg/hub/manager"
+	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
+)
+
+// Start runs the hub's controllers until ctx ends. It is the manager command's
+// StartFunc: it marks the manager ready once every informer has synced.
+func Start(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int) error {
+	logger := klog.FromContext(ctx)
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(countWrites(reg))
+
+	kubeClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build the Kubernetes client: %w", err)
+	}
+	clusterClient, err := clusterclient.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build the OCM cluster client: %w", err)
+	}
+	addonClient, err := addonclient.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build the OCM add-on client: %w", err)
+	}
+	trafficClient, err := trafficclient.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build the traffic-migration client: %w", err)
+	}
+
+	// No periodic resync: every sync comes from a change or from the time a draining
+	// cluster is next due, so an idle fleet costs nothing.
+	clusterInformers := clusterinformers.NewSharedInformerFactory(clusterClient, 0)
+	trafficInformers := trafficinformers.NewSharedInformerFactory(trafficClient, 0)
+	// Only this add-on's ManagedClusterAddOns, one per cluster.
+	addonInformers := addoninformers.NewSharedInformerFactoryWithOptions(addonClient, 0,
+		addoninformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", trafficv1alpha1.AddonName).String()
+		}))
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(trafficv1alpha1.AddToScheme(scheme))
+	recorder, err := events.NewEventRecorder(ctx, scheme, kubeClient.EventsV1(), policy.ControllerName)
+	if err != nil {
+		return fmt.Errorf("start the event recorder: %w", err)
+	}
+
+	informers := policy.Informers{
+		Policies:        trafficInformers.Traffic().V1alpha1().TrafficMigrationPolicies(),
+		Placements:      clusterInformers.Cluster().V1beta1().Placements(),
+		Decisions:       clusterInformers.Cluster().V1beta1().PlacementDecisions(),
+		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters(),
+		Addons:          addonInformers.Addon().V1alpha1().ManagedClusterAddOns(),
+	}
+	ctrl, err := policy.NewController(trafficClient, clusterClient, kubeClient, informers, recorder, policy.NewMetrics(reg), clock.RealClock{})
+	if err != nil {
+		return err
+	}
+
+	clusterInformers.Start(ctx.Done())
+	trafficInformers.Start(ctx.Done())
+	addonInformers.Start(ctx.Done())
+	go ctrl.Run(ctx, workers)
+
+	synced := []cache.InformerSynced{
+		informers.Policies.Informer().HasSynced, informers.Placements.Informer().HasSynced,
+		informers.Decisions.Informer().HasSynced, informers.ManagedClusters.Informer().HasSynced,
+		informers.Addons.Informer().HasSynced,
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return ctx.Err()
+	}
+	logger.Info("Hub controllers started", "controller", policy.ControllerName, "workers", workers)
+	manager.MarkReady(ctx)
+	<-ctx.Done()
+	return nil
+}
+
+// countWrites counts the manager's API writes by method, so that an idle fleet can be
+// seen to cost none.
+func countWrites(reg prometheus.Registerer) func(http.RoundTripper) http.RoundTripper {
+	writes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "traffic_migration_api_writes_total",
+		Help: "Requests that change something, made by the manager to the hub's API server, by method.",
+	}, []string{"method"})
+	if reg != nil {
+		reg.MustRegister(writes)
+	}
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			switch req.Method {
+			case http.MethodGet, http.MethodHead, http.MethodOptions:
+			default:
+				writes.WithLabelValues(req.Method).Inc()
+			}
+			return rt.RoundTrip(req)
+		})
+	}
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -1,0 +1,285 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package policy is the hub manager's policy controller: for each
+// TrafficMigrationPolicy it keeps the proxy Placement and its PlacementDecisions true to
+// the rules of the proxy decision (package decision), checks draining clusters against
+// Prometheus (package gate) and reports in the policy's status.
+//
+// A sync gathers its inputs (listers, the agents' conditions, Prometheus for the
+// draining clusters that are due), decides with one pure function, applies the proxy,
+// and writes the status once.
+package policy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	kevents "k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions/addon/v1alpha1"
+	addonlisters "open-cluster-management.io/api/client/addon/listers/addon/v1alpha1"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterinformersv1 "open-cluster-management.io/api/client/cluster/informers/externalversions/cluster/v1"
+	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions/cluster/v1beta1"
+	clusterlistersv1 "open-cluster-management.io/api/client/cluster/listers/cluster/v1"
+	clusterlisters "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	"open-cluster-management.io/sdk-go/pkg/basecontroller/factory"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions/traffic/v1alpha1"
+	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+)
+
+// ControllerName names the controller, its queue, its events and its field manager.
+const ControllerName = "traffic-migration-policy-controller"
+
+// Indexes of the policy informer, so that a change of a Placement, a decision or a
+// cluster wakes exactly the policies it concerns.
+const (
+	// byPlacement indexes policies by "<namespace>/<placement>" for both their real and
+	// their proxy Placement.
+	byPlacement = "byPlacement"
+	// byCluster indexes policies by the clusters their status lists.
+	byCluster = "byCluster"
+)
+
+// Controller is the policy controller.
+type Controller struct {
+	policyClient  trafficclient.Interface
+	clusterClient clusterclient.Interface
+	kubeClient    kubernetes.Interface
+
+	policies      trafficlisters.TrafficMigrationPolicyLister
+	policyIndex   cache.Indexer
+	placements    clusterlisters.PlacementLister
+	decisions     clusterlisters.PlacementDecisionLister
+	clusters      clusterlistersv1.ManagedClusterLister
+	addons        addonlisters.ManagedClusterAddOnLister
+	clusterSynced cache.InformerSynced
+
+	recorder kevents.EventRecorder
+	queriers *querierCache
+	metrics  *Metrics
+	clock    clock.PassiveClock
+}
+
+// Informers are the informers the controller reads. The ManagedClusterAddOn informer
+// may be filtered to the add-on's name.
+type Informers struct {
+	Policies        trafficinformers.TrafficMigrationPolicyInformer
+	Placements      clusterinformers.PlacementInformer
+	Decisions       clusterinformers.PlacementDecisionInformer
+	ManagedClusters clusterinformersv1.ManagedClusterInformer
+	Addons          addoninformers.ManagedClusterAddOnInformer
+}
+
+// NewController builds the policy controller. metrics may be nil.
+func NewController(
+	policyClient trafficclient.Interface,
+	clusterClient clusterclient.Interface,
+	kubeClient kubernetes.Interface,
+	informers Informers,
+	recorder kevents.EventRecorder,
+	metrics *Metrics,
+	clk clock.PassiveClock,
+) (factory.Controller, error) {
+	if metrics == nil {
+		metrics = NewMetrics(nil)
+	}
+	err := informers.Policies.Informer().AddIndexers(cache.Indexers{byPlacement: indexByPlacement, byCluster: indexByCluster})
+	if err != nil {
+		return nil, fmt.Errorf("add policy indexers: %w", err)
+	}
+	c := &Controller{
+		policyClient:  policyClient,
+		clusterClient: clusterClient,
+		kubeClient:    kubeClient,
+		policies:      informers.Policies.Lister(),
+		policyIndex:   informers.Policies.Informer().GetIndexer(),
+		placements:    informers.Placements.Lister(),
+		decisions:     informers.Decisions.Lister(),
+		clusters:      informers.ManagedClusters.Lister(),
+		addons:        informers.Addons.Lister(),
+		clusterSynced: informers.ManagedClusters.Informer().HasSynced,
+		recorder:      recorder,
+		queriers:      newQuerierCache(),
+		metrics:       metrics,
+		clock:         clk,
+	}
+	ctrl := factory.New().
+		WithInformersQueueKeysFunc(queueKeyOf, informers.Policies.Informer()).
+		WithInformersQueueKeysFunc(c.policiesOfPlacement, informers.Placements.Informer()).
+		WithInformersQueueKeysFunc(c.policiesOfDecision, informers.Decisions.Informer()).
+		WithFilteredEventsInformersQueueKeysFunc(c.policiesOfAddon, isOurAddon, informers.Addons.Informer()).
+		WithBareInformers(informers.ManagedClusters.Informer()).
+		WithSync(c.sync).
+		ToController(ControllerName)
+
+	// A ManagedCluster matters only when it comes or goes (rule 6); its status
+	// heartbeats must not wake every policy.
+	queue := ctrl.SyncContext().Queue()
+	_, err = informers.ManagedClusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { c.enqueueAll(queue.Add) },
+		DeleteFunc: func(any) { c.enqueueAll(queue.Add) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch ManagedClusters: %w", err)
+	}
+	return ctrl, nil
+}
+
+// sync brings one policy's proxy and status up to date.
+func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key string) error {
+	logger := klog.FromContext(ctx).WithValues("policy", key)
+	ctx = klog.NewContext(ctx, logger)
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil // not a key this controller makes
+	}
+	policy, err := c.policies.TrafficMigrationPolicies(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		// Rule 11: a deleted policy leaves its proxy as last written.
+		c.metrics.forget(ns, name)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	now := c.clock.Now()
+
+	st := c.gather(ctx, policy, now)
+	var out decision.Output
+	var applyErr error
+	if st.conflict == "" {
+		out = decision.Decide(st.input)
+		applyErr = c.apply(ctx, policy, st, out.Proxy)
+	}
+	newStatus := buildStatus(policy, st, out, applyErr)
+	if err := c.writeStatus(ctx, policy, newStatus); err != nil {
+		return err
+	}
+	c.report(ctx, policy, &newStatus, st, out, applyErr)
+	if applyErr == nil {
+		if err := c.clearForceRemove(ctx, policy, st, out); err != nil {
+			return err
+		}
+	}
+	if !out.RequeueAt.IsZero() {
+		syncCtx.Queue().AddAfter(key, out.RequeueAt.Sub(now))
+	}
+	logger.V(4).Info("Synced policy", "proxyClusters", newStatus.ProxyPlacement, "draining", newStatus.DrainingClusters, "requeueAt", out.RequeueAt)
+	return applyErr
+}
+
+func queueKeyOf(obj runtime.Object) []string {
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return nil
+	}
+	return []string{key}
+}
+
+func indexByPlacement(obj any) ([]string, error) {
+	p, ok := obj.(*trafficv1alpha1.TrafficMigrationPolicy)
+	if !ok {
+		return nil, nil
+	}
+	return []string{p.Namespace + "/" + p.Spec.PlacementRef.Name, p.Namespace + "/" + p.ProxyPlacementName()}, nil
+}
+
+func indexByCluster(obj any) ([]string, error) {
+	p, ok := obj.(*trafficv1alpha1.TrafficMigrationPolicy)
+	if !ok {
+		return nil, nil
+	}
+	names := make([]string, 0, len(p.Status.Clusters))
+	for _, c := range p.Status.Clusters {
+		names = append(names, c.Name)
+	}
+	return names, nil
+}
+
+func (c *Controller) keysByIndex(index, value string) []string {
+	objs, err := c.policyIndex.ByIndex(index, value)
+	if err != nil {
+		return nil
+	}
+	keys := make([]string, 0, len(objs))
+	for _, o := range objs {
+		if k, err := cache.MetaNamespaceKeyFunc(o); err == nil {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+func (c *Controller) policiesOfPlacement(obj runtime.Object) []string {
+	p, ok := obj.(*clusterv1beta1.Placement)
+	if !ok {
+		return nil
+	}
+	return c.keysByIndex(byPlacement, p.Namespace+"/"+p.Name)
+}
+
+func (c *Controller) policiesOfDecision(obj runtime.Object) []string {
+	d, ok := obj.(*clusterv1beta1.PlacementDecision)
+	if !ok || d.Labels[clusterv1beta1.PlacementLabel] == "" {
+		return nil
+	}
+	return c.keysByIndex(byPlacement, d.Namespace+"/"+d.Labels[clusterv1beta1.PlacementLabel])
+}
+
+func (c *Controller) policiesOfAddon(obj runtime.Object) []string {
+	a, ok := obj.(*addonv1alpha1.ManagedClusterAddOn)
+	if !ok {
+		return nil
+	}
+	// The add-on lives in its cluster's namespace.
+	return c.keysByIndex(byCluster, a.Namespace)
+}
+
+func isOurAddon(obj any) bool {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	a, ok := obj.(*addonv1alpha1.ManagedClusterAddOn)
+	return ok && a.Name == trafficv1alpha1.AddonName
+}
+
+func (c *Controller) enqueueAll(add func(string)) {
+	policies, err := c.policies.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, p := range policies {
+		add(p.Namespace + "/" + p.Name)
+	}
+}
+
+// event records an event on the policy.
+func (c *Controller) event(policy *trafficv1alpha1.TrafficMigrationPolicy, warning bool, reason, note string) {
+	if c.recorder == nil {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if warning {
+		eventType = corev1.EventTypeWarning
+	}
+	c.recorder.Eventf(policy, nil, eventType, reason, "Reconcile", "%s", note)
+}
+
+// since is a small helper for metrics.
+func since(start time.Time) float64 { return time.Since(start).Seconds() }

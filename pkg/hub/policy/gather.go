@@ -1,0 +1,239 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package policy
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
+)
+
+// maxParallelQueries bounds the Prometheus queries one sync runs at once.
+const maxParallelQueries = 8
+
+// state is what a sync gathered: the decision's input and what the status reports.
+type state struct {
+	input decision.Input
+
+	proxyName string
+	// proxy is the proxy Placement as it is; nil when it does not exist yet.
+	proxy *clusterv1beta1.Placement
+	// proxyDecisions are the proxy's PlacementDecisions as they are.
+	proxyDecisions []*clusterv1beta1.PlacementDecision
+	// conflict, when set, says why the proxy name cannot be used: nothing is written.
+	conflict string
+	// realProblem, when set, says why the real decisions are not known (rule 7).
+	realProblem string
+	// evaluations are this sync's checks with their reasons, by cluster.
+	evaluations map[string]gate.Evaluation
+}
+
+// gather reads everything a decision needs. It never fails: what cannot be read is
+// reported in the state and decided on the safe side.
+func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, now time.Time) *state {
+	st := &state{proxyName: policy.ProxyPlacementName()}
+	st.input = decision.Input{
+		Now:         now,
+		Policy:      decision.PolicyFromSpec(&policy.Spec),
+		Previous:    policy.Status.Clusters,
+		ForceRemove: trafficv1alpha1.ParseForceRemove(policy.Annotations[trafficv1alpha1.ForceRemoveAnnotation]),
+	}
+
+	st.proxy, st.conflict = c.proxyPlacement(policy, st.proxyName)
+	st.proxyDecisions = c.decisionsOf(policy.Namespace, st.proxyName)
+	st.input.Proxy = proxy.Groups(st.proxyDecisions)
+	st.input.Real, st.realProblem = c.realGroups(policy)
+	st.input.RealKnown = st.realProblem == ""
+
+	if c.clusterSynced() {
+		st.input.ManagedClusters = sets.New[string]()
+		if clusters, err := c.clusters.List(labels.Everything()); err == nil {
+			for _, mc := range clusters {
+				st.input.ManagedClusters.Insert(mc.Name)
+			}
+		} else {
+			st.input.ManagedClusters = nil
+		}
+	}
+
+	agents := c.readAgents(policy, st.input.Real, st.input.Proxy)
+	st.input.GatewayReady = agents.ready
+	if due := decision.Due(st.input); len(due) > 0 && st.conflict == "" {
+		st.evaluations = c.evaluate(ctx, policy, due, agents.labels, now)
+		st.input.Evaluations = make(map[string]decision.Evaluation, len(st.evaluations))
+		for name, ev := range st.evaluations {
+			st.input.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message}
+		}
+	}
+	return st
+}
+
+// proxyPlacement returns the proxy Placement if it exists, and a conflict message when
+// the name is taken by a Placement this manager did not create for this policy.
+func (c *Controller) proxyPlacement(policy *trafficv1alpha1.TrafficMigrationPolicy, name string) (*clusterv1beta1.Placement, string) {
+	p, err := c.placements.Placements(policy.Namespace).Get(name)
+	if err != nil {
+		return nil, ""
+	}
+	owner, ours := p.Labels[trafficv1alpha1.PolicyLabel]
+	if !ours || p.Annotations[clusterv1beta1.PlacementDisableAnnotation] != "true" {
+		return p, fmt.Sprintf("Placement %s exists and was not created by traffic-migration: choose another proxyPlacementName", name)
+	}
+	if owner != policy.Name {
+		// Another live policy that names the same proxy keeps it; a policy that is gone
+		// left it to be adopted (rule 11).
+		if other, err := c.policies.TrafficMigrationPolicies(policy.Namespace).Get(owner); err == nil && other.ProxyPlacementName() == name {
+			return p, fmt.Sprintf("proxy Placement %s belongs to policy %s", name, owner)
+		}
+	}
+	return p, ""
+}
+
+// decisionsOf lists the PlacementDecisions of a Placement, by their label.
+func (c *Controller) decisionsOf(namespace, placement string) []*clusterv1beta1.PlacementDecision {
+	sel := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement})
+	ds, err := c.decisions.PlacementDecisions(namespace).List(sel)
+	if err != nil {
+		return nil
+	}
+	return ds
+}
+
+// realGroups reads the real Placement's decision groups, or says why they are not
+// known: the Placement is missing or being deleted, or it has no decisions yet (its
+// scheduler has not run). Then the proxy keeps what it has (rule 7).
+func (c *Controller) realGroups(policy *trafficv1alpha1.TrafficMigrationPolicy) ([]decision.Group, string) {
+	name := policy.Spec.PlacementRef.Name
+	p, err := c.placements.Placements(policy.Namespace).Get(name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Sprintf("Placement %s not found: the proxy keeps its clusters", name)
+	case err != nil:
+		return nil, fmt.Sprintf("Placement %s cannot be read: the proxy keeps its clusters", name)
+	case p.DeletionTimestamp != nil:
+		return nil, fmt.Sprintf("Placement %s is being deleted: the proxy keeps its clusters", name)
+	}
+	ds := c.decisionsOf(policy.Namespace, name)
+	if len(ds) == 0 {
+		return nil, fmt.Sprintf("Placement %s has no PlacementDecisions yet: the proxy keeps its clusters", name)
+	}
+	return proxy.Groups(ds), ""
+}
+
+// agentReports are what the spoke agents say, by cluster.
+type agentReports struct {
+	ready  sets.Set[string]
+	labels map[string]map[string]string
+}
+
+// readAgents reads the agent conditions of every cluster in the real or proxy
+// decisions: the target Gateway's readiness and the metrics labels. An agent that is
+// not installed or not available counts as not ready.
+func (c *Controller) readAgents(policy *trafficv1alpha1.TrafficMigrationPolicy, groups ...[]decision.Group) agentReports {
+	r := agentReports{ready: sets.New[string](), labels: map[string]map[string]string{}}
+	gatewayCondition := trafficv1alpha1.GatewayConditionType(policy.TargetNamespace(), policy.Spec.TargetRef.Name)
+	seen := sets.New[string]()
+	for _, gs := range groups {
+		for _, g := range gs {
+			for _, cluster := range g.Clusters {
+				if seen.Has(cluster) {
+					continue
+				}
+				seen.Insert(cluster)
+				addon, err := c.addons.ManagedClusterAddOns(cluster).Get(trafficv1alpha1.AddonName)
+				if err != nil {
+					continue
+				}
+				if l := meta.FindStatusCondition(addon.Status.Conditions, trafficv1alpha1.ConditionClusterLabels); l != nil && l.Status == metav1.ConditionTrue {
+					r.labels[cluster] = trafficv1alpha1.ParseClusterLabels(l.Message)
+				}
+				if meta.IsStatusConditionTrue(addon.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) &&
+					meta.IsStatusConditionTrue(addon.Status.Conditions, gatewayCondition) {
+					r.ready.Insert(cluster)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// evaluate checks the due clusters against Prometheus, a few at a time. Every failure
+// to reach Prometheus, including a missing or invalid Secret, becomes an Error
+// evaluation: the cluster stays (rule 4).
+func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, clusterLabels map[string]map[string]string, now time.Time) map[string]gate.Evaluation {
+	out := make(map[string]gate.Evaluation, len(due))
+	querier, problem := c.querierFor(ctx, policy)
+	if problem != nil {
+		for _, cluster := range due {
+			out[cluster] = *problem
+			c.metrics.evaluation(problem)
+		}
+		return out
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxParallelQueries)
+	for _, cluster := range due {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			data := gate.NewQueryData(policy, gate.ClusterInfo{Name: cluster, Labels: clusterLabels[cluster]})
+			start := time.Now()
+			ev := gate.Evaluate(ctx, querier, &policy.Spec, data, now)
+			c.metrics.queryDuration.Observe(since(start))
+			c.metrics.evaluation(&ev)
+			mu.Lock()
+			out[cluster] = ev
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// querierFor returns a Prometheus client for the policy's Secret, or the evaluation
+// that every due cluster gets when the Secret is missing or invalid. The Secret is read
+// from the API, not from a cache of all Secrets: the manager reads only the Secrets
+// that policies name, in the policies' namespaces.
+func (c *Controller) querierFor(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy) (gate.Querier, *gate.Evaluation) {
+	name := policy.Spec.PrometheusSecret.Name
+	// client-go logs response bodies at high verbosity with the request context's
+	// logger: this request gets none, so the Secret's data never reaches a log.
+	quiet := klog.NewContext(ctx, logr.Discard())
+	secret, err := c.kubeClient.CoreV1().Secrets(policy.Namespace).Get(quiet, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretNotFound,
+			Message: fmt.Sprintf("Secret %s not found in namespace %s", name, policy.Namespace)}
+	case apierrors.IsForbidden(err):
+		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretNotFound,
+			Message: fmt.Sprintf("the manager may not read Secret %s in namespace %s", name, policy.Namespace)}
+	case err != nil:
+		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretNotFound,
+			Message: fmt.Sprintf("Secret %s in namespace %s cannot be read", name, policy.Namespace)}
+	}
+	q, err := c.queriers.get(secret)
+	if err != nil {
+		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretInvalid,
+			Message: fmt.Sprintf("Secret %s: %v", name, err)}
+	}
+	return q, nil
+}

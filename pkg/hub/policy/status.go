@@ -1,0 +1,219 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package policy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"open-cluster-management.io/sdk-go/pkg/patcher"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+)
+
+// maxNamesInMessage bounds how many cluster names a condition message lists.
+const maxNamesInMessage = 10
+
+// buildStatus is the policy's status after a sync: the decision's rows and the four
+// conditions. It is a pure function of its inputs; messages carry no timestamps and no
+// live values, so an unchanged state gives an unchanged status and no write.
+func buildStatus(policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, out decision.Output, applyErr error) trafficv1alpha1.TrafficMigrationPolicyStatus {
+	s := *policy.Status.DeepCopy()
+	s.ObservedGeneration = policy.Generation
+	s.ProxyPlacement = &trafficv1alpha1.ProxyPlacementStatus{Name: st.proxyName}
+	if st.conflict == "" && applyErr == nil {
+		// What was decided is what the proxy now lists. When the proxy could not be
+		// written, the rows stay as they were: the next sync decides again.
+		s.Clusters = out.Clusters
+	}
+	s.ActiveClusters, s.DrainingClusters = 0, 0
+	var draining, held []string
+	for _, row := range s.Clusters {
+		switch row.Phase {
+		case trafficv1alpha1.ClusterActive:
+			s.ActiveClusters++
+		case trafficv1alpha1.ClusterDraining:
+			s.DrainingClusters++
+			draining = append(draining, row.Name)
+		case trafficv1alpha1.ClusterHeld:
+			s.DrainingClusters++
+			held = append(held, row.Name)
+		}
+	}
+	s.ProxyPlacement.NumberOfClusters = s.ActiveClusters + s.DrainingClusters
+
+	set := func(c metav1.Condition) {
+		c.ObservedGeneration = policy.Generation
+		meta.SetStatusCondition(&s.Conditions, c)
+	}
+	set(readyCondition(policy, st, s.ProxyPlacement.NumberOfClusters, applyErr))
+	if c, ok := prometheusCondition(st, s.DrainingClusters); ok {
+		set(c)
+	}
+	set(drainingCondition(policy, append(draining, held...)))
+	set(heldCondition(held))
+	return s
+}
+
+func readyCondition(policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, clusters int32, applyErr error) metav1.Condition {
+	c := metav1.Condition{Type: trafficv1alpha1.ConditionReady, Status: metav1.ConditionFalse}
+	_, expectationErr := policy.Spec.Expectation()
+	switch {
+	case st.conflict != "":
+		c.Reason, c.Message = trafficv1alpha1.ReasonProxyPlacementConflict, st.conflict
+	case applyErr != nil:
+		c.Reason, c.Message = trafficv1alpha1.ReasonApplyFailed, "Writing the proxy failed, retrying: "+applyErr.Error()
+	case st.realProblem != "":
+		c.Reason, c.Message = trafficv1alpha1.ReasonPlacementNotFound, st.realProblem
+	case expectationErr != nil:
+		c.Reason, c.Message = trafficv1alpha1.ReasonInvalidQuery, "expectedMetricsResult: "+expectationErr.Error()+": no check can pass"
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, trafficv1alpha1.ReasonReconciled
+		c.Message = fmt.Sprintf("Proxy Placement %s mirrors Placement %s and lists %d clusters", st.proxyName, policy.Spec.PlacementRef.Name, clusters)
+	}
+	return c
+}
+
+// prometheusCondition reports the checks of this sync. Without draining clusters there
+// is nothing to check; with draining clusters but no check due in this sync, the
+// condition stays as the last checks left it (ok is false).
+func prometheusCondition(st *state, draining int32) (metav1.Condition, bool) {
+	c := metav1.Condition{Type: trafficv1alpha1.ConditionPrometheusReachable}
+	if draining == 0 {
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, trafficv1alpha1.ReasonNothingToEvaluate, "No cluster is draining"
+		return c, true
+	}
+	if len(st.evaluations) == 0 {
+		return c, false
+	}
+	names := make([]string, 0, len(st.evaluations))
+	for name := range st.evaluations {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		ev := st.evaluations[name]
+		if ev.Reason != trafficv1alpha1.ReasonQuerySucceeded {
+			c.Status, c.Reason = metav1.ConditionFalse, ev.Reason
+			c.Message = fmt.Sprintf("Check of cluster %s: %s", name, ev.Message)
+			return c, true
+		}
+	}
+	c.Status, c.Reason = metav1.ConditionTrue, trafficv1alpha1.ReasonQuerySucceeded
+	c.Message = "The last checks of the draining clusters got a result from Prometheus"
+	return c, true
+}
+
+func drainingCondition(policy *trafficv1alpha1.TrafficMigrationPolicy, names []string) metav1.Condition {
+	c := metav1.Condition{Type: trafficv1alpha1.ConditionDraining}
+	slices.Sort(names)
+	switch {
+	case len(names) == 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, trafficv1alpha1.ReasonNoClustersDraining, "No cluster is draining"
+	case policy.Spec.Suspend:
+		c.Status, c.Reason = metav1.ConditionTrue, trafficv1alpha1.ReasonSuspended
+		c.Message = "Removals are suspended; draining: " + nameList(names)
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, trafficv1alpha1.ReasonClustersDraining, "Draining: "+nameList(names)
+	}
+	return c
+}
+
+func heldCondition(names []string) metav1.Condition {
+	if len(names) == 0 {
+		return metav1.Condition{Type: trafficv1alpha1.ConditionHeld, Status: metav1.ConditionFalse,
+			Reason: trafficv1alpha1.ReasonWithinDeadline, Message: "No cluster is past maxDrainDuration"}
+	}
+	return metav1.Condition{Type: trafficv1alpha1.ConditionHeld, Status: metav1.ConditionTrue,
+		Reason: trafficv1alpha1.ReasonMaxDrainDurationExceeded, Message: "Kept past maxDrainDuration: " + nameList(names)}
+}
+
+func nameList(names []string) string {
+	if len(names) > maxNamesInMessage {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamesInMessage], ", "), len(names)-maxNamesInMessage)
+	}
+	return strings.Join(names, ", ")
+}
+
+// writeStatus writes the status once, and not at all when nothing changed. The patch
+// carries the resourceVersion the sync read, so a concurrent change fails it and the
+// sync runs again.
+func (c *Controller) writeStatus(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, status trafficv1alpha1.TrafficMigrationPolicyStatus) error {
+	p := patcher.NewPatcher[*trafficv1alpha1.TrafficMigrationPolicy, trafficv1alpha1.TrafficMigrationPolicySpec, trafficv1alpha1.TrafficMigrationPolicyStatus](
+		c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace))
+	if _, err := p.PatchStatus(ctx, policy, status, policy.Status); err != nil {
+		return fmt.Errorf("write status of %s/%s: %w", policy.Namespace, policy.Name, err)
+	}
+	return nil
+}
+
+// report records events for what changed (conditions, cluster phases, removals) and
+// updates the metrics. It never records an event for a sync that changed nothing.
+func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, newStatus *trafficv1alpha1.TrafficMigrationPolicyStatus, st *state, out decision.Output, applyErr error) {
+	for _, nc := range newStatus.Conditions {
+		old := meta.FindStatusCondition(policy.Status.Conditions, nc.Type)
+		if old != nil && old.Status == nc.Status && old.Reason == nc.Reason {
+			continue
+		}
+		warning := (nc.Status == metav1.ConditionFalse && (nc.Type == trafficv1alpha1.ConditionReady || nc.Type == trafficv1alpha1.ConditionPrometheusReachable)) ||
+			(nc.Status == metav1.ConditionTrue && nc.Type == trafficv1alpha1.ConditionHeld)
+		c.event(policy, warning, nc.Reason, fmt.Sprintf("%s is %s: %s", nc.Type, nc.Status, nc.Message))
+	}
+	if applyErr != nil {
+		c.metrics.errors.WithLabelValues(trafficv1alpha1.ReasonApplyFailed).Inc()
+		return
+	}
+	oldPhase := map[string]trafficv1alpha1.ClusterPhase{}
+	for _, row := range policy.Status.Clusters {
+		oldPhase[row.Name] = row.Phase
+	}
+	for _, row := range newStatus.Clusters {
+		if row.Phase == trafficv1alpha1.ClusterRemoved || oldPhase[row.Name] == row.Phase {
+			continue // removals have their own event below
+		}
+		c.event(policy, row.Phase == trafficv1alpha1.ClusterHeld, "Cluster"+string(row.Phase), fmt.Sprintf("Cluster %s is %s: %s", row.Name, row.Phase, row.Message))
+	}
+	for _, r := range out.Removed {
+		c.metrics.removed(r)
+		c.event(policy, false, string(r.Reason), fmt.Sprintf("Removed cluster %s from proxy Placement %s (%s)", r.Cluster, st.proxyName, r.Reason))
+	}
+	for _, s := range out.ForceRemoveSkipped {
+		c.event(policy, true, string(s.Reason), fmt.Sprintf("Force-remove of cluster %s removed nothing (%s)", s.Cluster, s.Reason))
+	}
+	c.metrics.setDraining(policy.Namespace, policy.Name, newStatus.DrainingClusters)
+	klog.FromContext(ctx).V(6).Info("Reported", "conditions", len(newStatus.Conditions))
+}
+
+// clearForceRemove removes from the force-remove annotation the names this sync acted
+// on, so each is acted on once; a name deferred because the real decisions could not
+// be read stays. Nothing else of the policy changes.
+func (c *Controller) clearForceRemove(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, out decision.Output) error {
+	if len(st.input.ForceRemove) == 0 {
+		return nil
+	}
+	var keep []string
+	for _, s := range out.ForceRemoveSkipped {
+		if s.Reason == decision.SkipRealDecisionsUnknown {
+			keep = append(keep, s.Cluster)
+		}
+	}
+	updated := policy.DeepCopy()
+	if len(keep) == 0 {
+		delete(updated.Annotations, trafficv1alpha1.ForceRemoveAnnotation)
+	} else {
+		updated.Annotations[trafficv1alpha1.ForceRemoveAnnotation] = strings.Join(keep, ",")
+	}
+	p := patcher.NewPatcher[*trafficv1alpha1.TrafficMigrationPolicy, trafficv1alpha1.TrafficMigrationPolicySpec, trafficv1alpha1.TrafficMigrationPolicyStatus](
+		c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace)).WithOptions(patcher.PatchOptions{IgnoreResourceVersion: true})
+	if _, err := p.PatchLabelAnnotations(ctx, policy, updated.ObjectMeta, policy.ObjectMeta); err != nil {
+		return fmt.Errorf("clear the force-remove annotation of %s/%s: %w", policy.Namespace, policy.Name, err)
+	}
+	return nil
+}
