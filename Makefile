@@ -88,6 +88,7 @@ verify: ## Regenerate everything and fail on any difference; vet and format chec
 	@git diff --exit-code -- pkg manifests charts || { echo "generated files are out of date: run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- pkg manifests charts)" || { git status --porcelain -- pkg manifests charts; echo "untracked generated files: commit them"; exit 1; }
 	@test -z "$$(gofmt -l cmd pkg test)" || { gofmt -l cmd pkg test; echo "gofmt needed"; exit 1; }
+	$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
 
 .PHONY: fmt
