@@ -29,6 +29,9 @@ its Gateway.`,
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.AddCommand(version.NewCommand(out))
-	root.AddCommand(manager.NewCommand(out, errOut, hub.Start))
+	hubOptions := hub.NewOptions()
+	managerCmd := manager.NewCommand(out, errOut, hubOptions.Start)
+	hubOptions.AddFlags(managerCmd.Flags())
+	root.AddCommand(managerCmd)
 	return root
 }

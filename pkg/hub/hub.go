@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"open-cluster-management.io/addon-framework/pkg/addonmanager"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
@@ -30,13 +32,42 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
+	"open-cluster-management.io/traffic-migration/pkg/hub/addon"
 	"open-cluster-management.io/traffic-migration/pkg/hub/manager"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
+	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
-// Start runs the hub's controllers until ctx ends. It is the manager command's
-// StartFunc: it marks the manager ready once every informer has synced.
-func Start(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int) error {
+// Options configure the hub's controllers.
+type Options struct {
+	// AgentImage is the spoke agent's image that the add-on deploys.
+	AgentImage string
+}
+
+// NewOptions returns the defaults: the agent runs the image of this release.
+func NewOptions() *Options {
+	return &Options{AgentImage: DefaultAgentImage}
+}
+
+// DefaultAgentImage is the agent image of this build's release.
+var DefaultAgentImage = "quay.io/open-cluster-management/traffic-migration:" + imageTag(version.Version)
+
+func imageTag(v string) string {
+	if v == "" || v == "dev" {
+		return "latest"
+	}
+	return v
+}
+
+// AddFlags adds the hub's flags to the manager command.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "image of the spoke agent that the add-on deploys (an AddOnDeploymentConfig's registries can rewrite it)")
+}
+
+// Start runs the hub's controllers until ctx ends: the policy controller and the
+// add-on framework's manager of the traffic-migration add-on. It is the manager
+// command's StartFunc: it marks the manager ready once every informer has synced.
+func (o *Options) Start(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int) error {
 	logger := klog.FromContext(ctx)
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(countWrites(reg))
@@ -86,6 +117,21 @@ func Start(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, wor
 	ctrl, err := policy.NewController(trafficClient, clusterClient, kubeClient, informers, recorder, policy.NewMetrics(reg), clock.RealClock{})
 	if err != nil {
 		return err
+	}
+
+	addonManager, err := addonmanager.New(cfg)
+	if err != nil {
+		return fmt.Errorf("build the add-on manager: %w", err)
+	}
+	agentAddon, err := addon.NewAgentAddon(kubeClient, addonClient, addon.Options{AgentImage: o.AgentImage})
+	if err != nil {
+		return err
+	}
+	if err := addonManager.AddAgent(agentAddon); err != nil {
+		return fmt.Errorf("register the %s add-on: %w", trafficv1alpha1.AddonName, err)
+	}
+	if err := addonManager.Start(ctx); err != nil {
+		return fmt.Errorf("start the add-on manager: %w", err)
 	}
 
 	clusterInformers.Start(ctx.Done())
