@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
@@ -407,12 +408,19 @@ func TestCRDValidationOnUpdate(t *testing.T) {
 			if tc.before != nil {
 				tc.before(p)
 			}
-			created, err := client.Create(ctx, p, metav1.CreateOptions{})
-			if err != nil {
+			if _, err := client.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 				t.Fatalf("create: %v", err)
 			}
-			tc.after(created)
-			_, err = client.Update(ctx, created, metav1.UpdateOptions{})
+			// The manager writes the policy's status meanwhile: update what is there now.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				current, err := client.Get(ctx, p.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				tc.after(current)
+				_, err = client.Update(ctx, current, metav1.UpdateOptions{})
+				return err
+			})
 			checkErrors(t, err, tc.wantErrors)
 		})
 	}

@@ -33,7 +33,10 @@ func TestOCMCRDsServed(t *testing.T) {
 		_ = client.ClusterV1().ManagedClusters().Delete(context.Background(), mc.Name, metav1.DeleteOptions{})
 	})
 
-	placement := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "gateway-placement", Namespace: ns}}
+	// Scheduling is disabled, so that OCM's placement controller leaves the
+	// decisions to this test.
+	placement := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "gateway-placement", Namespace: ns,
+		Annotations: map[string]string{clusterv1beta1.PlacementDisableAnnotation: "true"}}}
 	if _, err := client.ClusterV1beta1().Placements(ns).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Placement: %v", err)
 	}
