@@ -127,7 +127,11 @@ func TestSeedStory(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 90*time.Second)
 	removedSeen := time.Now()
 
-	got := f.getPolicy(t, m.ns, p.Name)
+	// The status is written after the decisions: wait for it to tell the removal.
+	got := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := row(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
+	})
 	r := row(got, m.c1)
 	if r == nil || r.Phase != trafficv1alpha1.ClusterRemoved || r.RemovalTime == nil || r.DrainStartTime == nil {
 		t.Fatalf("cluster1 should have a Removed row with its times:\n%s", statusString(got))

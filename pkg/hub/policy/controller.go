@@ -70,10 +70,12 @@ type Controller struct {
 	addons        addonlisters.ManagedClusterAddOnLister
 	clusterSynced cache.InformerSynced
 
-	recorder kevents.EventRecorder
-	queriers *querierCache
-	metrics  *Metrics
-	clock    clock.PassiveClock
+	recorder    kevents.EventRecorder
+	queriers    *querierCache
+	evaluations *evaluator
+	querySlots  chan struct{}
+	metrics     *Metrics
+	clock       clock.PassiveClock
 }
 
 // Informers are the informers the controller reads. The ManagedClusterAddOn informer
@@ -119,6 +121,8 @@ func NewController(
 		metrics:       metrics,
 		clock:         clk,
 	}
+	c.querySlots = make(chan struct{}, maxParallelQueries)
+	c.evaluations = newEvaluator(c.evaluate)
 	ctrl := factory.New().
 		WithInformersQueueKeysFunc(queueKeyOf, informers.Policies.Informer()).
 		WithInformersQueueKeysFunc(c.policiesOfPlacement, informers.Placements.Informer()).
@@ -131,6 +135,7 @@ func NewController(
 	// A ManagedCluster matters only when it comes or goes (rule 6); its status
 	// heartbeats must not wake every policy.
 	queue := ctrl.SyncContext().Queue()
+	c.evaluations.wake = queue.Add
 	_, err = informers.ManagedClusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.enqueueAll(queue.Add) },
 		DeleteFunc: func(any) { c.enqueueAll(queue.Add) },
@@ -153,6 +158,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	if apierrors.IsNotFound(err) {
 		// Rule 11: a deleted policy leaves its proxy as last written.
 		c.metrics.forget(ns, name)
+		c.evaluations.forget(key)
 		return nil
 	}
 	if err != nil {
@@ -160,7 +166,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	}
 	now := c.clock.Now()
 
-	st := c.gather(ctx, policy, now)
+	st := c.gather(policy, now)
+	results, checking := c.evaluations.take(key, policy)
+	st.useEvaluations(results)
 	var out decision.Output
 	var applyErr error
 	if st.conflict == "" {
@@ -176,6 +184,10 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 		if err := c.clearForceRemove(ctx, policy, st, out); err != nil {
 			return err
 		}
+	}
+	if len(st.due) > 0 && !checking {
+		// The round wakes the policy when its checks are done.
+		c.evaluations.start(ctx, key, policy.DeepCopy(), st.due, st.clusterLabels)
 	}
 	if !out.RequeueAt.IsZero() {
 		syncCtx.Queue().AddAfter(key, out.RequeueAt.Sub(now))

@@ -25,8 +25,9 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
 )
 
-// maxParallelQueries bounds the Prometheus queries one sync runs at once.
-const maxParallelQueries = 8
+// maxParallelQueries bounds the Prometheus queries the manager runs at once, over all
+// policies, so that a fleet of draining clusters cannot flood Prometheus.
+const maxParallelQueries = 16
 
 // state is what a sync gathered: the decision's input and what the status reports.
 type state struct {
@@ -41,13 +42,19 @@ type state struct {
 	conflict string
 	// realProblem, when set, says why the real decisions are not known (rule 7).
 	realProblem string
-	// evaluations are this sync's checks with their reasons, by cluster.
+	// evaluations are the checks this sync decides with, with their reasons, by cluster.
 	evaluations map[string]gate.Evaluation
+	// due are the draining clusters whose check is due and has no result yet.
+	due []string
+	// clusterLabels are the agents' metrics labels, by cluster, for the checks' queries.
+	clusterLabels map[string]map[string]string
 }
 
-// gather reads everything a decision needs. It never fails: what cannot be read is
-// reported in the state and decided on the safe side.
-func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, now time.Time) *state {
+// gather reads everything a decision needs from the informers' caches; the Prometheus
+// checks run apart (see evaluator), so that a slow Prometheus never delays a sync. It
+// never fails: what cannot be read is reported in the state and decided on the safe
+// side.
+func (c *Controller) gather(policy *trafficv1alpha1.TrafficMigrationPolicy, now time.Time) *state {
 	st := &state{proxyName: policy.ProxyPlacementName()}
 	st.input = decision.Input{
 		Now:         now,
@@ -75,14 +82,31 @@ func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.Traffic
 
 	agents := c.readAgents(policy, st.input.Real, st.input.Proxy)
 	st.input.GatewayReady = agents.ready
-	if due := decision.Due(st.input); len(due) > 0 && st.conflict == "" {
-		st.evaluations = c.evaluate(ctx, policy, due, agents.labels, now)
-		st.input.Evaluations = make(map[string]decision.Evaluation, len(st.evaluations))
-		for name, ev := range st.evaluations {
-			st.input.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message}
-		}
+	st.clusterLabels = agents.labels
+	if st.conflict == "" {
+		st.due = decision.Due(st.input)
 	}
 	return st
+}
+
+// useEvaluations gives the decision the checks that finished for clusters that are due,
+// and leaves in st.due the ones still to check.
+func (st *state) useEvaluations(results map[string]gate.Evaluation) {
+	var unchecked []string
+	for _, name := range st.due {
+		ev, ok := results[name]
+		if !ok {
+			unchecked = append(unchecked, name)
+			continue
+		}
+		if st.evaluations == nil {
+			st.evaluations = map[string]gate.Evaluation{}
+			st.input.Evaluations = map[string]decision.Evaluation{}
+		}
+		st.evaluations[name] = ev
+		st.input.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message}
+	}
+	st.due = unchecked
 }
 
 // proxyPlacement returns the proxy Placement if it exists, and a conflict message when
@@ -177,8 +201,9 @@ func (c *Controller) readAgents(policy *trafficv1alpha1.TrafficMigrationPolicy, 
 // evaluate checks the due clusters against Prometheus, a few at a time. Every failure
 // to reach Prometheus, including a missing or invalid Secret, becomes an Error
 // evaluation: the cluster stays (rule 4).
-func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, clusterLabels map[string]map[string]string, now time.Time) map[string]gate.Evaluation {
+func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, clusterLabels map[string]map[string]string) map[string]gate.Evaluation {
 	out := make(map[string]gate.Evaluation, len(due))
+	now := c.clock.Now()
 	querier, problem := c.querierFor(ctx, policy)
 	if problem != nil {
 		for _, cluster := range due {
@@ -189,12 +214,16 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxParallelQueries)
 	for _, cluster := range due {
+		select {
+		case c.querySlots <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return out // the manager stops; the rest is checked after its restart
+		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { <-c.querySlots; wg.Done() }()
 			data := gate.NewQueryData(policy, gate.ClusterInfo{Name: cluster, Labels: clusterLabels[cluster]})
 			start := time.Now()
 			ev := gate.Evaluate(ctx, querier, &policy.Spec, data, now)
