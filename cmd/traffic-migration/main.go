@@ -18,7 +18,11 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cmd.NewRootCommand(os.Stdout, os.Stderr).ExecuteContext(ctx); err != nil {
+	root := cmd.NewRootCommand(os.Stdout, os.Stderr)
+	// Installed as kubectl-traffic_migration, the binary is the kubectl plugin
+	// "kubectl traffic-migration" and says so in its help.
+	cmd.SetInvokedName(root, os.Args[0])
+	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		stop()
 		os.Exit(1)

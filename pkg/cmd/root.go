@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"open-cluster-management.io/traffic-migration/pkg/cmd/agent"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/manager"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/status"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/version"
 	"open-cluster-management.io/traffic-migration/pkg/hub"
 )
@@ -33,5 +35,7 @@ its Gateway.`,
 	managerCmd := manager.NewCommand(out, errOut, hubOptions.Start)
 	hubOptions.AddFlags(managerCmd.Flags())
 	root.AddCommand(managerCmd)
+	root.AddCommand(agent.NewCommand(out, errOut))
+	root.AddCommand(status.NewCommand(out, errOut))
 	return root
 }

@@ -1,0 +1,164 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testTimeout bounds every wait of these tests; the machine may be busy.
+const testTimeout = 30 * time.Second
+
+// writeKubeconfig writes a kubeconfig for server and returns its path.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	content := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: %s
+users:
+- name: u
+  user:
+    token: secret
+contexts:
+- name: c
+  context:
+    cluster: c
+    user: u
+current-context: c
+`, server)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// unreachable is an address where nothing listens.
+func unreachable(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return "https://" + addr
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(body))
+}
+
+// An agent that cannot reach its clusters keeps running and waiting, says it is alive
+// but not ready, and stops cleanly when asked.
+func TestRunWaitsForUnreachableClusters(t *testing.T) {
+	o := NewOptions()
+	o.HubKubeconfig = writeKubeconfig(t, unreachable(t))
+	o.Kubeconfig = writeKubeconfig(t, unreachable(t))
+	o.ClusterName = "c1"
+	o.HealthProbeBindAddress = "127.0.0.1:0"
+	addrs := make(chan string, 1)
+	o.OnListening = func(a string) { addrs <- a }
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+
+	var addr string
+	select {
+	case addr = <-addrs:
+	case err := <-done:
+		t.Fatalf("Run returned early: %v", err)
+	case <-time.After(testTimeout):
+		t.Fatal("the agent did not listen")
+	}
+	if code, body := get(t, "http://"+addr+"/healthz"); code != http.StatusOK || body != "ok" {
+		t.Errorf("/healthz = %d %q", code, body)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if code, body := get(t, "http://"+addr+"/readyz"); code != http.StatusServiceUnavailable || body != "the agent's caches have not synced" {
+		t.Errorf("/readyz = %d %q", code, body)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned while the clusters are unreachable: %v", err)
+	default:
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run after cancel: %v", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("Run did not return after cancel")
+	}
+	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		_ = conn.Close()
+		t.Errorf("%s still accepts connections", addr)
+	}
+}
+
+func TestRunFailures(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = taken.Close() }()
+	tests := map[string]struct {
+		mutate  func(o *Options)
+		wantErr string
+	}{
+		"invalid options": {mutate: func(o *Options) { o.ClusterName = "" }, wantErr: "invalid options: --cluster-name is required"},
+		"taken port": {
+			mutate:  func(o *Options) { o.HealthProbeBindAddress = taken.Addr().String() },
+			wantErr: "listen for health probes on " + taken.Addr().String(),
+		},
+		"bad hub kubeconfig": {
+			mutate: func(o *Options) {
+				o.HubKubeconfig = filepath.Join(t.TempDir(), "bad")
+				_ = os.WriteFile(o.HubKubeconfig, []byte("not: [yaml"), 0o600)
+			},
+			wantErr: "load the hub kubeconfig",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := NewOptions()
+			o.HubKubeconfig = writeKubeconfig(t, unreachable(t))
+			o.Kubeconfig = writeKubeconfig(t, unreachable(t))
+			o.ClusterName = "c1"
+			o.HealthProbeBindAddress = "127.0.0.1:0"
+			tc.mutate(o)
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			err := o.Run(ctx)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
+			}
+		})
+	}
+}

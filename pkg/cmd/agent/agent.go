@@ -1,0 +1,67 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package agent is the "traffic-migration agent" command: the spoke agent.
+package agent
+
+import (
+	goflag "flag"
+	"io"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	spokeagent "open-cluster-management.io/traffic-migration/pkg/agent"
+)
+
+// NewCommand returns the agent command.
+func NewCommand(out, errOut io.Writer) *cobra.Command {
+	o := spokeagent.NewOptions()
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the traffic-migration spoke agent",
+		Long: `Run the traffic-migration agent on a managed cluster. OCM's add-on framework deploys it
+on every cluster where the traffic-migration add-on is enabled.
+
+The agent watches the cluster's Gateways (gateway.networking.k8s.io/v1, all namespaces,
+those matching --gateway-label-selector, at most 64) and reports them as conditions of
+the add-on's ManagedClusterAddOn in the cluster's namespace on the hub:
+
+  gateway.traffic.open-cluster-management.io/<namespace>.<name>
+      True when the Gateway is Programmed for its current generation; the message
+      names its addresses.
+  traffic.open-cluster-management.io/GatewayAPI
+      False (CRDNotInstalled) while the cluster has no Gateway API. The agent notices
+      the Gateway CRD being installed or removed without a restart.
+  traffic.open-cluster-management.io/ClusterLabels
+      cluster_name, cluster_id (the UID of kube-system) and --metrics-labels, which
+      the hub's metrics queries use.
+
+It writes no other condition and changes none it does not own. It renews the Lease
+"traffic-migration" in --addon-namespace, from which the hub marks the add-on
+Available, and serves /healthz and /readyz on --health-probe-bind-address. Log
+verbosity is set with -v.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer klog.Flush()
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	o.AddFlags(cmd.Flags())
+	addKlogFlags(cmd)
+	return cmd
+}
+
+// addKlogFlags adds klog's flags (-v, --vmodule, ...) to cmd.
+func addKlogFlags(cmd *cobra.Command) {
+	fs := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(fs)
+	cmd.Flags().AddGoFlagSet(fs)
+}

@@ -1,0 +1,255 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+)
+
+// errCRDNotInstalled is returned when the hub does not serve TrafficMigrationPolicies.
+var errCRDNotInstalled = errors.New("the traffic-migration CRD is not installed on this cluster: " +
+	"it serves no trafficmigrationpolicies." + trafficv1alpha1.GroupName + " (does the kubeconfig point at the OCM hub?)")
+
+// policyNotFoundError says that the named policy does not exist.
+type policyNotFoundError struct{ namespace, name string }
+
+func (e *policyNotFoundError) Error() string {
+	return fmt.Sprintf("no TrafficMigrationPolicy %s in namespace %s", e.name, e.namespace)
+}
+
+// clients are the hub clients the command reads through.
+type clients struct {
+	traffic trafficclient.Interface
+	cluster clusterclient.Interface
+	addon   addonclient.Interface
+}
+
+// loadClients builds the hub clients from the kubeconfig as kubectl finds it
+// (--kubeconfig, then $KUBECONFIG, then ~/.kube/config, or the in-cluster config) and
+// returns the namespace to read: --namespace, or the context's, or "default".
+func (o *Options) loadClients() (*clients, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = o.Kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.Context}
+	overrides.Context.Namespace = o.Namespace
+	config := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := config.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("load the kubeconfig: %w", err)
+	}
+	namespace, _, err := config.Namespace()
+	if err != nil {
+		return nil, "", fmt.Errorf("read the namespace from the kubeconfig: %w", err)
+	}
+	cfg = rest.AddUserAgent(rest.CopyConfig(cfg), "traffic-migration-status")
+	c := &clients{}
+	if c.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
+		return nil, "", fmt.Errorf("create the traffic client: %w", err)
+	}
+	if c.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
+		return nil, "", fmt.Errorf("create the cluster client: %w", err)
+	}
+	if c.addon, err = addonclient.NewForConfig(cfg); err != nil {
+		return nil, "", fmt.Errorf("create the add-on client: %w", err)
+	}
+	return c, namespace, nil
+}
+
+// reader is what the views need of the hub. apiReader asks the API server; the watch
+// reads its informers' caches.
+type reader interface {
+	// policies lists the policies of a namespace, or of all namespaces for "".
+	policies(ctx context.Context, namespace string) ([]*trafficv1alpha1.TrafficMigrationPolicy, error)
+	// policy gets one policy; a *policyNotFoundError when it does not exist.
+	policy(ctx context.Context, namespace, name string) (*trafficv1alpha1.TrafficMigrationPolicy, error)
+	// decisions lists the PlacementDecisions of a Placement, by their label.
+	decisions(ctx context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error)
+	// addon gets the traffic-migration add-on of a cluster; nil, nil when there is none.
+	addon(ctx context.Context, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error)
+}
+
+// query says which policies to show and how much of them.
+type query struct {
+	// namespace is the policies' namespace; "" for all namespaces.
+	namespace string
+	// name is the policy to show; "" for all of the namespace.
+	name string
+	// detail asks for each policy's proxy decisions and its clusters' add-ons too.
+	detail bool
+}
+
+// gather reads the objects of the policies that q asks for, sorted by namespace and
+// name. A policy that cannot be read is an error; decisions and add-ons that cannot
+// be read are recorded in the policy's objects so the view can say so.
+func gather(ctx context.Context, r reader, q query) ([]policyObjects, error) {
+	var policies []*trafficv1alpha1.TrafficMigrationPolicy
+	if q.name != "" {
+		p, err := r.policy(ctx, q.namespace, q.name)
+		if err != nil {
+			return nil, err
+		}
+		policies = append(policies, p)
+	} else {
+		var err error
+		if policies, err = r.policies(ctx, q.namespace); err != nil {
+			return nil, err
+		}
+		slices.SortFunc(policies, func(a, b *trafficv1alpha1.TrafficMigrationPolicy) int {
+			return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		})
+	}
+
+	out := make([]policyObjects, 0, len(policies))
+	addons := map[string]*addonv1alpha1.ManagedClusterAddOn{}
+	addonErrs := map[string]error{}
+	for _, p := range policies {
+		objs := policyObjects{policy: p, detail: q.detail}
+		if q.detail {
+			objs.decisions, objs.decisionsErr = r.decisions(ctx, p.Namespace, p.ProxyPlacementName())
+			objs.addons = map[string]*addonv1alpha1.ManagedClusterAddOn{}
+			objs.addonErrs = map[string]error{}
+			for _, cluster := range clustersOf(p, objs.decisions) {
+				a, seen := addons[cluster]
+				err := addonErrs[cluster]
+				if !seen && err == nil {
+					a, err = r.addon(ctx, cluster)
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
+					addons[cluster], addonErrs[cluster] = a, err
+				}
+				if err != nil {
+					objs.addonErrs[cluster] = err
+				} else if a != nil {
+					objs.addons[cluster] = a
+				}
+			}
+			if len(objs.addonErrs) == 0 {
+				objs.addonErrs = nil
+			}
+		}
+		out = append(out, objs)
+	}
+	return out, nil
+}
+
+// clustersOf lists the clusters of a policy's status and of its proxy decisions, once each.
+func clustersOf(p *trafficv1alpha1.TrafficMigrationPolicy, decisions []*clusterv1beta1.PlacementDecision) []string {
+	var names []string
+	for _, c := range p.Status.Clusters {
+		names = append(names, c.Name)
+	}
+	for _, d := range decisions {
+		for _, cd := range d.Status.Decisions {
+			names = append(names, cd.ClusterName)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// apiReader reads through the API server and turns its errors into ones a person
+// can act on.
+type apiReader struct{ c *clients }
+
+func (r apiReader) policies(ctx context.Context, namespace string) ([]*trafficv1alpha1.TrafficMigrationPolicy, error) {
+	list, err := r.c.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, r.policyError(err, "list", namespace, "")
+	}
+	out := make([]*trafficv1alpha1.TrafficMigrationPolicy, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}
+
+func (r apiReader) policy(ctx context.Context, namespace, name string) (*trafficv1alpha1.TrafficMigrationPolicy, error) {
+	p, err := r.c.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, r.policyError(err, "get", namespace, name)
+	}
+	return p, nil
+}
+
+func (r apiReader) decisions(ctx context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error) {
+	sel := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement}).String()
+	list, err := r.c.cluster.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*clusterv1beta1.PlacementDecision, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}
+
+func (r apiReader) addon(ctx context.Context, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error) {
+	a, err := r.c.addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return a, err
+}
+
+// policyError explains a failed read of policies: a CRD that is not installed, a
+// policy that does not exist, missing rights or credentials.
+func (r apiReader) policyError(err error, verb, namespace, name string) error {
+	where := "in all namespaces"
+	if namespace != "" {
+		where = "in namespace " + namespace
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		if !r.crdInstalled() {
+			return errCRDNotInstalled
+		}
+		if name != "" {
+			return &policyNotFoundError{namespace: namespace, name: name}
+		}
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("forbidden: you may not %s TrafficMigrationPolicies %s "+
+			"(reading them needs get, list and watch on trafficmigrationpolicies.%s): %w",
+			verb, where, trafficv1alpha1.GroupName, err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("unauthorized: the hub did not accept the kubeconfig's credentials (log in again?): %w", err)
+	}
+	return fmt.Errorf("%s TrafficMigrationPolicies %s: %w", verb, where, err)
+}
+
+// crdInstalled asks discovery whether the hub serves TrafficMigrationPolicies. When
+// discovery itself fails for another reason the answer is yes: the read error says more.
+func (r apiReader) crdInstalled() bool {
+	resources, err := r.c.traffic.Discovery().ServerResourcesForGroupVersion(trafficv1alpha1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	if err != nil || resources == nil {
+		return true
+	}
+	for _, res := range resources.APIResources {
+		if res.Name == "trafficmigrationpolicies" {
+			return true
+		}
+	}
+	return false
+}

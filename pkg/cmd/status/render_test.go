@@ -1,0 +1,203 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package status
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+)
+
+const wantDetail = `Name:                   example
+Namespace:              gateway-system
+Age:                    3d
+Ready:                  True (Reconciled)
+Placement:              gateway-placement
+Proxy Placement:        gateway-placement-proxy (2 clusters: 1 active, 1 draining)
+Target Gateway:         gateway-system/example-gateway
+Check:                  traffic share <= 5% (istio_requests_total by label cluster over 5m)
+Interval:               30s
+Consecutive Successes:  3
+Min Drain Duration:     2m
+Max Drain Duration:     24h, then Hold
+No Data Policy:         Hold
+Suspended:              false
+
+Conditions:
+  TYPE                 STATUS  REASON            MESSAGE
+  Ready                True    Reconciled        the proxy Placement mirrors gateway-placement
+  PrometheusReachable  True    QuerySucceeded    the last checks reached Prometheus
+  Draining             True    ClustersDraining  1 cluster is draining
+
+Clusters:
+  CLUSTER    PHASE     GATEWAY  VALUE       SUCCESSES  DRAINING FOR  NEXT CHECK  MESSAGE
+  cluster1   Active    Ready    -           -          -             -
+  cluster2   Draining  Ready    2.1 / <= 5  2/3        3m10s         in 12s      waiting for 1 more passing check
+  cluster3*  -         NoAgent  -           -          -             -
+
+  * cluster3: in the proxy decisions but not in the policy status
+
+Gateways not ready:
+  cluster3: NoAgent: the traffic-migration add-on is not enabled on the cluster
+
+Resolved queries of draining clusters:
+  cluster2: 100 * sum(rate(istio_requests_total{cluster="cluster2"}[5m])) / sum(rate(istio_requests_total[5m]))
+`
+
+const wantNewPolicyDetail = `Name:                   example
+Namespace:              gateway-system
+Age:                    3d
+Ready:                  -
+Placement:              gateway-placement
+Proxy Placement:        gateway-placement-proxy (0 clusters: 0 active, 0 draining)
+Target Gateway:         gateway-system/example-gateway
+Check:                  up < 1
+Interval:               30s
+Consecutive Successes:  3
+Min Drain Duration:     2m
+Max Drain Duration:     none
+No Data Policy:         Hold
+Suspended:              true
+
+Conditions:
+  none yet: the manager has not reconciled the policy
+
+Clusters:
+  none
+
+Warnings:
+  the status describes generation 0 of the policy, not the current 2: the manager has not caught up (is it running?)
+  cannot read the proxy PlacementDecisions, so the clusters are not cross-checked: placementdecisions.cluster.open-cluster-management.io is forbidden
+`
+
+func TestRenderDetail(t *testing.T) {
+	tests := map[string]struct {
+		in   policyObjects
+		want string
+	}{
+		"draining, with a cluster missing from the status": {
+			in: objects(newPolicy(), []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2", "cluster3")},
+				readyAddon("cluster1"), readyAddon("cluster2")),
+			want: wantDetail,
+		},
+		"new policy, decisions forbidden": {
+			in: func() policyObjects {
+				p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+					p.Spec = trafficv1alpha1.TrafficMigrationPolicySpec{
+						PlacementRef: p.Spec.PlacementRef, TargetRef: p.Spec.TargetRef,
+						MetricsQuery: "up", ExpectedMetricsResult: "< 1", Suspend: true,
+					}
+					p.Status = trafficv1alpha1.TrafficMigrationPolicyStatus{}
+				})
+				in := objects(p, nil)
+				in.decisionsErr = errors.New("placementdecisions.cluster.open-cluster-management.io is forbidden")
+				return in
+			}(),
+			want: wantNewPolicyDetail,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := renderDetail(&b, buildView(tc.in, now)); err != nil {
+				t.Fatal(err)
+			}
+			if diff := diff(tc.want, b.String()); diff != "" {
+				t.Errorf("detail:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRenderTable(t *testing.T) {
+	second := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Namespace, p.Name = "payments", "checkout"
+		p.Spec.PlacementRef.Name = "checkout"
+		p.CreationTimestamp = *at(-90 * time.Minute)
+		p.Status = trafficv1alpha1.TrafficMigrationPolicyStatus{}
+	})
+	views := []PolicyView{buildView(policyObjects{policy: newPolicy()}, now), buildView(policyObjects{policy: second}, now)}
+	tests := map[string]struct {
+		views     []PolicyView
+		namespace string
+		want      string
+	}{
+		"one namespace": {
+			views: views[:1], namespace: testNamespace,
+			want: "NAME     READY  PROXY                    ACTIVE  DRAINING  PROMETHEUS      AGE\n" +
+				"example  True   gateway-placement-proxy  1       1         QuerySucceeded  3d\n",
+		},
+		"all namespaces": {
+			views: views,
+			want: "NAMESPACE       NAME      READY  PROXY                    ACTIVE  DRAINING  PROMETHEUS      AGE\n" +
+				"gateway-system  example   True   gateway-placement-proxy  1       1         QuerySucceeded  3d\n" +
+				"payments        checkout  -      checkout-proxy           0       0         -               90m\n",
+		},
+		"nothing in a namespace": {namespace: "empty", want: "No TrafficMigrationPolicies found in namespace empty.\n"},
+		"nothing at all":         {want: "No TrafficMigrationPolicies found in any namespace.\n"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := renderTable(&b, tc.views, tc.namespace); err != nil {
+				t.Fatal(err)
+			}
+			if diff := diff(tc.want, b.String()); diff != "" {
+				t.Errorf("table:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestClusterCells(t *testing.T) {
+	tests := map[string]struct {
+		cluster                  ClusterView
+		expectation              string
+		wantValue, wantSuccesses string
+	}{
+		"active":               {cluster: ClusterView{Phase: "Active"}, expectation: "<= 5", wantValue: "-", wantSuccesses: "-"},
+		"draining, not yet":    {cluster: ClusterView{Phase: "Draining", RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "- / <= 5", wantSuccesses: "0/3"},
+		"draining, passed":     {cluster: ClusterView{Phase: "Draining", LastValue: "0.0123456789", ConsecutiveSuccesses: 2, RequiredSuccesses: 3}, expectation: "<= 0.05", wantValue: "0.0123457 / <= 0.05", wantSuccesses: "2/3"},
+		"held, error":          {cluster: ClusterView{Phase: "Held", LastResult: "Error", RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "error / <= 5", wantSuccesses: "0/3"},
+		"draining, no data":    {cluster: ClusterView{Phase: "Draining", LastResult: "NoData", RequiredSuccesses: 1}, expectation: "<= 5", wantValue: "no data / <= 5", wantSuccesses: "0/1"},
+		"draining, NaN":        {cluster: ClusterView{Phase: "Draining", LastResult: "NoData", LastValue: "NaN", RequiredSuccesses: 1}, expectation: "<= 5", wantValue: "NaN / <= 5", wantSuccesses: "0/1"},
+		"removed, last value":  {cluster: ClusterView{Phase: "Removed", LastValue: "0.5"}, expectation: "<= 5", wantValue: "0.5 / <= 5", wantSuccesses: "-"},
+		"unparsable threshold": {cluster: ClusterView{Phase: "Draining", LastValue: "7"}, wantValue: "7", wantSuccesses: "0/0"},
+		"not a number":         {cluster: ClusterView{Phase: "Draining", LastValue: "many"}, expectation: "<= 5", wantValue: "many / <= 5", wantSuccesses: "0/0"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := valueCell(tc.cluster, tc.expectation); got != tc.wantValue {
+				t.Errorf("value %q, want %q", got, tc.wantValue)
+			}
+			if got := successesCell(tc.cluster); got != tc.wantSuccesses {
+				t.Errorf("successes %q, want %q", got, tc.wantSuccesses)
+			}
+		})
+	}
+}
+
+func TestRenderDetailKeepsTablesOnOneLine(t *testing.T) {
+	p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Status.Conditions[0].Message = "line one\nline two\tand a tab"
+		p.Status.Clusters[1].ResolvedQuery = "sum(a)\n/ sum(b)"
+	})
+	var b bytes.Buffer
+	if err := renderDetail(&b, buildView(objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}), now)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"  Ready                True    Reconciled        line one line two and a tab\n",
+		"  cluster2: sum(a)\n    / sum(b)\n",
+	} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("detail lacks %q:\n%s", want, b.String())
+		}
+	}
+}

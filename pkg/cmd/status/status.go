@@ -1,0 +1,194 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package status is the "traffic-migration status" command: a read-only view, for
+// people, of TrafficMigrationPolicies and the clusters they drain.
+//
+// The command gathers objects from the hub (policies, the proxy PlacementDecisions,
+// the clusters' ManagedClusterAddOns), builds a view of them at one instant with pure
+// functions, and renders it as text, JSON or YAML. --watch gathers from informer
+// caches instead and renders again whenever one of the objects changes.
+package status
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// Options are the flags and arguments of the status command.
+type Options struct {
+	// Kubeconfig is the kubeconfig file; empty means $KUBECONFIG or ~/.kube/config.
+	Kubeconfig string
+	// Context is the kubeconfig context; empty means its current context.
+	Context string
+	// Namespace is the policies' namespace; empty means the context's namespace.
+	Namespace string
+	// AllNamespaces shows the policies of every namespace.
+	AllNamespaces bool
+	// Watch renders again whenever a policy, decision or add-on changes.
+	Watch bool
+	// Output is "" for text, "json" or "yaml".
+	Output string
+	// Name is the policy to show in detail; empty for a table of all policies.
+	Name string
+
+	Out    io.Writer
+	ErrOut io.Writer
+
+	// now is the clock the views are built with.
+	now func() time.Time
+	// newClients builds the hub clients and says which namespace to read by default.
+	newClients func() (*clients, string, error)
+	// terminal reports whether Out is a terminal, where --watch clears the screen.
+	terminal func() bool
+}
+
+// NewOptions returns the default options, writing to out and errOut.
+func NewOptions(out, errOut io.Writer) *Options {
+	o := &Options{Out: out, ErrOut: errOut, now: time.Now}
+	o.newClients = o.loadClients
+	o.terminal = func() bool { return isTerminal(o.Out) }
+	return o
+}
+
+// NewCommand returns the status command.
+func NewCommand(out, errOut io.Writer) *cobra.Command {
+	return newCommand(NewOptions(out, errOut))
+}
+
+func newCommand(o *Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "Show TrafficMigrationPolicies and the clusters they drain",
+		Long: `Show TrafficMigrationPolicies on an Open Cluster Management hub. It only reads.
+
+Without a NAME it lists the policies of the namespace (every namespace with -A): their
+Ready condition, proxy Placement, number of active and draining clusters, and whether
+Prometheus could be reached.
+
+With a NAME it shows one policy: its Placement, proxy Placement, target Gateway and
+removal check with the defaults the manager applies, its conditions, and one line per
+cluster with its phase, its Gateway as the spoke agent reports it (Ready, NotReady, or
+NoAgent when the add-on is not enabled or its agent is not available), the last checked
+value against the threshold, the run of passing checks, how long it has been draining
+and when it is checked next. The query each draining cluster was last checked with is
+listed below. A cluster that the proxy's PlacementDecisions list but the status does
+not, or the other way round, is marked with *.
+
+The kubeconfig is found as kubectl finds it: --kubeconfig, $KUBECONFIG, ~/.kube/config.
+--watch shows the view again whenever a policy, PlacementDecision or add-on changes,
+until interrupted.`,
+		Example: `  # The policies of the current namespace, and of every namespace
+  traffic-migration status
+  traffic-migration status -A
+
+  # One policy, kept up to date as its clusters drain
+  traffic-migration status example-traffic-migration -n gateway-system --watch
+
+  # The same as JSON, for scripts
+  traffic-migration status example-traffic-migration -n gateway-system -o json`,
+		Args:          cobra.MaximumNArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.Name = args[0]
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.SetOut(o.Out)
+	cmd.SetErr(o.ErrOut)
+	o.AddFlags(cmd)
+	return cmd
+}
+
+// AddFlags adds the command's flags.
+func (o *Options) AddFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "the hub's kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&o.Context, "context", o.Context, "the kubeconfig context to use (default: its current context)")
+	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "the policies' namespace (default: the context's namespace)")
+	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "list the policies of every namespace")
+	fs.BoolVarP(&o.Watch, "watch", "w", o.Watch, "show the view again whenever a policy, PlacementDecision or add-on changes, until interrupted")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (text), "json" or "yaml"`)
+}
+
+// Validate checks the flags and arguments.
+func (o *Options) Validate() error {
+	switch o.Output {
+	case "", "json", "yaml":
+	default:
+		return fmt.Errorf("--output must be empty, json or yaml, not %q", o.Output)
+	}
+	if o.AllNamespaces && o.Name != "" {
+		return fmt.Errorf("a policy NAME cannot be combined with --all-namespaces: give its namespace with -n")
+	}
+	if o.AllNamespaces && o.Namespace != "" {
+		return fmt.Errorf("--namespace and --all-namespaces cannot be combined")
+	}
+	return nil
+}
+
+// Run shows the view once, or with Watch until ctx is done.
+func (o *Options) Run(ctx context.Context) error {
+	c, namespace, err := o.newClients()
+	if err != nil {
+		return err
+	}
+	q := query{namespace: namespace, name: o.Name, detail: o.Name != "" || o.Output != ""}
+	if o.AllNamespaces {
+		q.namespace = ""
+	}
+	if o.Watch {
+		return o.watch(ctx, c, q)
+	}
+	objs, err := gather(ctx, apiReader{c}, q)
+	if err != nil {
+		return err
+	}
+	text, err := o.render(objs, q)
+	if err != nil {
+		return err
+	}
+	_, err = o.Out.Write(text)
+	return err
+}
+
+// render builds the views of objs at the current time and renders them as the
+// options ask: one policy in detail or a table, as text, JSON or YAML.
+func (o *Options) render(objs []policyObjects, q query) ([]byte, error) {
+	now := o.now()
+	views := make([]PolicyView, 0, len(objs))
+	for _, obj := range objs {
+		views = append(views, buildView(obj, now))
+	}
+	var b bytes.Buffer
+	var err error
+	switch {
+	case o.Output != "" && q.name != "":
+		if len(views) != 1 {
+			return nil, errors.New("internal error: no view of the named policy")
+		}
+		err = renderStructured(&b, o.Output, views[0])
+	case o.Output != "":
+		err = renderStructured(&b, o.Output, PolicyViewList{Items: views})
+	case q.name != "":
+		if len(views) != 1 {
+			return nil, errors.New("internal error: no view of the named policy")
+		}
+		err = renderDetail(&b, views[0])
+	default:
+		err = renderTable(&b, views, q.namespace)
+	}
+	return b.Bytes(), err
+}
