@@ -18,6 +18,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=$(VERSION)
 GO_TEST_FLAGS ?= -race
 INTEGRATION_TIMEOUT ?= 40m
+E2E_TIMEOUT ?= 30m
 
 # version-of reads the pinned version of a module from a tools module's go.mod.
 version-of = $(shell awk '$$1=="$(2)" || ($$1=="require" && $$2=="$(2)") {print ($$1=="require" ? $$3 : $$2); exit}' hack/tools/$(1)/go.mod)
@@ -45,7 +46,8 @@ OCM_REGISTRATION := $(TOOLS_DIR)/ocm-registration-$(OCM_VERSION)
 OCM_WORK := $(TOOLS_DIR)/ocm-work-$(OCM_VERSION)
 OCM_ADDON := $(TOOLS_DIR)/ocm-addon-$(OCM_VERSION)
 CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
-TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(PROMETHEUS) $(OCM_PLACEMENT)
+TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(OCM_PLACEMENT) \
+	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM)
 CODEGEN_TOOLS := $(DEEPCOPY_GEN) $(CLIENT_GEN) $(LISTER_GEN) $(INFORMER_GEN) $(CONTROLLER_GEN)
 
 # The test bed finds its programs through these variables.
@@ -53,6 +55,11 @@ export TESTBED_ETCD := $(ETCD)
 export TESTBED_KUBE_APISERVER := $(KUBE_APISERVER)
 export TESTBED_PROMETHEUS := $(PROMETHEUS)
 export TESTBED_OCM_PLACEMENT := $(OCM_PLACEMENT)
+export TESTBED_KUBE_CONTROLLER_MANAGER := $(KUBE_CONTROLLER_MANAGER)
+export TESTBED_OCM_REGISTRATION := $(OCM_REGISTRATION)
+export TESTBED_OCM_WORK := $(OCM_WORK)
+export TESTBED_OCM_ADDON := $(OCM_ADDON)
+export TESTBED_CLUSTERADM := $(CLUSTERADM)
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 
 # build-tool builds one program of a tools module into the cache. It writes to a
@@ -101,6 +108,14 @@ fmt: ## Format the code.
 build: ## Build a static traffic-migration binary under bin/.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/traffic-migration ./cmd/traffic-migration
 
+PLUGIN_DIR ?= $(HOME)/.local/bin
+
+.PHONY: install-kubectl-plugin
+install-kubectl-plugin: build ## Install the binary as the kubectl plugin kubectl-traffic_migration into PLUGIN_DIR (default ~/.local/bin).
+	@mkdir -p "$(PLUGIN_DIR)"
+	install -m 0755 "$(BIN_DIR)/traffic-migration" "$(PLUGIN_DIR)/kubectl-traffic_migration"
+	@echo ">> installed $(PLUGIN_DIR)/kubectl-traffic_migration: run 'kubectl traffic-migration status' (with $(PLUGIN_DIR) on PATH)"
+
 .PHONY: image
 image: ## Build the container image (needs a container engine).
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
@@ -108,15 +123,20 @@ image: ## Build the container image (needs a container engine).
 ##@ Test
 
 .PHONY: test
-test: test-unit test-integration ## Run all tests: unit and integration (builds the test bed on first use).
+test: test-unit test-integration test-e2e ## Run all tests: unit, integration and end-to-end (builds the test bed on first use).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
 	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/...
 
+# The tests that run real programs are never taken from the test cache (-count=1).
 .PHONY: test-integration
 test-integration: testbed build ## Run the integration tests on the local test bed.
-	$(GO) test $(GO_TEST_FLAGS) -timeout $(INTEGRATION_TIMEOUT) ./test/...
+	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/...
+
+.PHONY: test-e2e
+test-e2e: testbed build ## Run the end-to-end tests: a real OCM hub and klusterlets on the local test bed.
+	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 .PHONY: testbed
 testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.

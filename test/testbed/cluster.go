@@ -59,6 +59,13 @@ func startCluster(ctx context.Context, name, dir, etcdURL string) (*Cluster, err
 	if err != nil {
 		return nil, err
 	}
+	// A front proxy CA, as kubeadm makes one: the API server publishes it in
+	// kube-system/extension-apiserver-authentication, where the controllers of OCM
+	// (library-go) look for it, and log an error many times a second if it is missing.
+	frontProxyCA, err := newCA(dir, "front-proxy-ca")
+	if err != nil {
+		return nil, err
+	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -75,6 +82,11 @@ func startCluster(ctx context.Context, name, dir, etcdURL string) (*Cluster, err
 		"--tls-cert-file="+serving.CertPath,
 		"--tls-private-key-file="+serving.KeyPath,
 		"--client-ca-file="+ca.CertPath,
+		"--requestheader-client-ca-file="+frontProxyCA.CertPath,
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--service-account-key-file="+saKey,
 		"--service-account-signing-key-file="+saKey,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",

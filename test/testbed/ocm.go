@@ -24,40 +24,54 @@ func (b *Bed) StartPlacementController(ctx context.Context) (*Process, error) {
 // outside a pod: with the hub's admin kubeconfig, without leader election, and with a
 // listen address of its own. It is ready when its health endpoint answers.
 func (b *Bed) startHubController(ctx context.Context, name string, prog Program, logName string, args ...string) (*Process, error) {
+	return b.startController(ctx, name, prog, b.dir, logName, b.Hub.KubeconfigPath, args...)
+}
+
+// controllerReadyTimeout is how long an OCM controller or agent has to answer on its
+// health endpoint; generous, as the machine is shared and has two cores.
+const controllerReadyTimeout = 90 * time.Second
+
+// startController runs one of OCM's controller commands (library-go's controllercmd,
+// used by every hub controller and agent) against the cluster of kubeconfig, with its
+// log in dir. It is ready when its health endpoint answers.
+func (b *Bed) startController(ctx context.Context, name string, prog Program, dir, logName, kubeconfig string, args ...string) (*Process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	args = append(args,
-		"--kubeconfig="+b.Hub.KubeconfigPath,
+		"--kubeconfig="+kubeconfig,
 		"--disable-leader-election",
 		"--listen="+hostPort(port),
 	)
-	p, err := startProcess(name, prog, b.dir, logName, args...)
+	p, err := startProcess(name, prog, dir, logName, args...)
 	if err != nil {
 		return nil, err
 	}
 	b.Track(p)
-	// The controller serves its health endpoint over TLS with a self-signed
-	// certificate; only its answer matters here.
+	if err := p.waitReady(ctx, controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz")); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// healthzReady answers whether a health endpoint served over TLS with a self-signed
+// certificate answers 200; only the answer matters, not who gives it.
+func healthzReady(url string) func(context.Context) error {
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // local health probe
-	err = p.waitReady(ctx, 60*time.Second, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+hostPort(port)+"/healthz", nil)
+	return func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := client.Do(req)
 		if err != nil {
 			return err
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/healthz answered %s", resp.Status)
+			return fmt.Errorf("%s answered %s", url, resp.Status)
 		}
 		return nil
-	})
-	if err != nil {
-		p.Stop()
-		return nil, err
 	}
-	return p, nil
 }
 
 // ProgramTrafficMigration is this project's own binary, built by 'make build'.

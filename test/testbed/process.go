@@ -83,6 +83,10 @@ func startProcess(name string, prog Program, dir, logName string, args ...string
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
+	// Temporary files too stay in the test bed's directory: OCM's controllers, for
+	// one, write a self-signed serving certificate to a new temporary directory at
+	// every start.
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

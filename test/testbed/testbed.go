@@ -3,9 +3,11 @@
 
 // Package testbed runs the real programs of a traffic-migration fleet as local
 // processes for tests and the demo: one etcd, a hub kube-apiserver with OCM's and this
-// project's CRDs, any number of spoke kube-apiservers, and a Prometheus 3. The
-// programs are built by the Makefile from pinned tools modules (see hack/tools); the
-// test bed finds them through the TESTBED_* environment variables.
+// project's CRDs, any number of spoke kube-apiservers, and a Prometheus 3. On demand
+// it runs a real OCM hub on the hub (StartOCMHub) and joins the spokes to it with the
+// real clusteradm and OCM's klusterlet agents (JoinSpokes). The programs are built by
+// the Makefile from pinned tools modules (see hack/tools); the test bed finds them
+// through the TESTBED_* environment variables.
 //
 // Everything the test bed starts is stopped by Stop, and killed by the kernel if the
 // test binary dies first.
@@ -49,6 +51,10 @@ type Bed struct {
 	Prometheus *Prometheus
 	// EtcdURL is the address of the etcd that stores every cluster.
 	EtcdURL string
+	// OCM is the OCM hub control plane, once StartOCMHub has run.
+	OCM *OCMHub
+	// Klusterlets are the spokes that joined the OCM hub, by cluster name.
+	Klusterlets map[string]*Klusterlet
 
 	dir     string
 	ownDir  bool
@@ -60,7 +66,7 @@ type Bed struct {
 
 // New starts a test bed. On error, whatever it had started is stopped.
 func New(ctx context.Context, opts Options) (_ *Bed, err error) {
-	b := &Bed{Spokes: map[string]*Cluster{}, dir: opts.Dir}
+	b := &Bed{Spokes: map[string]*Cluster{}, Klusterlets: map[string]*Klusterlet{}, dir: opts.Dir}
 	if b.dir == "" {
 		if b.dir, err = os.MkdirTemp("", "testbed-"); err != nil {
 			return nil, err

@@ -1,0 +1,106 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package e2e holds the end-to-end tests: a real OCM hub (registration controller,
+// addon manager, the add-on conversion webhook, kube-controller-manager signing CSRs)
+// and real klusterlets (registration and work agents) on spoke kube-apiservers, joined
+// with the real clusteradm. Every program runs as a local process of the test bed,
+// started once for the package.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
+
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// The spokes of the tests, joined to the hub before any test runs.
+const (
+	cluster1 = "cluster1"
+	cluster2 = "cluster2"
+)
+
+// bed is the test bed shared by the package's tests.
+var bed *testbed.Bed
+
+// hub is the hub's API as the tests use it.
+var hub struct {
+	kube    kubernetes.Interface
+	cluster clusterclient.Interface
+	work    workclient.Interface
+	addon   addonclient.Interface
+}
+
+// spokes are the spokes' APIs by cluster name.
+var spokes = map[string]kubernetes.Interface{}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) (code int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	var err error
+	bed, err = testbed.New(ctx, testbed.Options{Spokes: []string{cluster1, cluster2}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
+		return 1
+	}
+	defer bed.Stop()
+	// Whatever fails, in set-up or in a test, the programs' logs say why.
+	defer func() {
+		if code != 0 {
+			bed.DumpLogs(os.Stderr, 16384)
+		}
+	}()
+	if _, err := bed.StartOCMHub(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "start the OCM hub: %v\n", err)
+		return 1
+	}
+	hubReady := time.Since(start)
+	if err := newClients(); err != nil {
+		fmt.Fprintf(os.Stderr, "make the clients: %v\n", err)
+		return 1
+	}
+	if _, err := bed.JoinSpokes(ctx, cluster1, cluster2); err != nil {
+		fmt.Fprintf(os.Stderr, "join the spokes: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "test bed ready in %s (OCM hub after %s): hub %s, spokes %s and %s joined\n",
+		time.Since(start).Round(time.Millisecond), hubReady.Round(time.Millisecond), bed.Hub.URL, cluster1, cluster2)
+	return m.Run()
+}
+
+func newClients() error {
+	cfg := bed.Hub.Config
+	var err error
+	if hub.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if hub.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if hub.work, err = workclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if hub.addon, err = addonclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	for name, spoke := range bed.Spokes {
+		if spokes[name], err = kubernetes.NewForConfig(spoke.Config); err != nil {
+			return err
+		}
+	}
+	return nil
+}
