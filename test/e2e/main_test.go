@@ -2,10 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package e2e holds the end-to-end tests: a real OCM hub (registration controller,
-// addon manager, the add-on conversion webhook, kube-controller-manager signing CSRs)
-// and real klusterlets (registration and work agents) on spoke kube-apiservers, joined
-// with the real clusteradm. Every program runs as a local process of the test bed,
-// started once for the package.
+// addon manager, placement controller, the add-on conversion webhook,
+// kube-controller-manager signing CSRs) and real klusterlets (registration and work
+// agents) on spoke kube-apiservers, joined with the real clusteradm, and a real
+// Prometheus. Every program runs as a local process of the test bed, started once for
+// the package.
 package e2e
 
 import (
@@ -52,7 +53,8 @@ func run(m *testing.M) (code int) {
 	defer cancel()
 	start := time.Now()
 	var err error
-	bed, err = testbed.New(ctx, testbed.Options{Spokes: []string{cluster1, cluster2}})
+	// Prometheus scrapes nothing until a test adds its jobs.
+	bed, err = testbed.New(ctx, testbed.Options{Spokes: []string{cluster1, cluster2}, Prometheus: &testbed.PrometheusOptions{}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
 		return 1
@@ -68,6 +70,10 @@ func run(m *testing.M) (code int) {
 		fmt.Fprintf(os.Stderr, "start the OCM hub: %v\n", err)
 		return 1
 	}
+	if _, err := bed.StartPlacementController(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "start OCM's placement controller: %v\n", err)
+		return 1
+	}
 	hubReady := time.Since(start)
 	if err := newClients(); err != nil {
 		fmt.Fprintf(os.Stderr, "make the clients: %v\n", err)
@@ -77,8 +83,8 @@ func run(m *testing.M) (code int) {
 		fmt.Fprintf(os.Stderr, "join the spokes: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "test bed ready in %s (OCM hub after %s): hub %s, spokes %s and %s joined\n",
-		time.Since(start).Round(time.Millisecond), hubReady.Round(time.Millisecond), bed.Hub.URL, cluster1, cluster2)
+	fmt.Fprintf(os.Stderr, "test bed ready in %s (OCM hub after %s): hub %s, spokes %s and %s joined, Prometheus %s\n",
+		time.Since(start).Round(time.Millisecond), hubReady.Round(time.Millisecond), bed.Hub.URL, cluster1, cluster2, bed.Prometheus.URL)
 	return m.Run()
 }
 

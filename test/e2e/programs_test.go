@@ -1,0 +1,166 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// startManager runs the traffic-migration manager binary against the hub with the hub's
+// admin kubeconfig, as the manifests' Deployment would run it in a pod but with
+// addresses of its own, and returns once it is ready. The test bed stops it at the
+// latest; the caller may stop it earlier.
+func startManager(t *testing.T, ctx context.Context, agentImage string) *testbed.Process {
+	t.Helper()
+	metricsAddr, healthAddr := freeAddress(t), freeAddress(t)
+	args := []string{"manager",
+		"--kubeconfig=" + bed.Hub.KubeconfigPath,
+		"--leader-elect=false",
+		"--metrics-bind-address=" + metricsAddr,
+		"--health-probe-bind-address=" + healthAddr,
+		"--agent-image=" + agentImage,
+		"-v=4",
+	}
+	p, err := bed.StartProgram(ctx, "traffic-migration manager", testbed.ProgramTrafficMigration, args, httpOK("http://"+healthAddr+"/readyz"))
+	if err != nil {
+		t.Fatalf("start the traffic-migration manager: %v", err)
+	}
+	return p
+}
+
+// startAgent runs the traffic-migration agent binary for a spoke as the agent's
+// Deployment on that spoke would run it: with the Deployment's own arguments, the
+// files of the hub kubeconfig Secret the Deployment mounts taken from secretDir, and
+// the spoke's admin kubeconfig in place of the pod's service account. It returns once
+// the agent is ready (its caches have synced). The test bed stops it at the latest;
+// the caller may stop it earlier.
+func startAgent(t *testing.T, ctx context.Context, cluster string, deploy *appsv1.Deployment, secretName, secretDir string) *testbed.Process {
+	t.Helper()
+	healthAddr := freeAddress(t)
+	args, err := localAgentArgs(deploy, secretName, secretDir, bed.Spokes[cluster].KubeconfigPath, healthAddr)
+	if err != nil {
+		t.Fatalf("the agent Deployment on %s: %v", cluster, err)
+	}
+	t.Logf("agent of %s: traffic-migration %s", cluster, strings.Join(args, " "))
+	p, err := bed.StartProgram(ctx, "traffic-migration agent ("+cluster+")", testbed.ProgramTrafficMigration, args, httpOK("http://"+healthAddr+"/readyz"))
+	if err != nil {
+		t.Fatalf("start the agent of %s: %v", cluster, err)
+	}
+	return p
+}
+
+// agentContainer is the name of the agent's container in its Deployment.
+const agentContainer = "agent"
+
+// localAgentArgs turns the arguments of the agent's container in its Deployment into
+// those of a local process: every path inside the mount of the Secret secretName is
+// taken from secretDir instead, the health probes listen on healthAddr, and the agent
+// reaches its cluster with kubeconfig instead of the pod's service account. Everything
+// else (cluster name, install namespace, metrics labels, log level, ...) is kept as
+// rendered. It fails if the hub kubeconfig is not read from the Secret's mount.
+func localAgentArgs(deploy *appsv1.Deployment, secretName, secretDir, kubeconfig, healthAddr string) ([]string, error) {
+	var container *corev1.Container
+	for i := range deploy.Spec.Template.Spec.Containers {
+		if c := &deploy.Spec.Template.Spec.Containers[i]; c.Name == agentContainer {
+			container = c
+		}
+	}
+	if container == nil {
+		return nil, fmt.Errorf("Deployment %s/%s has no container %q", deploy.Namespace, deploy.Name, agentContainer)
+	}
+	secretVolumes := map[string]bool{}
+	for _, v := range deploy.Spec.Template.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == secretName {
+			secretVolumes[v.Name] = true
+		}
+	}
+	var mountPath string
+	for _, m := range container.VolumeMounts {
+		if secretVolumes[m.Name] {
+			mountPath = filepath.Clean(m.MountPath)
+		}
+	}
+	if mountPath == "" {
+		return nil, fmt.Errorf("container %q does not mount the Secret %s", agentContainer, secretName)
+	}
+
+	args := make([]string, 0, len(container.Args)+1)
+	var hubKubeconfigFromSecret bool
+	for _, arg := range container.Args {
+		flag, value, hasValue := strings.Cut(arg, "=")
+		switch {
+		case !hasValue:
+		case flag == "--kubeconfig":
+			return nil, fmt.Errorf("container %q already has %s", agentContainer, arg)
+		case flag == "--health-probe-bind-address":
+			arg = flag + "=" + healthAddr
+		case strings.HasPrefix(value, mountPath+"/"):
+			arg = flag + "=" + filepath.Join(secretDir, strings.TrimPrefix(value, mountPath+"/"))
+			if flag == "--hub-kubeconfig" {
+				hubKubeconfigFromSecret = true
+			}
+		}
+		args = append(args, arg)
+	}
+	if !hubKubeconfigFromSecret {
+		return nil, fmt.Errorf("container %q does not read --hub-kubeconfig from the Secret mounted at %s: %v", agentContainer, mountPath, container.Args)
+	}
+	return append(args, "--kubeconfig="+kubeconfig), nil
+}
+
+// writeSecretFiles writes each key of a Secret to a file of that name in dir, as the
+// kubelet mounts a Secret volume.
+func writeSecretFiles(secret *corev1.Secret, dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for key, value := range secret.Data {
+		if err := os.WriteFile(filepath.Join(dir, key), value, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// freeAddress is a free loopback address for a program's listener.
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	port, err := testbed.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// httpOK is a readiness check: url answers 200.
+func httpOK(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answered %s", url, resp.Status)
+		}
+		return nil
+	}
+}
