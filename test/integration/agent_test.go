@@ -18,6 +18,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -174,22 +175,23 @@ func TestAgent(t *testing.T) {
 	web = programGateway(t, spokeGateways, web)
 	wantCondition("the Gateway programmed", webType, is(metav1.ConditionTrue, trafficv1alpha1.AgentReasonProgrammed, "Addresses: 10.0.0.1, gw.example.com"))
 
-	// A change that does not concern the agent writes nothing.
+	// A change that does not concern the agent writes nothing: the first write after it
+	// is the one for the next change that does.
 	before, err := addons.Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	web.Annotations = map[string]string{"example.com/touched": "yes"}
-	if web, err = spokeGateways.GatewayV1().Gateways("apps").Update(ctx, web, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("annotate the Gateway: %v", err)
-	}
-	time.Sleep(3 * time.Second)
-	after, err := addons.Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
+	writes, err := addons.Watch(ctx, metav1.ListOptions{
+		FieldSelector:   fields.OneTermEqualSelector("metadata.name", trafficv1alpha1.AddonName).String(),
+		ResourceVersion: before.ResourceVersion,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.ResourceVersion != before.ResourceVersion {
-		t.Errorf("the agent wrote although nothing it reports changed:\nbefore %s\nafter  %s", agentConditions(before), agentConditions(after))
+	defer writes.Stop()
+	web.Annotations = map[string]string{"example.com/touched": "yes"}
+	if web, err = spokeGateways.GatewayV1().Gateways("apps").Update(ctx, web, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("annotate the Gateway: %v", err)
 	}
 
 	// A new generation that its controller has not programmed yet.
@@ -197,8 +199,21 @@ func TestAgent(t *testing.T) {
 	if web, err = spokeGateways.GatewayV1().Gateways("apps").Update(ctx, web, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("change the Gateway: %v", err)
 	}
-	wantCondition("the changed Gateway not programmed", webType, is(metav1.ConditionFalse, trafficv1alpha1.AgentReasonNotProgrammed,
-		fmt.Sprintf("Programmed is True for generation %d, the Gateway is at generation %d. Addresses: 10.0.0.1, gw.example.com", web.Generation-1, web.Generation)))
+	notProgrammed := is(metav1.ConditionFalse, trafficv1alpha1.AgentReasonNotProgrammed,
+		fmt.Sprintf("Programmed is True for generation %d, the Gateway is at generation %d. Addresses: 10.0.0.1, gw.example.com", web.Generation-1, web.Generation))
+	wantCondition("the changed Gateway not programmed", webType, notProgrammed)
+	select {
+	case ev := <-writes.ResultChan():
+		first, ok := ev.Object.(*addonv1alpha1.ManagedClusterAddOn)
+		if !ok {
+			t.Fatalf("unexpected watch event %v", ev.Type)
+		}
+		if !notProgrammed(meta.FindStatusCondition(first.Status.Conditions, webType)) {
+			t.Errorf("the agent wrote after the annotation, before the new generation: %s", agentConditions(first))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no write seen for the new generation")
+	}
 
 	// A Gateway that goes loses its condition.
 	if err := spokeGateways.GatewayV1().Gateways("apps").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {

@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -35,6 +36,7 @@ type fakeLeases struct {
 	leases  map[string]*coordinationv1.Lease
 	version int
 	down    bool // answer every request with 500
+	gets    int  // GET requests served, to see a candidate try
 }
 
 func newFakeLeases(t *testing.T) (*fakeLeases, string) {
@@ -54,6 +56,7 @@ var leasesResource = schema.GroupResource{Group: "coordination.k8s.io", Resource
 func (f *fakeLeases) get(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gets++
 	if f.down {
 		writeStatus(w, apierrors.NewInternalError(errors.New("the hub is down")))
 		return
@@ -274,13 +277,22 @@ func TestRunWaitsForLease(t *testing.T) {
 	done := runInBackground(ctx, o, start)
 	a := receive(t, addrs, "the bound addresses")
 
-	// A standby serves its probes: alive, not ready.
+	// Wait until the standby has tried to take the lease a few times.
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		leases.mu.Lock()
+		defer leases.mu.Unlock()
+		return leases.gets >= 3, nil
+	})
+	if err != nil {
+		t.Fatalf("the standby did not try to take the lease: %v", err)
+	}
+	// A standby serves its probes and is ready: a healthy candidate, so that a rolling
+	// update can replace the leader.
 	if code, _ := get(t, "http://"+a.Health+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz of a standby = %d, want 200", code)
 	}
-	time.Sleep(3 * o.RetryPeriod) // a few tries to acquire the lease
-	if code, _ := get(t, "http://"+a.Health+"/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("/readyz of a standby = %d, want 503", code)
+	if code, _ := get(t, "http://"+a.Health+"/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz of a standby = %d, want 200", code)
 	}
 	if _, metrics := get(t, "http://"+a.Metrics+"/metrics"); !strings.Contains(metrics, "\ntraffic_migration_manager_leader 0\n") {
 		t.Error("/metrics reports a standby as the leader")

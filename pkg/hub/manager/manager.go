@@ -31,7 +31,7 @@ const userAgent = "traffic-migration-manager"
 // cfg reaches the hub with the configured QPS and burst; reg is the registry served on
 // /metrics; workers is the number of workers each controller runs.
 //
-// /readyz answers 503 until the StartFunc calls MarkReady(ctx), typically once its
+// Without leader election, /readyz answers 503 until the StartFunc calls MarkReady(ctx), typically once its
 // informer caches have synced.
 type StartFunc func(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int) error
 
@@ -82,6 +82,11 @@ func Run(ctx context.Context, o *Options, start StartFunc) error {
 	}
 
 	ready := &atomic.Bool{}
+	// With leader election, a replica waiting for the lease is ready: it is a healthy
+	// candidate. Were it not, a rolling update could never finish: its new pod cannot
+	// lead while the old one holds the lease, and the old one is not stopped until the
+	// new one is ready.
+	ready.Store(o.LeaderElect)
 	ctx = context.WithValue(ctx, readinessKey{}, ready)
 
 	srv, err := listen(ctx, o, reg, ready)
