@@ -76,7 +76,7 @@ endef
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-24s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 ##@ Development
 
@@ -134,9 +134,16 @@ test-unit: ## Run the unit tests.
 test-integration: testbed build ## Run the integration tests on the local test bed.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/...
 
+# One package at a time: each starts an OCM hub, whose add-on webhook binds fixed ports.
 .PHONY: test-e2e
-test-e2e: testbed build ## Run the end-to-end tests: a real OCM hub and klusterlets on the local test bed.
-	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(E2E_TIMEOUT) ./test/e2e/...
+test-e2e: testbed build ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed.
+	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) ./test/e2e/... ./test/demo/...
+
+DEMO_FLAGS ?=
+
+.PHONY: demo
+demo: testbed build ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
+	$(GO) run ./test/demo $(DEMO_FLAGS)
 
 .PHONY: testbed
 testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.

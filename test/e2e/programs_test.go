@@ -20,15 +20,20 @@ import (
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
-// startManager runs the traffic-migration manager binary against the hub with the hub's
-// admin kubeconfig, as the manifests' Deployment would run it in a pod but with
-// addresses of its own, and returns once it is ready. The test bed stops it at the
+// startManager runs the traffic-migration manager binary against the hub as the
+// manifests' Deployment runs it in a pod: as the manager's ServiceAccount, so with
+// exactly the RBAC of manifests/rbac.yaml, but with addresses of its own. It returns
+// once the manager is ready. The test bed stops it at the
 // latest; the caller may stop it earlier.
 func startManager(t *testing.T, ctx context.Context, agentImage string) *testbed.Process {
 	t.Helper()
 	metricsAddr, healthAddr := freeAddress(t), freeAddress(t)
+	kubeconfig, err := bed.Hub.ServiceAccountKubeconfig(ctx, managerNamespace, managerServiceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"manager",
-		"--kubeconfig=" + bed.Hub.KubeconfigPath,
+		"--kubeconfig=" + kubeconfig,
 		"--leader-elect=false",
 		"--metrics-bind-address=" + metricsAddr,
 		"--health-probe-bind-address=" + healthAddr,
@@ -45,13 +50,18 @@ func startManager(t *testing.T, ctx context.Context, agentImage string) *testbed
 // startAgent runs the traffic-migration agent binary for a spoke as the agent's
 // Deployment on that spoke would run it: with the Deployment's own arguments, the
 // files of the hub kubeconfig Secret the Deployment mounts taken from secretDir, and
-// the spoke's admin kubeconfig in place of the pod's service account. It returns once
+// a token of the agent's ServiceAccount on the spoke in place of the pod's, so with
+// exactly the spoke RBAC the add-on ships. It returns once
 // the agent is ready (its caches have synced). The test bed stops it at the latest;
 // the caller may stop it earlier.
 func startAgent(t *testing.T, ctx context.Context, cluster string, deploy *appsv1.Deployment, secretName, secretDir string) *testbed.Process {
 	t.Helper()
 	healthAddr := freeAddress(t)
-	args, err := localAgentArgs(deploy, secretName, secretDir, bed.Spokes[cluster].KubeconfigPath, healthAddr)
+	kubeconfig, err := bed.Spokes[cluster].ServiceAccountKubeconfig(ctx, deploy.Namespace, deploy.Spec.Template.Spec.ServiceAccountName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := localAgentArgs(deploy, secretName, secretDir, kubeconfig, healthAddr)
 	if err != nil {
 		t.Fatalf("the agent Deployment on %s: %v", cluster, err)
 	}
@@ -62,6 +72,12 @@ func startAgent(t *testing.T, ctx context.Context, cluster string, deploy *appsv
 	}
 	return p
 }
+
+// The manager's ServiceAccount, as manifests/rbac.yaml creates it.
+const (
+	managerNamespace      = "open-cluster-management-addon"
+	managerServiceAccount = "traffic-migration-manager"
+)
 
 // agentContainer is the name of the agent's container in its Deployment.
 const agentContainer = "agent"

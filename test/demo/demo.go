@@ -1,0 +1,571 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	"sigs.k8s.io/yaml"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// The addresses of the spokes' gateways: each spoke's gateway has a loopback address
+// of its own, so the DNS answers with an address, as for real gateways, and every
+// gateway listens on the same port.
+var gatewayIPs = map[string]netip.Addr{
+	cluster1: netip.MustParseAddr("127.0.0.2"),
+	cluster2: netip.MustParseAddr("127.0.0.3"),
+}
+
+const (
+	// readyTimeout bounds each wait of the set-up for the fleet to reach a state.
+	readyTimeout = 3 * time.Minute
+	// lead is how long the view shows the steady state before the move.
+	lead = 3 * time.Second
+)
+
+// demo is one run of the demo: what it has started, so that it can stop it.
+type demo struct {
+	cfg         config
+	con         *console
+	bed         *testbed.Bed
+	hub         *hubClients
+	spokes      map[string]gatewayclient.Interface
+	gatewayPort int
+	metricsPort int
+	clusterOf   map[netip.Addr]string
+	agents      *agentStarts
+	servers     map[string]*gatewayServer
+	dns         *dnsServer
+	clients     *clientFleet
+
+	// parts runs the demo's own components (gateway controllers, DNS controller, view)
+	// until stopParts; partsDone waits for them.
+	parts     context.Context
+	stopParts context.CancelFunc
+	partsDone sync.WaitGroup
+}
+
+// run runs the demo and returns its summary. Whatever happens, everything it started is
+// stopped before it returns. On failure the end of every program's log is written to
+// errOut, and the programs' data and logs are kept.
+func run(ctx context.Context, cfg config, out, errOut io.Writer) (_ *summary, err error) {
+	d := &demo{cfg: cfg, con: newConsole(out), clusterOf: map[netip.Addr]string{}, servers: map[string]*gatewayServer{}}
+	intro(d.con, cfg)
+	if err := testbed.CheckOCMHubPorts(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "traffic-migration-demo-")
+	if err != nil {
+		return nil, err
+	}
+	d.parts, d.stopParts = context.WithCancel(ctx)
+	defer func() {
+		d.stopOwnParts()
+		failed := err != nil && ctx.Err() == nil // not interrupted
+		if d.bed != nil {
+			if failed {
+				d.bed.DumpLogs(errOut, 8192)
+			}
+			d.bed.Stop()
+		}
+		if failed {
+			fmt.Fprintf(errOut, "the programs' data and logs are kept in %s\n", dir)
+		} else {
+			_ = os.RemoveAll(dir)
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintln(errOut, "interrupted: stopped everything the demo started")
+		}
+	}()
+
+	if err := d.startFleet(ctx, dir); err != nil {
+		return nil, err
+	}
+	if err := d.startPlayers(ctx); err != nil {
+		return nil, err
+	}
+	if err := d.waitSteady(ctx); err != nil {
+		return nil, err
+	}
+	v, moveAt, err := d.migrate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.stopOwnParts()
+	s, err := summarize(ctx, d.hub, d.spokes, v, moveAt, d.clients, cfg)
+	if err != nil {
+		return nil, err
+	}
+	processes := len(d.bed.Processes())
+	d.bed.Stop()
+	s.Took = time.Since(d.con.start)
+	s.print(out)
+	fmt.Fprintf(out, "Stopped everything the demo started: %d processes, the gateways, the DNS and the clients.\n", processes)
+	return s, nil
+}
+
+// startFleet starts the test bed's programs: the clusters and Prometheus, the OCM hub,
+// the klusterlets (joined with clusteradm), and traffic-migration (installed from
+// manifests/, enabled with clusteradm); then it creates what the fleet administrator
+// has before the migration.
+func (d *demo) startFleet(ctx context.Context, dir string) error {
+	var err error
+	if d.gatewayPort, err = commonFreePort(gatewayIPs[cluster1], gatewayIPs[cluster2]); err != nil {
+		return err
+	}
+	if d.metricsPort, err = commonFreePort(gatewayIPs[cluster1], gatewayIPs[cluster2]); err != nil {
+		return err
+	}
+	var targets []string
+	for _, c := range []string{cluster1, cluster2} {
+		d.clusterOf[gatewayIPs[c]] = c
+		targets = append(targets, net.JoinHostPort(gatewayIPs[c].String(), strconv.Itoa(d.metricsPort)))
+	}
+
+	d.con.step("starting the test bed: etcd, the hub and two spoke kube-apiservers, Prometheus scraping %s", strings.Join(targets, " and "))
+	d.bed, err = testbed.New(ctx, testbed.Options{
+		Spokes: []string{cluster1, cluster2},
+		Dir:    dir,
+		Prometheus: &testbed.PrometheusOptions{
+			ScrapeInterval: time.Second,
+			ScrapeConfigs:  []testbed.ScrapeConfig{{JobName: "istio-gateways", Targets: targets, MetricsPath: gatewayMetricsPath}},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("start the test bed: %w", err)
+	}
+	crds, err := testbed.GatewayAPICRDFiles()
+	if err != nil {
+		return err
+	}
+	d.spokes = map[string]gatewayclient.Interface{}
+	for _, c := range []string{cluster1, cluster2} {
+		spoke := d.bed.Spokes[c]
+		if err := testbed.InstallCRDs(ctx, spoke.Config, crds...); err != nil {
+			return fmt.Errorf("install the Gateway API on %s: %w", c, err)
+		}
+		kube, err := kubernetes.NewForConfig(spoke.Config)
+		if err != nil {
+			return err
+		}
+		if d.spokes[c], err = gatewayclient.NewForConfig(spoke.Config); err != nil {
+			return err
+		}
+		if err := prepareSpoke(ctx, kube, d.spokes[c]); err != nil {
+			return fmt.Errorf("%s: %w", c, err)
+		}
+	}
+	d.con.step("test bed up; the Gateway API, namespace %s and GatewayClass %s installed on both spokes", namespace, gatewayClassName)
+
+	if _, err := d.bed.StartOCMHub(ctx); err != nil {
+		return fmt.Errorf("start the OCM hub: %w", err)
+	}
+	if _, err := d.bed.StartPlacementController(ctx); err != nil {
+		return fmt.Errorf("start OCM's placement controller: %w", err)
+	}
+	if _, err := d.bed.StartWorkManager(ctx); err != nil {
+		return fmt.Errorf("start OCM's work manager: %w", err)
+	}
+	d.con.step("OCM hub running: registration controller, add-on manager and conversion webhook, placement controller, work manager (ManifestWorkReplicaSet)")
+	if _, err := d.bed.JoinSpokes(ctx, cluster1, cluster2); err != nil {
+		return fmt.Errorf("join the spokes: %w", err)
+	}
+	d.con.step("%s and %s joined with clusteradm and accepted; their registration and work agents run", cluster1, cluster2)
+
+	manifests, err := testbed.ManifestsDir()
+	if err != nil {
+		return err
+	}
+	if err := testbed.ApplyKustomization(ctx, d.bed.Hub.Config, manifests); err != nil {
+		return fmt.Errorf("install traffic-migration: %w", err)
+	}
+	if _, err := d.bed.StartManager(ctx, "-v=2"); err != nil {
+		return fmt.Errorf("start the traffic-migration manager: %w", err)
+	}
+	d.con.step("traffic-migration installed from manifests/ (server-side apply) and its manager running on the hub")
+	enable := []string{"addon", "enable", "--names", trafficv1alpha1.AddonName, "--clusters", cluster1 + "," + cluster2}
+	if _, err := d.bed.Clusteradm(ctx, enable...); err != nil {
+		return err
+	}
+	d.con.step("$ clusteradm %s", strings.Join(enable, " "))
+	// Each agent waits for the hub kubeconfig that OCM writes once the add-on is
+	// enabled; meanwhile the demo goes on.
+	d.agents = startAgents(ctx, d.bed, cluster1, cluster2)
+
+	if d.hub, err = newHubClients(d.bed.Hub.Config); err != nil {
+		return err
+	}
+	policy := policyObject(d.cfg)
+	if err := prepareHub(ctx, d.hub, policy, gatewayObject(d.gatewayPort), d.bed.Prometheus.URL); err != nil {
+		return err
+	}
+	d.con.step("on the hub: ManagedClusterSet %s bound to %s, Placement %s (region=%s), Secret %s, ManifestWorkReplicaSet %s (follows %s), and the policy:",
+		clusterSetName, namespace, placementName, regions[cluster1], secretName, mwrsName, proxyName)
+	printPolicy(d.con, policy)
+	return nil
+}
+
+// startPlayers starts what the demo plays: the gateway controller and gateway of each
+// spoke, the DNS and its controller, and, once the DNS answers with cluster1's gateway,
+// the clients.
+func (d *demo) startPlayers(ctx context.Context) error {
+	for _, c := range []string{cluster1, cluster2} {
+		server := newGatewayServer(c, net.JoinHostPort(gatewayIPs[c].String(), strconv.Itoa(d.gatewayPort)),
+			net.JoinHostPort(gatewayIPs[c].String(), strconv.Itoa(d.metricsPort)))
+		d.servers[c] = server
+		ctrl := newGatewayController(c, namespace, gatewayName, gatewayIPs[c].String(), server, d.spokes[c], d.con.event)
+		d.goPart(ctrl.run)
+	}
+	var err error
+	if d.dns, err = newDNSServer(gatewayHostname); err != nil {
+		return err
+	}
+	dnsCtrl := &dnsController{
+		server: d.dns, hub: d.hub.cluster, namespace: namespace, placement: placementName,
+		gatewayNamespace: namespace, gatewayName: gatewayName, spokes: d.spokes, clusterOf: d.clusterOf, log: d.con.event,
+	}
+	d.goPart(dnsCtrl.run)
+	err = waitFor(ctx, "the DNS to answer with cluster1's gateway", func(context.Context) error {
+		if got := d.dns.published(); len(got) != 1 || got[0] != gatewayIPs[cluster1] {
+			return fmt.Errorf("the DNS answers %v", got)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+
+	ttls := clientTTLs(d.cfg.clients, d.cfg.shortTTL, d.cfg.longTTL, d.cfg.longClients)
+	d.clients = newClientFleet(ttls, d.cfg.requestEvery, d.dns.addr(), d.gatewayPort, d.cfg.seed)
+	if err := d.clients.start(); err != nil {
+		return err
+	}
+	d.con.step("%d clients send %.0f requests/s each to http://%s:%d/, resolving it through the DNS at %s and keeping the answer for their own TTL: %s, and %s for %d of them",
+		d.cfg.clients, float64(time.Second)/float64(d.cfg.requestEvery), gatewayHostname, d.gatewayPort, d.dns.addr(),
+		d.cfg.shortTTL, d.cfg.longTTL, d.cfg.longClients)
+	return nil
+}
+
+// waitSteady waits until the fleet is ready for the move and the clients have sent to
+// cluster1 for the warm-up.
+func (d *demo) waitSteady(ctx context.Context) error {
+	warmedUp := time.Now().Add(d.cfg.warmUp)
+	if err := d.agents.wait(); err != nil {
+		return err
+	}
+	d.con.step("traffic-migration agents running on %s and %s: local processes with the hub kubeconfig OCM wrote to each spoke (a bare kube-apiserver runs no pods, so the agent Deployment the add-on ships never starts)", cluster1, cluster2)
+	d.con.step("waiting for OCM to mark the add-on Available on both clusters (the registration agent checks add-on leases every 30s) and for the policy to be Ready")
+	if err := waitForFleet(ctx, d.con, d.bed, d.hub); err != nil {
+		return err
+	}
+	return sleep(ctx, time.Until(warmedUp))
+}
+
+// migrate shows the steady state for a moment, moves the real Placement, and shows the
+// migration until cluster1 left the proxy and its gateway is gone, and the clients
+// have sent for a little longer.
+func (d *demo) migrate(ctx context.Context) (*view, time.Time, error) {
+	v, err := newView(d.con, d.hub, d.spokes, d.bed.Prometheus.URL, d.clients, d.clusterOf, d.cfg)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if err := v.start(d.parts); err != nil {
+		return nil, time.Time{}, err
+	}
+	explainMove(d.con, d.cfg)
+	moveAt := time.Now().Add(lead)
+	d.con.scheduleMove(moveAt)
+	v.header()
+	d.goPart(v.run)
+	if err := sleep(ctx, time.Until(moveAt)); err != nil {
+		return nil, time.Time{}, err
+	}
+	if err := movePlacement(ctx, d.hub, regions[cluster2]); err != nil {
+		return nil, time.Time{}, fmt.Errorf("move the Placement: %w", err)
+	}
+	d.con.event("the administrator moved Placement %s from region=%s (%s) to region=%s (%s)", placementName, regions[cluster1], cluster1, regions[cluster2], cluster2)
+
+	select {
+	case <-ctx.Done():
+		return nil, time.Time{}, ctx.Err()
+	case <-time.After(d.cfg.migrationTimeout):
+		return nil, time.Time{}, fmt.Errorf("cluster1 was not removed within %s of the move", d.cfg.migrationTimeout)
+	case <-v.finished():
+	}
+	// The view saw the Gateway go; its gateway controller stops the gateway.
+	err = waitFor(ctx, "cluster1's gateway to stop", func(context.Context) error {
+		if d.servers[cluster1].running() {
+			return errors.New("it still serves")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	d.con.step("cluster1's Gateway and gateway are gone; the clients send for %s more", d.cfg.settle)
+	return v, moveAt, sleep(ctx, d.cfg.settle)
+}
+
+// goPart runs one of the demo's components until its parts are stopped.
+func (d *demo) goPart(run func(context.Context)) {
+	d.partsDone.Add(1)
+	go func() {
+		defer d.partsDone.Done()
+		run(d.parts)
+	}()
+}
+
+// stopOwnParts stops the clients (their requests in flight end first), the demo's
+// components and the DNS. It is safe to call more than once.
+func (d *demo) stopOwnParts() {
+	if d.clients != nil {
+		d.clients.halt()
+	}
+	d.stopParts()
+	d.partsDone.Wait()
+	if d.dns != nil {
+		d.dns.close()
+	}
+}
+
+// sleep waits for d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// summarize reads the outcome from the policy's status and the fleet.
+func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewayclient.Interface, v *view, moveAt time.Time, clients *clientFleet, cfg config) (*summary, error) {
+	s := &summary{
+		Form: cfg.name, Clients: cfg.clients, MinDrainDuration: cfg.minDrainDuration, MaxPercent: cfg.maxPercent,
+		ChecksNeeded: cfg.consecutiveSuccesses, Requests: clients.stats.counts(),
+	}
+	removedAt, goneAt, shareSeen := v.removal()
+	s.RemovedAfter, s.GatewayGoneAfter, s.ShareSeen = removedAt.Sub(moveAt), goneAt.Sub(moveAt), shareSeen
+
+	policy, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, policyName, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read the policy: %w", err)
+	}
+	proxy, err := decidedClusters(ctx, hub.cluster, namespace, proxyName)
+	if err != nil {
+		return nil, err
+	}
+	gateway := map[string]bool{}
+	for _, c := range []string{cluster1, cluster2} {
+		_, err := spokes[c].GatewayV1().Gateways(namespace).Get(ctx, gatewayName, metav1.GetOptions{})
+		gateway[c] = err == nil
+	}
+	for _, row := range policy.Status.Clusters {
+		if row.Name == cluster1 && row.Phase == trafficv1alpha1.ClusterRemoved && row.RemovalTime != nil && row.DrainStartTime != nil {
+			s.Cluster1Removed = !gateway[cluster1] && len(proxy) == 1 && proxy[0] == cluster2
+			s.DrainDuration = row.RemovalTime.Sub(row.DrainStartTime.Time)
+			s.ShareAtRemoval, s.ChecksPassed, s.RemovalMessage = row.LastValue, row.ConsecutiveSuccesses, row.Message
+		}
+	}
+	s.Cluster2Kept = gateway[cluster2] && len(proxy) == 1 && proxy[0] == cluster2
+	return s, nil
+}
+
+// agentStarts are the traffic-migration agents being started.
+type agentStarts struct {
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+// startAgents starts the agents of the clusters at once: each waits for its hub
+// kubeconfig, which OCM writes once the add-on is enabled.
+func startAgents(ctx context.Context, bed *testbed.Bed, clusters ...string) *agentStarts {
+	a := &agentStarts{}
+	for _, c := range clusters {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if _, err := bed.StartAddonAgent(ctx, c, "-v=2"); err != nil {
+				a.mu.Lock()
+				a.errs = append(a.errs, fmt.Errorf("start the traffic-migration agent of %s: %w", c, err))
+				a.mu.Unlock()
+			}
+		}()
+	}
+	return a
+}
+
+func (a *agentStarts) wait() error {
+	a.wg.Wait()
+	return errors.Join(a.errs...)
+}
+
+// waitForFleet waits until the fleet is in its steady state before the move: both
+// agents available and reporting the Gateway (cluster1's ready), the policy Ready with
+// cluster1 Active, and Prometheus seeing all the traffic on cluster1.
+func waitForFleet(ctx context.Context, con *console, bed *testbed.Bed, hub *hubClients) error {
+	addons, err := addonclient.NewForConfig(bed.Hub.Config)
+	if err != nil {
+		return err
+	}
+	gatewayCondition := trafficv1alpha1.GatewayConditionType(namespace, gatewayName)
+	for _, c := range []string{cluster1, cluster2} {
+		err := waitFor(ctx, "the add-on of "+c+" to be Available with the agent's report", func(ctx context.Context) error {
+			a, err := addons.AddonV1alpha1().ManagedClusterAddOns(c).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if !meta.IsStatusConditionTrue(a.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) {
+				return fmt.Errorf("ManagedClusterAddOn %s/%s is not Available", c, a.Name)
+			}
+			if !meta.IsStatusConditionTrue(a.Status.Conditions, trafficv1alpha1.ConditionClusterLabels) {
+				return fmt.Errorf("the agent of %s has not reported its labels", c)
+			}
+			if c == cluster1 && !meta.IsStatusConditionTrue(a.Status.Conditions, gatewayCondition) {
+				return fmt.Errorf("the agent of %s does not report the Gateway ready", c)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	con.step("ManagedClusterAddOns Available (lease), and the agents report: cluster1's Gateway Programmed, cluster2 has none yet")
+	err = waitFor(ctx, "the policy to be Ready with cluster1 Active", func(ctx context.Context) error {
+		p, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, policyName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(p.Status.Conditions, trafficv1alpha1.ConditionReady) {
+			return fmt.Errorf("policy not Ready: %+v", p.Status.Conditions)
+		}
+		if len(p.Status.Clusters) != 1 || p.Status.Clusters[0].Name != cluster1 || p.Status.Clusters[0].Phase != trafficv1alpha1.ClusterActive {
+			return fmt.Errorf("policy rows: %+v", p.Status.Clusters)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	con.step("policy %s Ready: the proxy Placement %s lists cluster1, which is Active", policyName, proxyName)
+	return nil
+}
+
+// waitFor polls check until it returns nil, for at most readyTimeout.
+func waitFor(ctx context.Context, what string, check func(context.Context) error) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, readyTimeout, true, func(ctx context.Context) (bool, error) {
+		last = check(ctx)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w (last: %v)", what, err, last)
+	}
+	return nil
+}
+
+// commonFreePort finds a TCP port free on every one of the addresses.
+func commonFreePort(addrs ...netip.Addr) (int, error) {
+	for range 50 {
+		first, err := net.Listen("tcp", net.JoinHostPort(addrs[0].String(), "0"))
+		if err != nil {
+			return 0, err
+		}
+		port := first.Addr().(*net.TCPAddr).Port
+		listeners := []net.Listener{first}
+		free := true
+		for _, a := range addrs[1:] {
+			l, err := net.Listen("tcp", net.JoinHostPort(a.String(), strconv.Itoa(port)))
+			if err != nil {
+				free = false
+				break
+			}
+			listeners = append(listeners, l)
+		}
+		for _, l := range listeners {
+			l.Close()
+		}
+		if free {
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("no port free on all of %v", addrs)
+}
+
+// intro says what the demo runs.
+func intro(con *console, cfg config) {
+	con.paragraph("", "", fmt.Sprintf("traffic-migration demo (%s form): move a Gateway from cluster1 to cluster2 of an OCM fleet and drop no request.", cfg.name))
+	con.text("", "\nWhat runs, each program a local process (no container runtime, no cluster of your own):")
+	con.paragraph("  - ", "    ", "the test bed's real programs: etcd, a hub and two spoke kube-apiservers, Prometheus 3, "+
+		"an OCM hub (registration, placement, add-on manager, work manager) and, on each spoke, "+
+		"OCM's registration and work agents, joined with clusteradm;")
+	con.paragraph("  - ", "    ", "traffic-migration: the manager on the hub and the agent of each spoke. "+
+		"A bare kube-apiserver runs no pods, so the demo runs the agents as local processes "+
+		"with the hub kubeconfig that OCM wrote to each spoke;")
+	con.paragraph("  - ", "    ", fmt.Sprintf("played by the demo: the gateway of each spoke (an HTTP server counting "+
+		"istio_requests_total{cluster=...}, and a Gateway controller that serves a Gateway while it "+
+		"exists and marks it Programmed), a DNS that follows the REAL Placement, and %d clients "+
+		"that keep its answer for their own TTL.", cfg.clients))
+	con.text("", "")
+}
+
+// printPolicy prints the policy as the administrator wrote it.
+func printPolicy(con *console, policy *trafficv1alpha1.TrafficMigrationPolicy) {
+	p := policy.DeepCopy()
+	p.Status = trafficv1alpha1.TrafficMigrationPolicyStatus{}
+	b, err := yaml.Marshal(struct {
+		APIVersion string                                     `json:"apiVersion"`
+		Kind       string                                     `json:"kind"`
+		Metadata   map[string]string                          `json:"metadata"`
+		Spec       trafficv1alpha1.TrafficMigrationPolicySpec `json:"spec"`
+	}{p.APIVersion, p.Kind, map[string]string{"name": p.Name, "namespace": p.Namespace}, p.Spec})
+	if err != nil {
+		con.step("(cannot print the policy: %v)", err)
+		return
+	}
+	con.text("          ", string(b))
+}
+
+// explainMove says what is about to happen.
+func explainMove(con *console, cfg config) {
+	con.text("", "")
+	con.paragraph("", "", fmt.Sprintf("The migration. The Gateway follows the PROXY Placement %s: the "+
+		"ManifestWorkReplicaSet puts it on the clusters the proxy lists. The DNS follows the REAL "+
+		"Placement %s: once the Placement moves to cluster2, the DNS answers with cluster2's gateway "+
+		"(as soon as that Gateway is Programmed), but each client keeps cluster1's address until its "+
+		"own TTL ends. The proxy keeps cluster1 until the policy's check passes %d times in a row, at "+
+		"least %s apart (cluster1 carries at most %g%% of the traffic over the last %s), and for at "+
+		"least %s. A client that still holds cluster1's address when its gateway is gone resolves "+
+		"again and retries once.",
+		proxyName, placementName, cfg.consecutiveSuccesses, cfg.interval, cfg.maxPercent, cfg.window, cfg.minDrainDuration))
+	con.paragraph("", "", "Every second, per cluster: its share of the traffic and requests/s as "+
+		"Prometheus computes them; how many clients' DNS caches hold its address; the policy's phase, "+
+		"last check, passed checks in a row and time to the next check; whether the proxy lists it; "+
+		"whether its Gateway exists.")
+	con.text("", "")
+}

@@ -1,0 +1,250 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+)
+
+// The demo's fleet: two spokes in two regions, and the names of what it creates.
+const (
+	cluster1 = "cluster1"
+	cluster2 = "cluster2"
+
+	// namespace holds, on the hub, the real Placement, the policy, its Prometheus
+	// Secret and the ManifestWorkReplicaSet; on the spokes, the Gateway.
+	namespace      = "gateway-system"
+	placementName  = "gateway-placement"
+	proxyName      = placementName + "-proxy" // the policy's default proxy name
+	policyName     = "gateway-migration"
+	secretName     = "prometheus"
+	gatewayName    = "demo-gateway"
+	mwrsName       = "demo-gateway"
+	clusterSetName = "demo"
+	regionLabel    = "region"
+)
+
+// regions are the clusters' regions, the label the real Placement selects on.
+var regions = map[string]string{cluster1: "us-east", cluster2: "us-west"}
+
+// hubClients are the hub's APIs as the demo uses them.
+type hubClients struct {
+	kube    kubernetes.Interface
+	cluster clusterclient.Interface
+	work    workclient.Interface
+	traffic trafficclient.Interface
+}
+
+func newHubClients(cfg *rest.Config) (*hubClients, error) {
+	var h hubClients
+	var err error
+	if h.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if h.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if h.work, err = workclient.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if h.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	return &h, nil
+}
+
+// prepareSpoke does what a spoke's platform team does before any Gateway arrives: the
+// Gateway's namespace, and the GatewayClass of the installed Gateway implementation
+// (here, the demo's gateway controller).
+func prepareSpoke(ctx context.Context, kube kubernetes.Interface, gateways gatewayclient.Interface) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", namespace, err)
+	}
+	class := &gatewayv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: gatewayClassName},
+		Spec:       gatewayv1.GatewayClassSpec{ControllerName: gatewayControllerName},
+	}
+	if _, err := gateways.GatewayV1().GatewayClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create GatewayClass %s: %w", gatewayClassName, err)
+	}
+	return nil
+}
+
+// prepareHub creates what the fleet administrator has before the migration: the
+// clusters' region labels, a ManagedClusterSet of the two clusters bound to the
+// namespace, the real Placement selecting cluster1's region, the Prometheus Secret,
+// the TrafficMigrationPolicy, and the ManifestWorkReplicaSet that puts the Gateway on
+// the clusters of the PROXY Placement.
+func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.TrafficMigrationPolicy, gateway *gatewayv1.Gateway, prometheusURL string) error {
+	for cluster, region := range regions {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, regionLabel, region)
+		if _, err := h.cluster.ClusterV1().ManagedClusters().Patch(ctx, cluster, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("label ManagedCluster %s: %w", cluster, err)
+		}
+	}
+	set := &clusterv1beta2.ManagedClusterSet{
+		ObjectMeta: metav1.ObjectMeta{Name: clusterSetName},
+		Spec: clusterv1beta2.ManagedClusterSetSpec{ClusterSelector: clusterv1beta2.ManagedClusterSelector{
+			SelectorType: clusterv1beta2.LabelSelector,
+			LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: regionLabel, Operator: metav1.LabelSelectorOpExists},
+			}},
+		}},
+	}
+	if _, err := h.cluster.ClusterV1beta2().ManagedClusterSets().Create(ctx, set, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create ManagedClusterSet %s: %w", clusterSetName, err)
+	}
+	if _, err := h.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace %s: %w", namespace, err)
+	}
+	binding := &clusterv1beta2.ManagedClusterSetBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: clusterSetName, Namespace: namespace},
+		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: clusterSetName},
+	}
+	if _, err := h.cluster.ClusterV1beta2().ManagedClusterSetBindings(namespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("bind ManagedClusterSet %s: %w", clusterSetName, err)
+	}
+	placement := &clusterv1beta1.Placement{
+		ObjectMeta: metav1.ObjectMeta{Name: placementName, Namespace: namespace},
+		Spec: clusterv1beta1.PlacementSpec{
+			ClusterSets: []string{clusterSetName},
+			Predicates:  regionPredicates(regions[cluster1]),
+		},
+	}
+	if _, err := h.cluster.ClusterV1beta1().Placements(namespace).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create Placement %s: %w", placementName, err)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: namespace},
+		StringData: map[string]string{"url": prometheusURL},
+	}
+	if _, err := h.kube.CoreV1().Secrets(namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create Secret %s: %w", secretName, err)
+	}
+	if _, err := h.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create TrafficMigrationPolicy %s: %w", policy.Name, err)
+	}
+	mwrs, err := manifestWorkReplicaSet(gateway)
+	if err != nil {
+		return err
+	}
+	if _, err := h.work.WorkV1alpha1().ManifestWorkReplicaSets(namespace).Create(ctx, mwrs, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create ManifestWorkReplicaSet %s: %w", mwrsName, err)
+	}
+	return nil
+}
+
+// regionPredicates select the clusters of a region.
+func regionPredicates(region string) []clusterv1beta1.ClusterPredicate {
+	return []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+		LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{regionLabel: region}},
+	}}}
+}
+
+// movePlacement edits the real Placement to select another region, as the
+// administrator does, retrying on a write conflict.
+func movePlacement(ctx context.Context, h *hubClients, region string) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := h.cluster.ClusterV1beta1().Placements(namespace).Get(ctx, placementName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		p.Spec.Predicates = regionPredicates(region)
+		_, err = h.cluster.ClusterV1beta1().Placements(namespace).Update(ctx, p, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// gatewayObject is the Gateway that the ManifestWorkReplicaSet puts on the clusters:
+// one HTTP listener on the gateway port, of the demo's GatewayClass.
+func gatewayObject(port int) *gatewayv1.Gateway {
+	hostname := gatewayv1.Hostname(gatewayHostname)
+	return &gatewayv1.Gateway{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayv1.GroupVersion.String(), Kind: "Gateway"},
+		ObjectMeta: metav1.ObjectMeta{Name: gatewayName, Namespace: namespace},
+		Spec: gatewayv1.GatewaySpec{
+			GatewayClassName: gatewayClassName,
+			Listeners: []gatewayv1.Listener{{
+				Name: "http", Hostname: &hostname, Port: gatewayv1.PortNumber(port), Protocol: gatewayv1.HTTPProtocolType,
+			}},
+		},
+	}
+}
+
+// manifestWorkReplicaSet is the consumer of the proxy Placement: OCM's work manager
+// writes a ManifestWork carrying the Gateway to every cluster the proxy lists, and
+// deletes it from a cluster the proxy drops; each spoke's work agent then applies or
+// deletes the Gateway.
+func manifestWorkReplicaSet(gateway *gatewayv1.Gateway) (*workv1alpha1.ManifestWorkReplicaSet, error) {
+	raw, err := json.Marshal(gateway)
+	if err != nil {
+		return nil, err
+	}
+	return &workv1alpha1.ManifestWorkReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: mwrsName, Namespace: namespace},
+		Spec: workv1alpha1.ManifestWorkReplicaSetSpec{
+			PlacementRefs: []workv1alpha1.LocalPlacementReference{{
+				Name:            proxyName,
+				RolloutStrategy: clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.All},
+			}},
+			ManifestWorkTemplate: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{
+				Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}},
+			}},
+		},
+	}, nil
+}
+
+// policyObject is the TrafficMigrationPolicy of the demo: trafficShare on
+// istio_requests_total by its cluster label.
+func policyObject(cfg config) *trafficv1alpha1.TrafficMigrationPolicy {
+	return &trafficv1alpha1.TrafficMigrationPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: trafficv1alpha1.SchemeGroupVersion.String(), Kind: "TrafficMigrationPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: policyName, Namespace: namespace},
+		Spec: trafficv1alpha1.TrafficMigrationPolicySpec{
+			PlacementRef: trafficv1alpha1.PlacementReference{Name: placementName},
+			TargetRef: trafficv1alpha1.GatewayReference{
+				Group: gatewayv1.GroupName, Kind: "Gateway", Name: gatewayName, Namespace: namespace,
+			},
+			PrometheusSecret: trafficv1alpha1.SecretReference{Name: secretName},
+			TrafficShare: &trafficv1alpha1.TrafficShare{
+				Metric:       requestsMetric,
+				Selector:     fmt.Sprintf("%s=%q", serviceLabel, gatewayServiceName),
+				ClusterLabel: clusterLabel,
+				Window:       cfg.window,
+				MaxPercent:   cfg.maxPercent,
+			},
+			Interval:             &metav1.Duration{Duration: cfg.interval},
+			ConsecutiveSuccesses: cfg.consecutiveSuccesses,
+			MinDrainDuration:     &metav1.Duration{Duration: cfg.minDrainDuration},
+		},
+	}
+}

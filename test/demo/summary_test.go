@@ -1,0 +1,106 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSummaryPrint(t *testing.T) {
+	good := summary{
+		Form: "short", Clients: 25, Cluster1Removed: true, Cluster2Kept: true,
+		DrainDuration: 13 * time.Second, MinDrainDuration: 10 * time.Second, ShareAtRemoval: "4.0000001", MaxPercent: 5,
+		ChecksPassed: 3, ChecksNeeded: 3, RemovedAfter: 12740 * time.Millisecond, GatewayGoneAfter: 12810 * time.Millisecond,
+		Requests: clientCounts{Served: 5839, Retried: 1, ByCluster: map[string]int64{cluster1: 4280, cluster2: 1560}},
+		Took:     62 * time.Second,
+	}
+	tests := map[string]struct {
+		s       summary
+		ok      bool
+		want    []string
+		notWant []string
+	}{
+		"a clean migration": {
+			s:  good,
+			ok: true,
+			want: []string{
+				"cluster1 left the proxy Placement 12.7s after the move: it drained for 13s by the policy's status (minDrainDuration 10s);",
+				"its share of the traffic at removal: 4.0% in the policy's last check (threshold 5%), 3/3 checks passed in a row;",
+				"  served                    5839\n",
+				"  retried, then served         1  (",
+				"  failed                       0\n",
+				"  answered by cluster1      4280\n",
+				"OK: the Gateway moved without a failed request. The demo took 1m2s.",
+			},
+			notWant: []string{"failure:", "NOT"},
+		},
+		"a failed request": {
+			s: func() summary {
+				s := good
+				s.Requests.Failed = 1
+				s.Requests.FailureSamples = []string{"client 3: connection refused"}
+				return s
+			}(),
+			want: []string{"  failed                       1\n", "  failure: client 3: connection refused\n", "FAILED: see above."},
+		},
+		"removed too early": {
+			s: func() summary {
+				s := good
+				s.DrainDuration = 9 * time.Second
+				return s
+			}(),
+			want: []string{"FAILED"},
+		},
+		"cluster1 kept": {
+			s: func() summary {
+				s := good
+				s.Cluster1Removed = false
+				return s
+			}(),
+			want: []string{"cluster1 was NOT removed.", "FAILED"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tt.s.ok(); got != tt.ok {
+				t.Errorf("ok() = %v, want %v", got, tt.ok)
+			}
+			var b strings.Builder
+			tt.s.print(&b)
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("the summary lacks %q:\n%s", w, b.String())
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("the summary has %q:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}
+
+func TestWrap(t *testing.T) {
+	tests := map[string]struct {
+		text, first, rest string
+		width             int
+		want              string
+	}{
+		"fits":          {text: "a b c", width: 10, want: "a b c\n"},
+		"breaks":        {text: "aaa bbb ccc", width: 7, want: "aaa bbb\nccc\n"},
+		"list item":     {text: "aaa bbb ccc", first: "- ", rest: "  ", width: 9, want: "- aaa bbb\n  ccc\n"},
+		"long word":     {text: "a verylongword b", width: 6, want: "a\nverylongword\nb\n"},
+		"spaces folded": {text: "  a \n  b  ", width: 10, want: "a b\n"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := wrap(tt.text, tt.width, tt.first, tt.rest); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

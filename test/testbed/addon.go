@@ -1,0 +1,308 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/yaml"
+
+	"open-cluster-management.io/traffic-migration/pkg/agent"
+	"open-cluster-management.io/traffic-migration/pkg/hub/addon"
+)
+
+// applyFieldManager owns, in server-side apply, what ApplyKustomization writes.
+const applyFieldManager = "testbed"
+
+// ManifestsDir is the project's plain install manifests: manifests/ at the root of
+// the module, with its kustomization.yaml.
+func ManifestsDir() (string, error) {
+	root, err := moduleDir("")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "manifests"), nil
+}
+
+// ApplyKustomization applies every object of the files that the kustomization.yaml in
+// dir lists under resources, in their order, with server-side apply (as
+// 'kubectl apply --server-side -k dir' does for a kustomization without
+// transformations). It refuses a kustomization that asks for more than a list of
+// files, so that nothing it asks for is silently left out.
+func ApplyKustomization(ctx context.Context, cfg *rest.Config, dir string) error {
+	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		return err
+	}
+	var k map[string]any
+	if err := yaml.Unmarshal(raw, &k); err != nil {
+		return fmt.Errorf("read %s/kustomization.yaml: %w", dir, err)
+	}
+	var resources []string
+	for key, value := range k {
+		switch key {
+		case "apiVersion", "kind":
+		case "resources":
+			list, _ := value.([]any)
+			for _, r := range list {
+				s, ok := r.(string)
+				if !ok {
+					return fmt.Errorf("%s/kustomization.yaml: resource %v is not a file name", dir, r)
+				}
+				resources = append(resources, s)
+			}
+		default:
+			return fmt.Errorf("%s/kustomization.yaml uses %q, which ApplyKustomization does not support: it applies a plain list of resources", dir, key)
+		}
+	}
+
+	var objs []*unstructured.Unstructured
+	for _, r := range resources {
+		docs, err := readObjects(filepath.Join(dir, r))
+		if err != nil {
+			return err
+		}
+		objs = append(objs, docs...)
+	}
+
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	for _, obj := range objs {
+		if err := applyObject(ctx, dyn, mapper, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readObjects reads the objects of a YAML file of one or more documents.
+func readObjects(path string) ([]*unstructured.Unstructured, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		err := dec.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", path, err)
+		}
+		if len(obj.Object) == 0 {
+			continue // an empty document
+		}
+		if obj.GetKind() == "" || obj.GetName() == "" {
+			return nil, fmt.Errorf("%s: an object without kind or name", path)
+		}
+		objs = append(objs, obj)
+	}
+}
+
+// applyObject applies one object. A kind the mapper does not know yet (a CRD applied
+// just before) makes it read the API's discovery again, once.
+func applyObject(ctx context.Context, dyn dynamic.Interface, mapper *restmapper.DeferredDiscoveryRESTMapper, obj *unstructured.Unstructured) error {
+	gvk := obj.GroupVersionKind()
+	mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		mapper.Reset()
+		mapping, err = mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return fmt.Errorf("find the resource of %s %s: %w", gvk, obj.GetName(), err)
+	}
+	var client dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		if obj.GetNamespace() == "" {
+			return fmt.Errorf("%s %s has no namespace", gvk.Kind, obj.GetName())
+		}
+		client = dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace())
+	}
+	if _, err := client.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: applyFieldManager, Force: true}); err != nil {
+		return fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	return nil
+}
+
+// Manager is the traffic-migration hub manager, the project's own binary, run by the
+// test bed against the hub.
+type Manager struct {
+	// Process is the running manager.
+	Process *Process
+	// MetricsURL is its /metrics.
+	MetricsURL string
+	// HealthURL is its /readyz.
+	HealthURL string
+}
+
+// StartManager runs 'traffic-migration manager' against the hub with the hub's admin
+// kubeconfig, without leader election, with its metrics and probes on free loopback
+// ports, and returns once it is ready. args are added to its command line, for
+// example "-v=4". It runs until the test bed stops, or until its process is stopped.
+func (b *Bed) StartManager(ctx context.Context, args ...string) (*Manager, error) {
+	metricsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	healthPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		MetricsURL: "http://" + hostPort(metricsPort) + "/metrics",
+		HealthURL:  "http://" + hostPort(healthPort) + "/readyz",
+	}
+	args = append([]string{"manager",
+		"--kubeconfig=" + b.Hub.KubeconfigPath,
+		"--metrics-bind-address=" + hostPort(metricsPort),
+		"--health-probe-bind-address=" + hostPort(healthPort),
+		"--leader-elect=false",
+	}, args...)
+	m.Process, err = b.StartProgram(ctx, "traffic-migration manager", ProgramTrafficMigration, args, httpReady(m.HealthURL))
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// AddonAgent is the traffic-migration spoke agent of one joined spoke, run by the test
+// bed as a local process: a bare kube-apiserver runs no pods, so the Deployment that the
+// add-on ships to the spoke through ManifestWork lands there but never runs.
+type AddonAgent struct {
+	// ClusterName is the spoke's cluster name.
+	ClusterName string
+	// Process is the running agent.
+	Process *Process
+	// HubKubeconfigPath is the hub kubeconfig it runs with: what OCM's registration
+	// agent wrote to the add-on's hub kubeconfig Secret on the spoke, as files (a pod
+	// mounts the Secret so).
+	HubKubeconfigPath string
+	// HealthURL is its /readyz.
+	HealthURL string
+}
+
+// hubKubeconfigKeys are the keys of the add-on's hub kubeconfig Secret the agent needs;
+// the kubeconfig names the certificate files by relative path.
+var hubKubeconfigKeys = []string{"kubeconfig", "tls.crt", "tls.key"}
+
+// StartAddonAgent runs 'traffic-migration agent' for a spoke that joined the OCM hub and
+// on which the traffic-migration add-on is enabled. It waits until OCM's registration
+// agent has written the add-on's hub kubeconfig Secret on the spoke
+// (traffic-migration-hub-kubeconfig in open-cluster-management-agent-addon: the
+// add-on's CSR approved by the manager and signed on the hub), writes its keys to
+// files, starts the agent with them and the spoke's admin kubeconfig, and returns once
+// the agent is ready. args are added to its command line, for example
+// "--metrics-labels=region=us-east". It runs until the test bed stops, or until its
+// process is stopped.
+func (b *Bed) StartAddonAgent(ctx context.Context, cluster string, args ...string) (*AddonAgent, error) {
+	b.mu.Lock()
+	k := b.Klusterlets[cluster]
+	b.mu.Unlock()
+	if k == nil {
+		return nil, fmt.Errorf("spoke %q has not joined the OCM hub: run JoinSpokes first", cluster)
+	}
+	spokeClient, err := kubernetes.NewForConfig(k.Spoke.Config)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(k.dir, "traffic-migration-agent")
+	kubeconfigDir := filepath.Join(dir, "hub-kubeconfig")
+	if err := os.MkdirAll(kubeconfigDir, 0o700); err != nil {
+		return nil, err
+	}
+	// The registration agent gets the certificate once the add-on is enabled, the
+	// manager has approved its CSR and the hub's kube-controller-manager has signed it.
+	err = k.RegistrationAgent.waitReady(ctx, joinTimeout, func(ctx context.Context) error {
+		secret, err := spokeClient.CoreV1().Secrets(agent.DefaultAddonNamespace).Get(ctx, addon.HubKubeconfigSecret, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("no Secret %s/%s on %s yet: is the add-on enabled and the manager running?", agent.DefaultAddonNamespace, addon.HubKubeconfigSecret, cluster)
+		}
+		if err != nil {
+			return err
+		}
+		for _, key := range hubKubeconfigKeys {
+			if len(secret.Data[key]) == 0 {
+				return fmt.Errorf("Secret %s/%s on %s has no %s yet", agent.DefaultAddonNamespace, addon.HubKubeconfigSecret, cluster, key)
+			}
+		}
+		for _, key := range hubKubeconfigKeys {
+			if err := os.WriteFile(filepath.Join(kubeconfigDir, key), secret.Data[key], 0o600); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the add-on's hub kubeconfig on %s: %w", cluster, err)
+	}
+
+	healthPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	a := &AddonAgent{
+		ClusterName:       cluster,
+		HubKubeconfigPath: filepath.Join(kubeconfigDir, "kubeconfig"),
+		HealthURL:         "http://" + hostPort(healthPort) + "/readyz",
+	}
+	args = append([]string{"agent",
+		"--hub-kubeconfig=" + a.HubKubeconfigPath,
+		"--kubeconfig=" + k.Spoke.KubeconfigPath,
+		"--cluster-name=" + cluster,
+		"--addon-namespace=" + agent.DefaultAddonNamespace,
+		"--health-probe-bind-address=" + hostPort(healthPort),
+	}, args...)
+	a.Process, err = b.StartProgram(ctx, "traffic-migration agent ("+cluster+")", ProgramTrafficMigration, args, httpReady(a.HealthURL))
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// httpReady answers whether a plain HTTP endpoint answers 200.
+func httpReady(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answered %s", url, resp.Status)
+		}
+		return nil
+	}
+}
