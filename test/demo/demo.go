@@ -197,7 +197,7 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := testbed.ApplyKustomization(ctx, d.bed.Hub.Config, manifests); err != nil {
+	if _, err := testbed.ApplyKustomization(ctx, d.bed.Hub.Config, manifests); err != nil {
 		return fmt.Errorf("install traffic-migration: %w", err)
 	}
 	if _, err := d.bed.StartManager(ctx, "-v=2"); err != nil {

@@ -132,10 +132,14 @@ func TestAddOn(t *testing.T) {
 }
 
 // install applies manifests/ to the hub as 'kubectl apply -k manifests/' would, then
-// runs the manager binary with the hub's admin kubeconfig.
+// runs the manager binary as the manager's ServiceAccount.
 func (a *addonTest) install(t *testing.T) {
 	ctx := context.Background()
-	objs, err := applyKustomization(ctx, bed.Hub.Config, filepath.Join("..", "..", "manifests"))
+	manifests, err := testbed.ManifestsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := testbed.ApplyKustomization(ctx, bed.Hub.Config, manifests)
 	if err != nil {
 		t.Fatalf("apply manifests/: %v", err)
 	}

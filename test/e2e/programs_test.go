@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,7 +39,7 @@ func startManager(t *testing.T, ctx context.Context, agentImage string) *testbed
 		"--agent-image=" + agentImage,
 		"-v=4",
 	}
-	p, err := bed.StartProgram(ctx, "traffic-migration manager", testbed.ProgramTrafficMigration, args, httpOK("http://"+healthAddr+"/readyz"))
+	p, err := bed.StartProgram(ctx, "traffic-migration manager", testbed.ProgramTrafficMigration, args, testbed.HTTPReady("http://"+healthAddr+"/readyz"))
 	if err != nil {
 		t.Fatalf("start the traffic-migration manager: %v", err)
 	}
@@ -66,7 +65,7 @@ func startAgent(t *testing.T, ctx context.Context, cluster string, deploy *appsv
 		t.Fatalf("the agent Deployment on %s: %v", cluster, err)
 	}
 	t.Logf("agent of %s: traffic-migration %s", cluster, strings.Join(args, " "))
-	p, err := bed.StartProgram(ctx, "traffic-migration agent ("+cluster+")", testbed.ProgramTrafficMigration, args, httpOK("http://"+healthAddr+"/readyz"))
+	p, err := bed.StartProgram(ctx, "traffic-migration agent ("+cluster+")", testbed.ProgramTrafficMigration, args, testbed.HTTPReady("http://"+healthAddr+"/readyz"))
 	if err != nil {
 		t.Fatalf("start the agent of %s: %v", cluster, err)
 	}
@@ -160,23 +159,4 @@ func freeAddress(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-}
-
-// httpOK is a readiness check: url answers 200.
-func httpOK(url string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s answered %s", url, resp.Status)
-		}
-		return nil
-	}
 }

@@ -47,15 +47,16 @@ func ManifestsDir() (string, error) {
 // dir lists under resources, in their order, with server-side apply (as
 // 'kubectl apply --server-side -k dir' does for a kustomization without
 // transformations). It refuses a kustomization that asks for more than a list of
-// files, so that nothing it asks for is silently left out.
-func ApplyKustomization(ctx context.Context, cfg *rest.Config, dir string) error {
+// files, so that nothing it asks for is silently left out. It returns the objects it
+// applied, as they were read.
+func ApplyKustomization(ctx context.Context, cfg *rest.Config, dir string) ([]*unstructured.Unstructured, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var k map[string]any
 	if err := yaml.Unmarshal(raw, &k); err != nil {
-		return fmt.Errorf("read %s/kustomization.yaml: %w", dir, err)
+		return nil, fmt.Errorf("read %s/kustomization.yaml: %w", dir, err)
 	}
 	var resources []string
 	for key, value := range k {
@@ -66,12 +67,12 @@ func ApplyKustomization(ctx context.Context, cfg *rest.Config, dir string) error
 			for _, r := range list {
 				s, ok := r.(string)
 				if !ok {
-					return fmt.Errorf("%s/kustomization.yaml: resource %v is not a file name", dir, r)
+					return nil, fmt.Errorf("%s/kustomization.yaml: resource %v is not a file name", dir, r)
 				}
 				resources = append(resources, s)
 			}
 		default:
-			return fmt.Errorf("%s/kustomization.yaml uses %q, which ApplyKustomization does not support: it applies a plain list of resources", dir, key)
+			return nil, fmt.Errorf("%s/kustomization.yaml uses %q, which ApplyKustomization does not support: it applies a plain list of resources", dir, key)
 		}
 	}
 
@@ -79,26 +80,26 @@ func ApplyKustomization(ctx context.Context, cfg *rest.Config, dir string) error
 	for _, r := range resources {
 		docs, err := readObjects(filepath.Join(dir, r))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		objs = append(objs, docs...)
 	}
 
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	for _, obj := range objs {
 		if err := applyObject(ctx, dyn, mapper, obj); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return objs, nil
 }
 
 // readObjects reads the objects of a YAML file of one or more documents.
@@ -187,7 +188,7 @@ func (b *Bed) StartManager(ctx context.Context, args ...string) (*Manager, error
 		"--health-probe-bind-address=" + hostPort(healthPort),
 		"--leader-elect=false",
 	}, args...)
-	m.Process, err = b.StartProgram(ctx, "traffic-migration manager", ProgramTrafficMigration, args, httpReady(m.HealthURL))
+	m.Process, err = b.StartProgram(ctx, "traffic-migration manager", ProgramTrafficMigration, args, HTTPReady(m.HealthURL))
 	if err != nil {
 		return nil, err
 	}
@@ -281,15 +282,15 @@ func (b *Bed) StartAddonAgent(ctx context.Context, cluster string, args ...strin
 		"--addon-namespace=" + agent.DefaultAddonNamespace,
 		"--health-probe-bind-address=" + hostPort(healthPort),
 	}, args...)
-	a.Process, err = b.StartProgram(ctx, "traffic-migration agent ("+cluster+")", ProgramTrafficMigration, args, httpReady(a.HealthURL))
+	a.Process, err = b.StartProgram(ctx, "traffic-migration agent ("+cluster+")", ProgramTrafficMigration, args, HTTPReady(a.HealthURL))
 	if err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-// httpReady answers whether a plain HTTP endpoint answers 200.
-func httpReady(url string) func(context.Context) error {
+// HTTPReady is a readiness check for StartProgram: a plain HTTP endpoint answers 200.
+func HTTPReady(url string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
