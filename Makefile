@@ -132,12 +132,18 @@ test-unit: ## Run the unit tests.
 # The tests that run real programs are never taken from the test cache (-count=1).
 .PHONY: test-integration
 test-integration: testbed build ## Run the integration tests on the local test bed.
-	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/...
+	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/... ./test/bench/...
 
 # One package at a time: each starts an OCM hub, whose add-on webhook binds fixed ports.
 .PHONY: test-e2e
 test-e2e: testbed build ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) ./test/e2e/... ./test/demo/...
+
+# The benchmarks report numbers and never fail on a slow machine; make test-integration
+# runs their small case.
+.PHONY: bench
+bench: testbed build ## Run the benchmarks at full size on the local test bed; the report goes to bench/results/.
+	TRAFFIC_MIGRATION_BENCH=full $(GO) test -count=1 -timeout 60m -run '^TestBench$$' -v ./test/bench/
 
 DEMO_FLAGS ?=
 
