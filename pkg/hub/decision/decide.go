@@ -218,7 +218,7 @@ func (pl *plan) record(d *drainRow, ev Evaluation) {
 	default:
 		result = v1alpha1.EvaluationError
 	}
-	d.row.LastEvaluationTime = ptrTime(pl.stamp)
+	d.row.LastEvaluationTime = ptrTime(pl.checkStamp(d, ev.At))
 	d.row.LastResult = result
 	d.row.LastValue = ev.Value
 	d.row.ResolvedQuery = ev.Query
@@ -231,6 +231,20 @@ func (pl *plan) record(d *drainRow, ev Evaluation) {
 	}
 	d.row.ConsecutiveSuccesses = 0
 	d.detail = ev.Message
+}
+
+// checkStamp is the time a check of d is recorded at: when it was evaluated, if that is
+// known, not before the cluster was due and not after Now, so that checks keep their
+// interval and are never counted early; else the decision's own stamp.
+func (pl *plan) checkStamp(d *drainRow, at time.Time) time.Time {
+	if at.IsZero() {
+		return pl.stamp
+	}
+	at = at.UTC().Truncate(time.Second)
+	if at.Before(pl.dueAt(d)) || at.After(pl.in.Now) {
+		return pl.stamp
+	}
+	return at
 }
 
 // forceRemove removes the draining clusters named in ForceRemove and returns the names

@@ -43,6 +43,12 @@ type Evaluation struct {
 	// It must be deterministic: no timestamps, so that a row changes only when a check
 	// says something new.
 	Message string
+	// At is the time the query was evaluated at (the time given to Prometheus), when
+	// known. A check at or after the cluster's due time is stamped with it, so that
+	// checks keep to their interval: a check stamped with the later time of the
+	// decision would push every next check up to a second late. Zero: the decision's
+	// own time.
+	At time.Time
 }
 
 // Input is everything Decide needs, gathered by the caller from listers, the policy

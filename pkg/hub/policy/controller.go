@@ -167,8 +167,8 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	now := c.clock.Now()
 
 	st := c.gather(policy, now)
-	results, checking := c.evaluations.take(key, policy)
-	st.useEvaluations(results)
+	results, checkedAt, checking := c.evaluations.take(key, policy)
+	st.useEvaluations(results, checkedAt)
 	var out decision.Output
 	var applyErr error
 	if st.conflict == "" {

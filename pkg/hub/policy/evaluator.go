@@ -6,6 +6,7 @@ package policy
 import (
 	"context"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -19,7 +20,7 @@ import (
 // additions still reach the proxy at once (rule 1), and other policies still sync.
 type evaluator struct {
 	// check runs the checks of one round.
-	check func(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, labels map[string]map[string]string) map[string]gate.Evaluation
+	check func(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, labels map[string]map[string]string) (map[string]gate.Evaluation, time.Time)
 	// wake enqueues a policy's key.
 	wake func(key string)
 
@@ -33,31 +34,33 @@ type round struct {
 	generation int64
 	done       bool
 	results    map[string]gate.Evaluation
+	// at is the time the round's queries were evaluated at.
+	at time.Time
 }
 
-func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationPolicy, []string, map[string]map[string]string) map[string]gate.Evaluation) *evaluator {
+func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationPolicy, []string, map[string]map[string]string) (map[string]gate.Evaluation, time.Time)) *evaluator {
 	return &evaluator{check: check, rounds: map[string]*round{}}
 }
 
-// take returns the results of the policy's finished round, and whether a round is still
-// in flight. Results of a round started for another version of the policy's spec, or
+// take returns the results of the policy's finished round with the time its queries
+// were evaluated at, and whether a round is still in flight. Results of a round started for another version of the policy's spec, or
 // for a policy of the same name that was deleted since, are dropped: they answered
 // another question.
-func (e *evaluator) take(key string, policy *trafficv1alpha1.TrafficMigrationPolicy) (results map[string]gate.Evaluation, inFlight bool) {
+func (e *evaluator) take(key string, policy *trafficv1alpha1.TrafficMigrationPolicy) (results map[string]gate.Evaluation, at time.Time, inFlight bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r, ok := e.rounds[key]
 	if !ok {
-		return nil, false
+		return nil, time.Time{}, false
 	}
 	if !r.done {
-		return nil, true
+		return nil, time.Time{}, true
 	}
 	delete(e.rounds, key)
 	if r.uid != policy.UID || r.generation != policy.Generation {
-		return nil, false
+		return nil, time.Time{}, false
 	}
-	return r.results, false
+	return r.results, r.at, false
 }
 
 // start begins a round of checks of the due clusters unless one is in flight. ctx ends
@@ -73,9 +76,9 @@ func (e *evaluator) start(ctx context.Context, key string, policy *trafficv1alph
 	e.mu.Unlock()
 
 	go func() {
-		results := e.check(ctx, policy, due, labels)
+		results, at := e.check(ctx, policy, due, labels)
 		e.mu.Lock()
-		r.done, r.results = true, results
+		r.done, r.results, r.at = true, results, at
 		e.mu.Unlock()
 		if ctx.Err() == nil {
 			e.wake(key)

@@ -91,7 +91,7 @@ func (c *Controller) gather(policy *trafficv1alpha1.TrafficMigrationPolicy, now 
 
 // useEvaluations gives the decision the checks that finished for clusters that are due,
 // and leaves in st.due the ones still to check.
-func (st *state) useEvaluations(results map[string]gate.Evaluation) {
+func (st *state) useEvaluations(results map[string]gate.Evaluation, at time.Time) {
 	var unchecked []string
 	for _, name := range st.due {
 		ev, ok := results[name]
@@ -104,7 +104,7 @@ func (st *state) useEvaluations(results map[string]gate.Evaluation) {
 			st.input.Evaluations = map[string]decision.Evaluation{}
 		}
 		st.evaluations[name] = ev
-		st.input.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message}
+		st.input.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
 	}
 	st.due = unchecked
 }
@@ -201,16 +201,19 @@ func (c *Controller) readAgents(policy *trafficv1alpha1.TrafficMigrationPolicy, 
 // evaluate checks the due clusters against Prometheus, a few at a time. Every failure
 // to reach Prometheus, including a missing or invalid Secret, becomes an Error
 // evaluation: the cluster stays (rule 4).
-func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, clusterLabels map[string]map[string]string) map[string]gate.Evaluation {
+//
+// The queries are evaluated at the whole second the round starts in (the clusters were
+// due by then), which it returns: checks then keep to their interval exactly.
+func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, clusterLabels map[string]map[string]string) (map[string]gate.Evaluation, time.Time) {
 	out := make(map[string]gate.Evaluation, len(due))
-	now := c.clock.Now()
+	now := c.clock.Now().Truncate(time.Second)
 	querier, problem := c.querierFor(ctx, policy)
 	if problem != nil {
 		for _, cluster := range due {
 			out[cluster] = *problem
 			c.metrics.evaluation(problem)
 		}
-		return out
+		return out, now
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -219,7 +222,7 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 		case c.querySlots <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
-			return out // the manager stops; the rest is checked after its restart
+			return out, now // the manager stops; the rest is checked after its restart
 		}
 		wg.Add(1)
 		go func() {
@@ -235,7 +238,7 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 		}()
 	}
 	wg.Wait()
-	return out
+	return out, now
 }
 
 // querierFor returns a Prometheus client for the policy's Secret, or the evaluation
