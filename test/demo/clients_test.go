@@ -61,14 +61,16 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.halt()
-	time.Sleep(500 * time.Millisecond)
+	eventually(t, "every client holding "+ip1.String(), func() bool { return f.holding()[ip1] == 4 })
 	dns.publish([]netip.Addr{ip2})
-	time.Sleep(1500 * time.Millisecond)
+	eventually(t, "the short-TTL clients moving to "+ip2.String(), func() bool { return f.holding()[ip2] == 3 })
 	if h := f.holding(); h[ip1] != 1 || h[ip2] != 3 {
 		t.Errorf("clients holding: %v, want one on %s and three on %s", h, ip1, ip2)
 	}
 	gw1.stop()
-	time.Sleep(500 * time.Millisecond)
+	eventually(t, "the long-TTL client retrying on "+ip2.String(), func() bool {
+		return f.stats.counts().Retried >= 1 && f.holding()[ip2] == 4
+	})
 	f.halt()
 
 	c := f.stats.counts()
@@ -83,5 +85,17 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 	}
 	if h := f.holding(); h[ip2] != 4 {
 		t.Errorf("after the retry every client should hold %s: %v", ip2, h)
+	}
+}
+
+// eventually polls cond until it holds, and fails the test after a deadline.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

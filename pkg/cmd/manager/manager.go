@@ -5,12 +5,12 @@
 package manager
 
 import (
-	goflag "flag"
 	"io"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
+	"open-cluster-management.io/traffic-migration/pkg/cmd/logflags"
 	hubmanager "open-cluster-management.io/traffic-migration/pkg/hub/manager"
 )
 
@@ -48,13 +48,6 @@ verbosity is set with -v.`,
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
 	o.AddFlags(cmd.Flags())
-	addKlogFlags(cmd)
+	logflags.Add(cmd)
 	return cmd
-}
-
-// addKlogFlags adds klog's flags (-v, --vmodule, ...) to cmd.
-func addKlogFlags(cmd *cobra.Command) {
-	fs := goflag.NewFlagSet("klog", goflag.ContinueOnError)
-	klog.InitFlags(fs)
-	cmd.Flags().AddGoFlagSet(fs)
 }
