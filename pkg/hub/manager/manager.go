@@ -148,7 +148,7 @@ func (o *Options) restConfig() (*rest.Config, error) {
 }
 
 // newRegistry returns the registry served on /metrics, with the Go runtime and
-// process collectors.
+// process collectors and the work queues' metrics.
 func newRegistry() (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	for _, c := range []prometheus.Collector{
@@ -158,6 +158,9 @@ func newRegistry() (*prometheus.Registry, error) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register the runtime metrics: %w", err)
 		}
+	}
+	if err := registerWorkqueueMetrics(reg); err != nil {
+		return nil, fmt.Errorf("register the work queue metrics: %w", err)
 	}
 	return reg, nil
 }

@@ -5,6 +5,7 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"open-cluster-management.io/sdk-go/pkg/patcher"
@@ -57,10 +59,18 @@ func (c *Controller) ensureProxyPlacement(ctx context.Context, policy *trafficv1
 		return created, nil
 	}
 	if st.proxy.Labels[trafficv1alpha1.PolicyLabel] != policy.Name {
-		adopted := st.proxy.DeepCopy()
-		adopted.Labels[trafficv1alpha1.PolicyLabel] = policy.Name
-		p := patcher.NewPatcher[*clusterv1beta1.Placement, clusterv1beta1.PlacementSpec, clusterv1beta1.PlacementStatus](client)
-		if _, err := p.PatchLabelAnnotations(ctx, st.proxy, adopted.ObjectMeta, st.proxy.ObjectMeta); err != nil {
+		// The Placement as the patch left it, with its new resourceVersion: its status
+		// is written next, and a write that carried the old one would fail.
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"uid":             st.proxy.UID,
+			"resourceVersion": st.proxy.ResourceVersion,
+			"labels":          map[string]string{trafficv1alpha1.PolicyLabel: policy.Name},
+		}})
+		if err != nil {
+			return nil, fmt.Errorf("adopt proxy Placement %s: %w", st.proxyName, err)
+		}
+		adopted, err := client.Patch(ctx, st.proxyName, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: ControllerName})
+		if err != nil {
 			return nil, fmt.Errorf("adopt proxy Placement %s: %w", st.proxyName, err)
 		}
 		c.event(policy, false, "ProxyPlacementAdopted", fmt.Sprintf("Adopted proxy Placement %s from policy %s", st.proxyName, st.proxy.Labels[trafficv1alpha1.PolicyLabel]))
@@ -123,7 +133,13 @@ func (c *Controller) applyDecisions(ctx context.Context, placement *clusterv1bet
 		if wanted.Has(have.Name) {
 			continue
 		}
-		err := client.Delete(ctx, have.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &have.UID}})
+		// Only the object as this sync read it: a cache that has not seen the last
+		// write to it (say, a cluster added by the previous sync) must not delete what
+		// that write listed. Every other write carries its resourceVersion too.
+		err := client.Delete(ctx, have.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &have.UID, ResourceVersion: &have.ResourceVersion}})
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("delete PlacementDecision %s: %w (retrying with a fresh cache)", have.Name, err)
+		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete PlacementDecision %s: %w", have.Name, err)
 		}

@@ -18,7 +18,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -33,6 +32,7 @@ import (
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions/cluster/v1beta1"
 	clusterlistersv1 "open-cluster-management.io/api/client/cluster/listers/cluster/v1"
 	clusterlisters "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"open-cluster-management.io/sdk-go/pkg/basecontroller/factory"
 
@@ -65,7 +65,7 @@ type Controller struct {
 	policies      trafficlisters.TrafficMigrationPolicyLister
 	policyIndex   cache.Indexer
 	placements    clusterlisters.PlacementLister
-	decisions     clusterlisters.PlacementDecisionLister
+	decisionIndex cache.Indexer // PlacementDecisions, indexed byPlacement
 	clusters      clusterlistersv1.ManagedClusterLister
 	addons        addonlisters.ManagedClusterAddOnLister
 	clusterSynced cache.InformerSynced
@@ -105,6 +105,10 @@ func NewController(
 	if err != nil {
 		return nil, fmt.Errorf("add policy indexers: %w", err)
 	}
+	err = informers.Decisions.Informer().AddIndexers(cache.Indexers{byPlacement: indexDecisionByPlacement})
+	if err != nil {
+		return nil, fmt.Errorf("add PlacementDecision indexers: %w", err)
+	}
 	c := &Controller{
 		policyClient:  policyClient,
 		clusterClient: clusterClient,
@@ -112,7 +116,7 @@ func NewController(
 		policies:      informers.Policies.Lister(),
 		policyIndex:   informers.Policies.Informer().GetIndexer(),
 		placements:    informers.Placements.Lister(),
-		decisions:     informers.Decisions.Lister(),
+		decisionIndex: informers.Decisions.Informer().GetIndexer(),
 		clusters:      informers.ManagedClusters.Lister(),
 		addons:        informers.Addons.Lister(),
 		clusterSynced: informers.ManagedClusters.Informer().HasSynced,
@@ -132,13 +136,24 @@ func NewController(
 		WithSync(c.sync).
 		ToController(ControllerName)
 
-	// A ManagedCluster matters only when it comes or goes (rule 6); its status
-	// heartbeats must not wake every policy.
+	// A ManagedCluster matters only when it comes or goes (rule 6), and only to the
+	// policies whose status lists it: its status heartbeats, and clusters no policy
+	// has, must not wake any policy.
 	queue := ctrl.SyncContext().Queue()
 	c.evaluations.wake = queue.Add
+	enqueueListing := func(obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if mc, ok := obj.(*clusterv1.ManagedCluster); ok {
+			for _, key := range c.keysByIndex(byCluster, mc.Name) {
+				queue.Add(key)
+			}
+		}
+	}
 	_, err = informers.ManagedClusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { c.enqueueAll(queue.Add) },
-		DeleteFunc: func(any) { c.enqueueAll(queue.Add) },
+		AddFunc:    enqueueListing,
+		DeleteFunc: enqueueListing,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watch ManagedClusters: %w", err)
@@ -212,6 +227,17 @@ func indexByPlacement(obj any) ([]string, error) {
 	return []string{p.Namespace + "/" + p.Spec.PlacementRef.Name, p.Namespace + "/" + p.ProxyPlacementName()}, nil
 }
 
+// indexDecisionByPlacement indexes PlacementDecisions by "<namespace>/<placement>",
+// from their placement label, so that reading a Placement's decisions does not scan
+// every decision of its namespace.
+func indexDecisionByPlacement(obj any) ([]string, error) {
+	d, ok := obj.(*clusterv1beta1.PlacementDecision)
+	if !ok || d.Labels[clusterv1beta1.PlacementLabel] == "" {
+		return nil, nil
+	}
+	return []string{d.Namespace + "/" + d.Labels[clusterv1beta1.PlacementLabel]}, nil
+}
+
 func indexByCluster(obj any) ([]string, error) {
 	p, ok := obj.(*trafficv1alpha1.TrafficMigrationPolicy)
 	if !ok {
@@ -269,16 +295,6 @@ func isOurAddon(obj any) bool {
 	}
 	a, ok := obj.(*addonv1alpha1.ManagedClusterAddOn)
 	return ok && a.Name == trafficv1alpha1.AddonName
-}
-
-func (c *Controller) enqueueAll(add func(string)) {
-	policies, err := c.policies.List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, p := range policies {
-		add(p.Namespace + "/" + p.Name)
-	}
 }
 
 // event records an event on the policy.

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -69,16 +68,7 @@ func (c *Controller) gather(policy *trafficv1alpha1.TrafficMigrationPolicy, now 
 	st.input.Real, st.realProblem = c.realGroups(policy)
 	st.input.RealKnown = st.realProblem == ""
 
-	if c.clusterSynced() {
-		st.input.ManagedClusters = sets.New[string]()
-		if clusters, err := c.clusters.List(labels.Everything()); err == nil {
-			for _, mc := range clusters {
-				st.input.ManagedClusters.Insert(mc.Name)
-			}
-		} else {
-			st.input.ManagedClusters = nil
-		}
-	}
+	st.input.ManagedClusters = c.existingClusters(&st.input)
 
 	agents := c.readAgents(policy, st.input.Real, st.input.Proxy)
 	st.input.GatewayReady = agents.ready
@@ -87,6 +77,42 @@ func (c *Controller) gather(policy *trafficv1alpha1.TrafficMigrationPolicy, now 
 		st.due = decision.Due(st.input)
 	}
 	return st
+}
+
+// existingClusters returns which of the clusters the decision can act on (the real and
+// proxy decisions' and the status's) have a ManagedCluster: a lookup per cluster of
+// the policy, so that a sync costs the same in a fleet of any size. Nil when the
+// ManagedClusters are not known yet.
+func (c *Controller) existingClusters(in *decision.Input) sets.Set[string] {
+	if !c.clusterSynced() {
+		return nil
+	}
+	exists := sets.New[string]()
+	check := func(name string) {
+		if exists.Has(name) {
+			return
+		}
+		if _, err := c.clusters.Get(name); err == nil {
+			exists.Insert(name)
+		} else if !apierrors.IsNotFound(err) {
+			exists = nil
+		}
+	}
+	for _, groups := range [][]decision.Group{in.Real, in.Proxy} {
+		for _, g := range groups {
+			for _, name := range g.Clusters {
+				if check(name); exists == nil {
+					return nil
+				}
+			}
+		}
+	}
+	for _, row := range in.Previous {
+		if check(row.Name); exists == nil {
+			return nil
+		}
+	}
+	return exists
 }
 
 // useEvaluations gives the decision the checks that finished for clusters that are due,
@@ -132,10 +158,15 @@ func (c *Controller) proxyPlacement(policy *trafficv1alpha1.TrafficMigrationPoli
 
 // decisionsOf lists the PlacementDecisions of a Placement, by their label.
 func (c *Controller) decisionsOf(namespace, placement string) []*clusterv1beta1.PlacementDecision {
-	sel := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement})
-	ds, err := c.decisions.PlacementDecisions(namespace).List(sel)
+	objs, err := c.decisionIndex.ByIndex(byPlacement, namespace+"/"+placement)
 	if err != nil {
 		return nil
+	}
+	ds := make([]*clusterv1beta1.PlacementDecision, 0, len(objs))
+	for _, o := range objs {
+		if d, ok := o.(*clusterv1beta1.PlacementDecision); ok {
+			ds = append(ds, d)
+		}
 	}
 	return ds
 }

@@ -170,15 +170,8 @@ func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.Traffic
 		c.metrics.errors.WithLabelValues(trafficv1alpha1.ReasonApplyFailed).Inc()
 		return
 	}
-	oldPhase := map[string]trafficv1alpha1.ClusterPhase{}
-	for _, row := range policy.Status.Clusters {
-		oldPhase[row.Name] = row.Phase
-	}
-	for _, row := range newStatus.Clusters {
-		if row.Phase == trafficv1alpha1.ClusterRemoved || oldPhase[row.Name] == row.Phase {
-			continue // removals have their own event below
-		}
-		c.event(policy, row.Phase == trafficv1alpha1.ClusterHeld, "Cluster"+string(row.Phase), fmt.Sprintf("Cluster %s is %s: %s", row.Name, row.Phase, row.Message))
+	for _, changed := range phaseChanges(policy.Status.Clusters, newStatus.Clusters) {
+		c.event(policy, changed.phase == trafficv1alpha1.ClusterHeld, "Cluster"+string(changed.phase), changed.note())
 	}
 	for _, r := range out.Removed {
 		c.metrics.removed(r)
@@ -189,6 +182,64 @@ func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.Traffic
 	}
 	c.metrics.setDraining(policy.Namespace, policy.Name, newStatus.DrainingClusters)
 	klog.FromContext(ctx).V(6).Info("Reported", "conditions", len(newStatus.Conditions))
+}
+
+// phaseChange is the clusters that entered one phase in a sync.
+type phaseChange struct {
+	phase trafficv1alpha1.ClusterPhase
+	rows  []trafficv1alpha1.ClusterStatus
+}
+
+// maxNamesInEvent bounds the cluster names one event lists.
+const maxNamesInEvent = 10
+
+// phaseChanges groups the clusters whose phase changed by their new phase, in the
+// order of the phases, so that a Placement that adds or drops hundreds of clusters
+// makes one event per phase and not hundreds. Removals have events of their own.
+func phaseChanges(old, updated []trafficv1alpha1.ClusterStatus) []phaseChange {
+	oldPhase := map[string]trafficv1alpha1.ClusterPhase{}
+	for _, row := range old {
+		oldPhase[row.Name] = row.Phase
+	}
+	var out []phaseChange
+	for _, phase := range []trafficv1alpha1.ClusterPhase{trafficv1alpha1.ClusterActive, trafficv1alpha1.ClusterDraining, trafficv1alpha1.ClusterHeld} {
+		change := phaseChange{phase: phase}
+		for _, row := range updated {
+			if row.Phase == phase && oldPhase[row.Name] != phase {
+				change.rows = append(change.rows, row)
+			}
+		}
+		if len(change.rows) > 0 {
+			out = append(out, change)
+		}
+	}
+	return out
+}
+
+// note says which clusters entered the phase and why: one cluster with its own
+// message; several by name (at most maxNamesInEvent), with their message if they
+// share one.
+func (p phaseChange) note() string {
+	if len(p.rows) == 1 {
+		return fmt.Sprintf("Cluster %s is %s: %s", p.rows[0].Name, p.phase, p.rows[0].Message)
+	}
+	names := make([]string, 0, maxNamesInEvent)
+	same := true
+	for i, row := range p.rows {
+		if i < maxNamesInEvent {
+			names = append(names, row.Name)
+		}
+		same = same && row.Message == p.rows[0].Message
+	}
+	list := strings.Join(names, ", ")
+	if more := len(p.rows) - len(names); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	note := fmt.Sprintf("%d clusters are %s: %s", len(p.rows), p.phase, list)
+	if same && p.rows[0].Message != "" {
+		note += ": " + p.rows[0].Message
+	}
+	return note
 }
 
 // clearForceRemove removes from the force-remove annotation the names this sync acted

@@ -5,6 +5,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -186,4 +187,33 @@ func equalStatus(a, b trafficv1alpha1.TrafficMigrationPolicyStatus) bool {
 		}
 	}
 	return a.ActiveClusters == b.ActiveClusters && a.DrainingClusters == b.DrainingClusters && *a.ProxyPlacement == *b.ProxyPlacement
+}
+
+// TestPhaseChanges: one event per phase and sync, naming at most maxNamesInEvent
+// clusters; a single cluster keeps its own message; unchanged phases make none.
+func TestPhaseChanges(t *testing.T) {
+	row := func(name string, phase trafficv1alpha1.ClusterPhase, msg string) trafficv1alpha1.ClusterStatus {
+		return trafficv1alpha1.ClusterStatus{Name: name, Phase: phase, Message: msg}
+	}
+	old := []trafficv1alpha1.ClusterStatus{row("a", trafficv1alpha1.ClusterActive, ""), row("d", trafficv1alpha1.ClusterDraining, "left")}
+	updated := []trafficv1alpha1.ClusterStatus{row("a", trafficv1alpha1.ClusterActive, ""), row("d", trafficv1alpha1.ClusterHeld, "past maxDrainDuration")}
+	for i := 0; i < 12; i++ {
+		updated = append(updated, row(fmt.Sprintf("n%02d", i), trafficv1alpha1.ClusterActive, "in the real Placement"))
+	}
+	got := phaseChanges(old, updated)
+	if len(got) != 2 {
+		t.Fatalf("got %d events, want 2 (Active, Held): %+v", len(got), got)
+	}
+	if got[0].phase != trafficv1alpha1.ClusterActive || len(got[0].rows) != 12 {
+		t.Errorf("first event: %s with %d clusters, want Active with 12", got[0].phase, len(got[0].rows))
+	}
+	if want := "12 clusters are Active: n00, n01, n02, n03, n04, n05, n06, n07, n08, n09 and 2 more: in the real Placement"; got[0].note() != want {
+		t.Errorf("note %q, want %q", got[0].note(), want)
+	}
+	if want := "Cluster d is Held: past maxDrainDuration"; got[1].note() != want {
+		t.Errorf("note %q, want %q", got[1].note(), want)
+	}
+	if got := phaseChanges(updated, updated); len(got) != 0 {
+		t.Errorf("nothing changed, yet %d events: %+v", len(got), got)
+	}
 }
