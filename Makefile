@@ -61,6 +61,7 @@ export TESTBED_OCM_WORK := $(OCM_WORK)
 export TESTBED_OCM_ADDON := $(OCM_ADDON)
 export TESTBED_CLUSTERADM := $(CLUSTERADM)
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
+export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
 
 # build-tool builds one program of a tools module into the cache. It writes to a
 # temporary name first so an interrupted build never leaves a broken binary behind.
@@ -104,9 +105,12 @@ fmt: ## Format the code.
 
 ##@ Build
 
+# traffic-migration has every command; traffic-migration-agent is the spoke agent alone,
+# without the hub's code, which the add-on deploys on the spokes.
 .PHONY: build
-build: ## Build a static traffic-migration binary under bin/.
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/traffic-migration ./cmd/traffic-migration
+build: ## Build the static binaries traffic-migration and traffic-migration-agent under bin/.
+	@mkdir -p $(BIN_DIR)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/ ./cmd/traffic-migration ./cmd/traffic-migration-agent
 
 PLUGIN_DIR ?= $(HOME)/.local/bin
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,6 +83,14 @@ func (m *manager) metrics() (map[string]float64, error) {
 
 // pid finds the manager's process id by its unique metrics address on its command line.
 func (m *manager) pid() (int, error) {
+	return pidOf(m.bindArg, func(args []string) bool {
+		return len(args) > 1 && args[1] == "manager" && slices.Contains(args, m.bindArg)
+	})
+}
+
+// pidOf finds the process whose command line (the program first, then its arguments)
+// match accepts; what names it in the error.
+func pidOf(what string, match func(args []string) bool) (int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err
@@ -95,17 +104,17 @@ func (m *manager) pid() (int, error) {
 		if err != nil {
 			continue
 		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[1] == "manager" && strings.Contains(string(b), m.bindArg+"\x00") {
+		if match(strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")) {
 			return pid, nil
 		}
 	}
-	return 0, fmt.Errorf("no process with %s", m.bindArg)
+	return 0, fmt.Errorf("no process with %s", what)
 }
 
-// usage is a process's resident memory and CPU time so far.
+// usage is a process's resident memory, its peak, and CPU time so far.
 type usage struct {
 	rssBytes   float64
+	hwmBytes   float64 // VmHWM: the peak resident memory
 	cpuSeconds float64
 }
 
@@ -114,15 +123,27 @@ func (m *manager) usage() (usage, error) {
 	if err != nil {
 		return usage{}, err
 	}
+	return usageOf(pid)
+}
+
+// usageOf reads a process's usage from /proc.
+func usageOf(pid int) (usage, error) {
 	var u usage
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return u, err
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
 			u.rssBytes = kb * 1024
+		case "VmHWM:":
+			u.hwmBytes = kb * 1024
 		}
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

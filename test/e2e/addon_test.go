@@ -216,8 +216,15 @@ func (a *addonTest) delivered(t *testing.T) {
 	for _, c := range []string{cluster1, cluster2} {
 		// Rendered with the default AddOnDeploymentConfig: its LOG_LEVEL, no labels.
 		waitAgentDeployment(t, c, func(d *appsv1.Deployment) error {
+			// The slim agent binary, with the agent command's flags at its top level.
+			if cmd := containerCommand(d); !slices.Equal(cmd, []string{agentBinary}) {
+				return fmt.Errorf("command %v, want [%s]", cmd, agentBinary)
+			}
 			args := containerArgs(d)
-			for _, want := range []string{"agent", "--cluster-name=" + c, "--addon-namespace=" + testbed.AgentAddonNamespace, "-v=2"} {
+			if len(args) == 0 || !strings.HasPrefix(args[0], "--") {
+				return fmt.Errorf("args %v do not start with a flag", args)
+			}
+			for _, want := range []string{"--cluster-name=" + c, "--addon-namespace=" + testbed.AgentAddonNamespace, "-v=2"} {
 				if !slices.Contains(args, want) {
 					return fmt.Errorf("args %v lack %s", args, want)
 				}
@@ -697,6 +704,15 @@ func containerArgs(d *appsv1.Deployment) []string {
 	for _, c := range d.Spec.Template.Spec.Containers {
 		if c.Name == agentContainer {
 			return c.Args
+		}
+	}
+	return nil
+}
+
+func containerCommand(d *appsv1.Deployment) []string {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == agentContainer {
+			return c.Command
 		}
 	}
 	return nil

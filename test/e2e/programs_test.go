@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,13 +47,13 @@ func startManager(t *testing.T, ctx context.Context, agentImage string) *testbed
 	return p
 }
 
-// startAgent runs the traffic-migration agent binary for a spoke as the agent's
-// Deployment on that spoke would run it: with the Deployment's own arguments, the
-// files of the hub kubeconfig Secret the Deployment mounts taken from secretDir, and
-// a token of the agent's ServiceAccount on the spoke in place of the pod's, so with
-// exactly the spoke RBAC the add-on ships. It returns once
-// the agent is ready (its caches have synced). The test bed stops it at the latest;
-// the caller may stop it earlier.
+// startAgent runs the traffic-migration agent for a spoke as the agent's Deployment on
+// that spoke would run it: the binary of the image that the Deployment's command names
+// (traffic-migration-agent), with the Deployment's own arguments, the files of the hub
+// kubeconfig Secret the Deployment mounts taken from secretDir, and a token of the
+// agent's ServiceAccount on the spoke in place of the pod's, so with exactly the spoke
+// RBAC the add-on ships. It returns once the agent is ready (its caches have synced).
+// The test bed stops it at the latest; the caller may stop it earlier.
 func startAgent(t *testing.T, ctx context.Context, cluster string, deploy *appsv1.Deployment, secretName, secretDir string) *testbed.Process {
 	t.Helper()
 	healthAddr := freeAddress(t)
@@ -60,12 +61,12 @@ func startAgent(t *testing.T, ctx context.Context, cluster string, deploy *appsv
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := localAgentArgs(deploy, secretName, secretDir, kubeconfig, healthAddr)
+	prog, args, err := localAgentCommand(deploy, secretName, secretDir, kubeconfig, healthAddr)
 	if err != nil {
 		t.Fatalf("the agent Deployment on %s: %v", cluster, err)
 	}
-	t.Logf("agent of %s: traffic-migration %s", cluster, strings.Join(args, " "))
-	p, err := bed.StartProgram(ctx, "traffic-migration agent ("+cluster+")", testbed.ProgramTrafficMigration, args, testbed.HTTPReady("http://"+healthAddr+"/readyz"))
+	t.Logf("agent of %s: %s %s", cluster, prog.Name, strings.Join(args, " "))
+	p, err := bed.StartProgram(ctx, "traffic-migration agent ("+cluster+")", prog, args, testbed.HTTPReady("http://"+healthAddr+"/readyz"))
 	if err != nil {
 		t.Fatalf("start the agent of %s: %v", cluster, err)
 	}
@@ -81,13 +82,29 @@ const (
 // agentContainer is the name of the agent's container in its Deployment.
 const agentContainer = "agent"
 
-// localAgentArgs turns the arguments of the agent's container in its Deployment into
-// those of a local process: every path inside the mount of the Secret secretName is
-// taken from secretDir instead, the health probes listen on healthAddr, and the agent
-// reaches its cluster with kubeconfig instead of the pod's service account. Everything
-// else (cluster name, install namespace, metrics labels, log level, ...) is kept as
-// rendered. It fails if the hub kubeconfig is not read from the Secret's mount.
-func localAgentArgs(deploy *appsv1.Deployment, secretName, secretDir, kubeconfig, healthAddr string) ([]string, error) {
+// The binaries of the traffic-migration image (see the Dockerfile), by their path in
+// it, as the test bed's programs, and the image's entrypoint, which a container runs
+// when its Deployment gives it no command.
+var imagePrograms = map[string]testbed.Program{
+	imageEntrypoint: testbed.ProgramTrafficMigration,
+	agentBinary:     testbed.ProgramTrafficMigrationAgent,
+}
+
+const (
+	imageEntrypoint = "/traffic-migration"
+	// agentBinary is the binary the agent's Deployment runs.
+	agentBinary = "/traffic-migration-agent"
+)
+
+// localAgentCommand turns the command and arguments of the agent's container in its
+// Deployment into those of a local process: the test bed's build of the image's binary
+// that the command names, and its arguments, in which every path inside the mount of
+// the Secret secretName is taken from secretDir instead, the health probes listen on
+// healthAddr, and the agent reaches its cluster with kubeconfig instead of the pod's
+// service account. Everything else (cluster name, install namespace, metrics labels,
+// log level, ...) is kept as rendered. It fails if the command is not a binary of the image, or if the hub
+// kubeconfig is not read from the Secret's mount.
+func localAgentCommand(deploy *appsv1.Deployment, secretName, secretDir, kubeconfig, healthAddr string) (testbed.Program, []string, error) {
 	var container *corev1.Container
 	for i := range deploy.Spec.Template.Spec.Containers {
 		if c := &deploy.Spec.Template.Spec.Containers[i]; c.Name == agentContainer {
@@ -95,8 +112,17 @@ func localAgentArgs(deploy *appsv1.Deployment, secretName, secretDir, kubeconfig
 		}
 	}
 	if container == nil {
-		return nil, fmt.Errorf("Deployment %s/%s has no container %q", deploy.Namespace, deploy.Name, agentContainer)
+		return testbed.Program{}, nil, fmt.Errorf("Deployment %s/%s has no container %q", deploy.Namespace, deploy.Name, agentContainer)
 	}
+	command := container.Command
+	if len(command) == 0 {
+		command = []string{imageEntrypoint}
+	}
+	prog, ok := imagePrograms[command[0]]
+	if !ok {
+		return testbed.Program{}, nil, fmt.Errorf("container %q runs %v, not a binary of the traffic-migration image", agentContainer, command)
+	}
+	containerArgs := append(slices.Clone(command[1:]), container.Args...)
 	secretVolumes := map[string]bool{}
 	for _, v := range deploy.Spec.Template.Spec.Volumes {
 		if v.Secret != nil && v.Secret.SecretName == secretName {
@@ -110,17 +136,17 @@ func localAgentArgs(deploy *appsv1.Deployment, secretName, secretDir, kubeconfig
 		}
 	}
 	if mountPath == "" {
-		return nil, fmt.Errorf("container %q does not mount the Secret %s", agentContainer, secretName)
+		return testbed.Program{}, nil, fmt.Errorf("container %q does not mount the Secret %s", agentContainer, secretName)
 	}
 
-	args := make([]string, 0, len(container.Args)+1)
+	args := make([]string, 0, len(containerArgs)+1)
 	var hubKubeconfigFromSecret bool
-	for _, arg := range container.Args {
+	for _, arg := range containerArgs {
 		flag, value, hasValue := strings.Cut(arg, "=")
 		switch {
 		case !hasValue:
 		case flag == "--kubeconfig":
-			return nil, fmt.Errorf("container %q already has %s", agentContainer, arg)
+			return testbed.Program{}, nil, fmt.Errorf("container %q already has %s", agentContainer, arg)
 		case flag == "--health-probe-bind-address":
 			arg = flag + "=" + healthAddr
 		case strings.HasPrefix(value, mountPath+"/"):
@@ -132,9 +158,9 @@ func localAgentArgs(deploy *appsv1.Deployment, secretName, secretDir, kubeconfig
 		args = append(args, arg)
 	}
 	if !hubKubeconfigFromSecret {
-		return nil, fmt.Errorf("container %q does not read --hub-kubeconfig from the Secret mounted at %s: %v", agentContainer, mountPath, container.Args)
+		return testbed.Program{}, nil, fmt.Errorf("container %q does not read --hub-kubeconfig from the Secret mounted at %s: %v", agentContainer, mountPath, containerArgs)
 	}
-	return append(args, "--kubeconfig="+kubeconfig), nil
+	return prog, append(args, "--kubeconfig="+kubeconfig), nil
 }
 
 // writeSecretFiles writes each key of a Secret to a file of that name in dir, as the

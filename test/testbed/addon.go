@@ -215,9 +215,10 @@ type AddonAgent struct {
 // the kubeconfig names the certificate files by relative path.
 var hubKubeconfigKeys = []string{"kubeconfig", "tls.crt", "tls.key"}
 
-// StartAddonAgent runs 'traffic-migration agent' for a spoke that joined the OCM hub and
-// on which the traffic-migration add-on is enabled. It waits until OCM's registration
-// agent has written the add-on's hub kubeconfig Secret on the spoke
+// StartAddonAgent runs traffic-migration-agent, the binary the add-on's agent
+// Deployment runs, for a spoke that joined the OCM hub and on which the
+// traffic-migration add-on is enabled. It waits until OCM's registration agent has
+// written the add-on's hub kubeconfig Secret on the spoke
 // (traffic-migration-hub-kubeconfig in open-cluster-management-agent-addon: the
 // add-on's CSR approved by the manager and signed on the hub), writes its keys to
 // files, starts the agent with them and the spoke's admin kubeconfig, and returns once
@@ -275,14 +276,14 @@ func (b *Bed) StartAddonAgent(ctx context.Context, cluster string, args ...strin
 		HubKubeconfigPath: filepath.Join(kubeconfigDir, "kubeconfig"),
 		HealthURL:         "http://" + hostPort(healthPort) + "/readyz",
 	}
-	args = append([]string{"agent",
+	args = append([]string{
 		"--hub-kubeconfig=" + a.HubKubeconfigPath,
 		"--kubeconfig=" + k.Spoke.KubeconfigPath,
 		"--cluster-name=" + cluster,
 		"--addon-namespace=" + agent.DefaultAddonNamespace,
 		"--health-probe-bind-address=" + hostPort(healthPort),
 	}, args...)
-	a.Process, err = b.StartProgram(ctx, "traffic-migration agent ("+cluster+")", ProgramTrafficMigration, args, HTTPReady(a.HealthURL))
+	a.Process, err = b.StartProgram(ctx, "traffic-migration agent ("+cluster+")", ProgramTrafficMigrationAgent, args, HTTPReady(a.HealthURL))
 	if err != nil {
 		return nil, err
 	}

@@ -74,5 +74,10 @@ func healthzReady(url string) func(context.Context) error {
 	}
 }
 
-// ProgramTrafficMigration is this project's own binary, built by 'make build'.
-var ProgramTrafficMigration = Program{Name: "traffic-migration", EnvVar: "TESTBED_TRAFFIC_MIGRATION"}
+// This project's own binaries, built by 'make build': traffic-migration, with every
+// command, and traffic-migration-agent, the spoke agent alone, which the add-on's agent
+// Deployment runs.
+var (
+	ProgramTrafficMigration      = Program{Name: "traffic-migration", EnvVar: "TESTBED_TRAFFIC_MIGRATION"}
+	ProgramTrafficMigrationAgent = Program{Name: "traffic-migration-agent", EnvVar: "TESTBED_TRAFFIC_MIGRATION_AGENT"}
+)

@@ -1,7 +1,9 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-// Package agent is the "traffic-migration agent" command: the spoke agent.
+// Package agent is the spoke agent's command: "traffic-migration agent" in the main
+// binary, and the root of the slim traffic-migration-agent binary that the add-on
+// deploys on the spokes.
 package agent
 
 import (
@@ -12,7 +14,12 @@ import (
 
 	spokeagent "open-cluster-management.io/traffic-migration/pkg/agent"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/logflags"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/version"
 )
+
+// BinaryName is the agent's own binary: the agent command alone, without the hub's
+// code, so that the process the add-on runs on every spoke maps less program text.
+const BinaryName = "traffic-migration-agent"
 
 // NewCommand returns the agent command.
 func NewCommand(out, errOut io.Writer) *cobra.Command {
@@ -56,5 +63,18 @@ verbosity is set with -v.`,
 	cmd.SetErr(errOut)
 	o.AddFlags(cmd.Flags())
 	logflags.Add(cmd)
+	return cmd
+}
+
+// NewBinaryCommand returns the root command of the traffic-migration-agent binary: the
+// agent command itself, with the same flags at the top level
+// ("traffic-migration-agent --hub-kubeconfig=..." runs what
+// "traffic-migration agent --hub-kubeconfig=..." runs), and a version subcommand.
+func NewBinaryCommand(out, errOut io.Writer) *cobra.Command {
+	cmd := NewCommand(out, errOut)
+	cmd.Use = BinaryName
+	cmd.AddCommand(version.NewCommand(out))
+	// A daemon that people do not type: no shell completion command.
+	cmd.CompletionOptions.DisableDefaultCmd = true
 	return cmd
 }
