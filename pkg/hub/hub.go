@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,7 +23,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"open-cluster-management.io/addon-framework/pkg/addonmanager"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
@@ -91,13 +91,16 @@ func (o *Options) Start(ctx context.Context, cfg *rest.Config, reg prometheus.Re
 
 	// No periodic resync: every sync comes from a change or from the time a draining
 	// cluster is next due, so an idle fleet costs nothing.
-	clusterInformers := clusterinformers.NewSharedInformerFactory(clusterClient, 0)
-	trafficInformers := trafficinformers.NewSharedInformerFactory(trafficClient, 0)
+	// The caches drop managedFields, which nothing here reads.
+	clusterInformers := clusterinformers.NewSharedInformerFactoryWithOptions(clusterClient, 0,
+		clusterinformers.WithTransform(stripManagedFields))
+	trafficInformers := trafficinformers.NewSharedInformerFactoryWithOptions(trafficClient, 0,
+		trafficinformers.WithTransform(stripManagedFields))
 	// Only this add-on's ManagedClusterAddOns, one per cluster.
 	addonInformers := addoninformers.NewSharedInformerFactoryWithOptions(addonClient, 0,
 		addoninformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", trafficv1alpha1.AddonName).String()
-		}))
+		}), addoninformers.WithTransform(stripManagedFields))
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -119,19 +122,13 @@ func (o *Options) Start(ctx context.Context, cfg *rest.Config, reg prometheus.Re
 		return err
 	}
 
-	addonManager, err := addonmanager.New(cfg)
-	if err != nil {
-		return fmt.Errorf("build the add-on manager: %w", err)
-	}
 	agentAddon, err := addon.NewAgentAddon(kubeClient, addonClient, addon.Options{AgentImage: o.AgentImage})
 	if err != nil {
 		return err
 	}
-	if err := addonManager.AddAgent(agentAddon); err != nil {
-		return fmt.Errorf("register the %s add-on: %w", trafficv1alpha1.AddonName, err)
-	}
-	if err := addonManager.Start(ctx); err != nil {
-		return fmt.Errorf("start the add-on manager: %w", err)
+	// Before the cluster informers start: the framework shares their ManagedClusters.
+	if err := addon.StartManager(ctx, cfg, agentAddon, clusterInformers, stripManagedFields); err != nil {
+		return err
 	}
 
 	clusterInformers.Start(ctx.Done())
@@ -151,6 +148,15 @@ func (o *Options) Start(ctx context.Context, cfg *rest.Config, reg prometheus.Re
 	manager.MarkReady(ctx)
 	<-ctx.Done()
 	return nil
+}
+
+// stripManagedFields is the transform of every cache of the manager: managedFields
+// are often the largest part of an object, and nothing here reads them.
+func stripManagedFields(obj any) (any, error) {
+	if o, err := meta.Accessor(obj); err == nil {
+		o.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // countWrites counts the manager's API writes by method, so that an idle fleet can be

@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 )
 
@@ -22,18 +19,26 @@ const fullEnv = "TRAFFIC_MIGRATION_BENCH"
 
 // sizes are the knobs of one run.
 type sizes struct {
-	Mode            string  `json:"mode"`
-	Draining        int     `json:"drainingClusters"`
-	Additions       int     `json:"additions"`
-	SteadyPolicies  int     `json:"steadyPolicies"`
-	SteadySeconds   float64 `json:"steadySeconds"`
-	IntervalSeconds float64 `json:"intervalSeconds"`
-	Successes       int32   `json:"consecutiveSuccesses"`
+	Mode            string     `json:"mode"`
+	Draining        int        `json:"drainingClusters"`
+	Additions       int        `json:"additions"`
+	IntervalSeconds float64    `json:"intervalSeconds"`
+	Successes       int32      `json:"consecutiveSuccesses"`
+	Fleet           fleetSizes `json:"fleet"`
+	// Gateways on the agent's spoke, watched for AgentSteadySeconds.
+	Gateways           int     `json:"gateways"`
+	AgentSteadySeconds float64 `json:"agentSteadySeconds"`
 }
 
 var (
-	short = sizes{Mode: "short", Draining: 3, Additions: 2, SteadyPolicies: 10, SteadySeconds: 10, IntervalSeconds: 1, Successes: 3}
-	full  = sizes{Mode: "full", Draining: 20, Additions: 10, SteadyPolicies: 200, SteadySeconds: 120, IntervalSeconds: 1, Successes: 3}
+	short = sizes{Mode: "short", Draining: 3, Additions: 2, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
+		Clusters: []int{20, 40}, Policies: 10, PerPlacement: 5, DrainingPolicies: 2, DrainingPerPolicy: 2,
+		IntervalSeconds: 2, SteadySeconds: 5, WindowSeconds: 6,
+	}, Gateways: 4, AgentSteadySeconds: 5}
+	full = sizes{Mode: "full", Draining: 20, Additions: 10, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
+		Clusters: []int{500, 1000, 2000, 5000}, Policies: 1000, PerPlacement: 50, DrainingPolicies: 100, DrainingPerPolicy: 10,
+		IntervalSeconds: 10, SteadySeconds: 600, WindowSeconds: 40,
+	}, Gateways: 64, AgentSteadySeconds: 20}
 )
 
 // TestBench runs every benchmark in order: the small case by default, the full sizes
@@ -52,7 +57,10 @@ func TestBench(t *testing.T) {
 	traffic := newTrafficSource(t)
 	t.Run("Reaction", func(t *testing.T) { benchReaction(t, r, sz, mgr, traffic) })
 	t.Run("Addition", func(t *testing.T) { benchAddition(t, r, sz) })
-	t.Run("SteadyState", func(t *testing.T) { mgr = benchSteady(t, r, sz, mgr) })
+	t.Run("Agent", func(t *testing.T) {
+		benchAgent(t, r, sz.Gateways, time.Duration(sz.AgentSteadySeconds*float64(time.Second)))
+	})
+	t.Run("Fleet", func(t *testing.T) { mgr = benchFleet(t, r, sz.Fleet, mgr, traffic) })
 	if err := r.write(outDir); err != nil {
 		t.Fatalf("write the report: %v", err)
 	}
@@ -215,102 +223,6 @@ func benchAddition(t *testing.T, r *report, sz sizes) {
 	r.add(b, params, "real decision to proxy decision, p99", percentile(lag, 99), "s", "≤ 1 s")
 	r.add(b, params, "real decision to proxy decision, max", percentile(lag, 100), "s", "")
 	r.raw[b+": real decision to proxy decision"] = lag
-}
-
-// benchSteady: many policies, nothing draining, for a fixed period: what the manager
-// writes and evaluates, and its memory and CPU. Then a restart, during which every
-// policy's spec changes: how long until every policy's status observes it.
-func benchSteady(t *testing.T, r *report, sz sizes, mgr *manager) *manager {
-	ctx := context.Background()
-	f := newFleet(t, "steady")
-	c := f.ns + "-c"
-	if err := f.managedCluster(t, c, map[string]string{"steady": f.ns}); err != nil {
-		t.Fatal(err)
-	}
-	created := time.Now()
-	parallel(t, sz.SteadyPolicies, func(i int) error {
-		name := fmt.Sprintf("s-%d", i)
-		if err := f.placement(name, map[string]string{"steady": f.ns}); err != nil {
-			return err
-		}
-		return f.createPolicy(f.policy(name, name, "none", name, time.Second, 3))
-	})
-	ready := func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		return p.Status.ObservedGeneration == p.Generation && p.Status.ActiveClusters == 1 &&
-			p.Status.ProxyPlacement != nil && p.Status.ProxyPlacement.NumberOfClusters == 1
-	}
-	f.waitPolicies(t, sz.SteadyPolicies, 5*time.Minute, ready)
-	settle := time.Since(created)
-	// The setup's last writes (events among them) may trail the statuses: wait until
-	// the manager has written nothing for 10s, at most 3 minutes, and say how long.
-	mReady, err := mgr.metrics()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m0, quietSince := mReady, time.Now()
-	for time.Since(quietSince) < 10*time.Second && time.Since(created) < settle+3*time.Minute {
-		time.Sleep(time.Second)
-		m, err := mgr.metrics()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m["traffic_migration_api_writes_total"] != m0["traffic_migration_api_writes_total"] {
-			m0, quietSince = m, time.Now()
-		}
-	}
-	u0, err := mgr.usage()
-	if err != nil {
-		t.Fatal(err)
-	}
-	period := time.Duration(sz.SteadySeconds * float64(time.Second))
-	time.Sleep(period)
-	m1, _ := mgr.metrics()
-	u1, _ := mgr.usage()
-	const b = "3. Steady state"
-	params := fmt.Sprintf("%d policies, 1 cluster each, nothing draining, %gs", sz.SteadyPolicies, sz.SteadySeconds)
-	r.add(b, params, "time from creating the policies to every status ready", settle.Seconds(), "s", "")
-	r.add(b, params, "writes after every status was ready, before 10s without any", delta(mReady, m0, "traffic_migration_api_writes_total"), "", "")
-	r.add(b, params, "time from every status ready to the last of those writes", quietSince.Sub(created.Add(settle)).Seconds(), "s", "")
-	r.add(b, params, "API writes (api_writes_total delta)", delta(m0, m1, "traffic_migration_api_writes_total"), "", "0")
-	r.add(b, params, "evaluations (evaluations_total delta)", delta(m0, m1, "traffic_migration_evaluations_total"), "", "0")
-	r.add(b, params, "Prometheus queries (query_duration_seconds count delta)", delta(m0, m1, "traffic_migration_query_duration_seconds_count"), "", "")
-	r.add(b, params, "manager RSS at the end", u1.rssBytes/(1<<20), "MiB", "")
-	r.add(b, params, "manager CPU per minute", (u1.cpuSeconds-u0.cpuSeconds)/period.Minutes(), "CPU s/min", "")
-	for k, v := range m1 {
-		if d := v - m0[k]; d != 0 && (len(k) > len("traffic_migration_api_writes_total{") && k[:len("traffic_migration_api_writes_total{")] == "traffic_migration_api_writes_total{") {
-			r.add(b, params, "writes by "+k[len("traffic_migration_api_writes_total"):], d, "", "")
-		}
-	}
-
-	// Restart: every policy's spec changes while the manager is down.
-	mgr.proc.Stop()
-	parallel(t, sz.SteadyPolicies, func(i int) error {
-		patch := []byte(`{"spec":{"trafficShare":{"maxPercent":6}}}`)
-		_, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).Patch(ctx, fmt.Sprintf("s-%d", i), "application/merge-patch+json", patch, metav1.PatchOptions{})
-		return err
-	})
-	start := time.Now()
-	next, err := startManager(ctx)
-	if err != nil {
-		t.Fatalf("restart the manager: %v", err)
-	}
-	started := time.Since(start)
-	f.waitPolicies(t, sz.SteadyPolicies, 5*time.Minute, ready)
-	resync := time.Since(start)
-	var writes float64
-	_ = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Second, true, func(context.Context) (bool, error) {
-		m, err := next.metrics()
-		writes = m["traffic_migration_api_writes_total"]
-		return err == nil, nil
-	})
-	u2, _ := next.usage()
-	const b4 = "4. Restart (partial fleet scale)"
-	params4 := fmt.Sprintf("%d policies whose spec changed while the manager was down", sz.SteadyPolicies)
-	r.add(b4, params4, "start to ready (readyz)", started.Seconds(), "s", "")
-	r.add(b4, params4, "start to every policy's status observing its generation", resync.Seconds(), "s", "")
-	r.add(b4, params4, "API writes during the resync", writes, "", "")
-	r.add(b4, params4, "manager RSS after the resync", u2.rssBytes/(1<<20), "MiB", "")
-	return next
 }
 
 func delta(m0, m1 map[string]float64, name string) float64 { return m1[name] - m0[name] }

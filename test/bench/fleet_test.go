@@ -132,7 +132,17 @@ func parallel(t testing.TB, n int, fn func(i int) error) {
 
 // managedCluster creates a ManagedCluster with a ready agent; it goes when the test ends.
 func (f *fleet) managedCluster(t testing.TB, name string, clusterLabels map[string]string) error {
-	ctx := context.Background()
+	t.Cleanup(func() {
+		_ = f.cluster.ClusterV1().ManagedClusters().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = f.kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	return f.createCluster(context.Background(), name, clusterLabels)
+}
+
+// createCluster creates a ManagedCluster, its namespace and its ManagedClusterAddOn
+// whose status says what a running agent would: available, the Gateway programmed,
+// and the cluster's labels.
+func (f *fleet) createCluster(ctx context.Context, name string, clusterLabels map[string]string) error {
 	mc := &clusterv1.ManagedCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: clusterLabels},
 		Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
@@ -140,10 +150,6 @@ func (f *fleet) managedCluster(t testing.TB, name string, clusterLabels map[stri
 	if _, err := f.cluster.ClusterV1().ManagedClusters().Create(ctx, mc, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create ManagedCluster %s: %w", name, err)
 	}
-	t.Cleanup(func() {
-		_ = f.cluster.ClusterV1().ManagedClusters().Delete(context.Background(), name, metav1.DeleteOptions{})
-		_ = f.kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
 	if _, err := f.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", name, err)
 	}

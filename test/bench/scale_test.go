@@ -1,0 +1,387 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
+	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
+)
+
+// fleetSizes are the knobs of the steady-state, fleet-scale and growth benchmarks.
+type fleetSizes struct {
+	// Clusters are the fleet sizes of the growth curve, in order; the last one is the
+	// fleet-scale point.
+	Clusters []int `json:"clusters"`
+	// Policies, each with its own Placement selecting PerPlacement clusters.
+	Policies     int `json:"policies"`
+	PerPlacement int `json:"clustersPerPlacement"`
+	// DrainingPolicies drain DrainingPerPolicy clusters each, all at once.
+	DrainingPolicies  int     `json:"drainingPolicies"`
+	DrainingPerPolicy int     `json:"drainingClustersPerPolicy"`
+	IntervalSeconds   float64 `json:"intervalSeconds"`
+	// SteadySeconds is how long the steady state (nothing draining) is watched;
+	// WindowSeconds how long each fleet size is measured while draining.
+	SteadySeconds float64 `json:"steadySeconds"`
+	WindowSeconds float64 `json:"windowSeconds"`
+}
+
+// scale is one fleet of ManagedClusters, policies and their Placements in one namespace.
+// Placements select only from the first Clusters[0] clusters, PerPlacement each, so
+// the work (policies, clusters per policy, draining clusters) stays the same while the
+// fleet grows around it: a cost that grows along the curve grows with fleet size.
+type scale struct {
+	f        *fleet
+	sz       fleetSizes
+	policies *policyWatch
+	traffic  *trafficSource
+	clusters int // created so far
+	groups   int
+}
+
+func (s *scale) clusterName(k int) string { return fmt.Sprintf("%s-%d", s.f.ns, k) }
+func (s *scale) pair(i int) string        { return fmt.Sprintf("%s-p%d", s.f.ns, i) }
+
+// grow creates ManagedClusters (each with a reporting agent) up to n.
+func (s *scale) grow(t *testing.T, n int) time.Duration {
+	start := time.Now()
+	from := s.clusters
+	parallel(t, n-from, func(i int) error {
+		k := from + i
+		return s.f.createCluster(context.Background(), s.clusterName(k), map[string]string{
+			"fleet": s.f.ns, "group": strconv.Itoa(k / s.sz.PerPlacement), "slot": strconv.Itoa(k % s.sz.PerPlacement),
+		})
+	})
+	s.clusters = n
+	return time.Since(start)
+}
+
+// drainingSlots are the slots a draining policy's Placement stops selecting.
+func (s *scale) drainingSlots() []string {
+	var slots []string
+	for j := 0; j < s.sz.DrainingPerPolicy; j++ {
+		slots = append(slots, strconv.Itoa(j))
+	}
+	return slots
+}
+
+func (s *scale) selector(i int, draining bool) []clusterv1beta1.ClusterPredicate {
+	sel := metav1.LabelSelector{MatchLabels: map[string]string{"fleet": s.f.ns, "group": strconv.Itoa(i % s.groups)}}
+	if draining {
+		sel.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "slot", Operator: metav1.LabelSelectorOpNotIn, Values: s.drainingSlots()}}
+	}
+	return []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{LabelSelector: sel}}}
+}
+
+// benchFleet runs benchmarks 3 (steady state), 4 (fleet scale) and 5 (growth) on one
+// fleet and returns the manager that runs at the end (it is restarted at each size).
+func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *trafficSource) *manager {
+	ctx := context.Background()
+	s := &scale{f: newFleet(t, "fleet"), sz: fs, traffic: traffic, groups: fs.Clusters[0] / fs.PerPlacement}
+	s.policies = s.f.watchPolicies(t)
+	interval := time.Duration(fs.IntervalSeconds * float64(time.Second))
+
+	// The draining clusters keep a share of their policy's traffic over the threshold
+	// (1 in DrainingPerPolicy+1 > 5%), so every check fails and they keep draining.
+	rates := map[[2]string]float64{}
+	for i := 0; i < fs.DrainingPolicies; i++ {
+		g := i % s.groups
+		for j := 0; j <= fs.DrainingPerPolicy; j++ {
+			rates[[2]string{s.clusterName(g*fs.PerPlacement + j), s.pair(i)}] = 10
+		}
+	}
+	traffic.set(rates)
+
+	grew := s.grow(t, fs.Clusters[0])
+	t.Logf("%d ManagedClusters in %s", fs.Clusters[0], grew.Round(time.Millisecond))
+	created := time.Now()
+	parallel(t, fs.Policies, func(i int) error {
+		name := fmt.Sprintf("p-%d", i)
+		p := &clusterv1beta1.Placement{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.f.ns},
+			Spec:       clusterv1beta1.PlacementSpec{Predicates: s.selector(i, false)},
+		}
+		if _, err := s.f.cluster.ClusterV1beta1().Placements(s.f.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		return s.f.createPolicy(s.f.policy(name, name, traffic.job, s.pair(i), interval, 3))
+	})
+	per := int32(fs.PerPlacement)
+	settled := s.policies.waitAll(t, fs.Policies, 10*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		return p.Status.ObservedGeneration == p.Generation && p.Status.ActiveClusters == per && p.Status.DrainingClusters == 0 &&
+			p.Status.ProxyPlacement != nil && p.Status.ProxyPlacement.NumberOfClusters == per
+	})
+	ready := time.Since(created)
+	t.Logf("%d policies ready in %s", fs.Policies, ready.Round(time.Millisecond))
+	_ = settled
+
+	// 3. Steady state: nothing drains; the manager should do nothing at all.
+	trailing, quietAfter := mgr.waitQuiet(t, 10*time.Second, 3*time.Minute)
+	m0, u0 := mgr.sample(t)
+	period := time.Duration(fs.SteadySeconds * float64(time.Second))
+	time.Sleep(period) // the measured period, not a wait for a condition
+	m1, u1 := mgr.sample(t)
+	const b3 = "3. Steady state"
+	p3 := fmt.Sprintf("%d policies × %d clusters, %d ManagedClusters, nothing draining, %s", fs.Policies, fs.PerPlacement, fs.Clusters[0], period)
+	r.add(b3, p3, "time from creating the policies to every status ready", ready.Seconds(), "s", "")
+	r.add(b3, p3, "writes after every status was ready (events, mostly), until 10 s without any", trailing, "", "")
+	r.add(b3, p3, "time from every status ready to the last of those writes", quietAfter.Seconds(), "s", "")
+	r.add(b3, p3, "API writes in the period (api_writes_total)", delta(m0, m1, "traffic_migration_api_writes_total"), "", "0")
+	r.add(b3, p3, "Prometheus queries in the period (query_duration_seconds count)", delta(m0, m1, "traffic_migration_query_duration_seconds_count"), "", "0")
+	r.add(b3, p3, "policy syncs in the period (workqueue adds)", delta(m0, m1, queueAdds), "", "")
+	r.add(b3, p3, "manager RSS at the end", u1.rssBytes/(1<<20), "MiB", "")
+	r.add(b3, p3, "manager CPU", (u1.cpuSeconds-u0.cpuSeconds)/period.Minutes(), "CPU s/min", "")
+
+	// Every draining policy's Placement drops DrainingPerPolicy of its clusters at once.
+	parallel(t, fs.DrainingPolicies, func(i int) error {
+		return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			p, err := s.f.cluster.ClusterV1beta1().Placements(s.f.ns).Get(ctx, fmt.Sprintf("p-%d", i), metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			p.Spec.Predicates = s.selector(i, true)
+			_, err = s.f.cluster.ClusterV1beta1().Placements(s.f.ns).Update(ctx, p, metav1.UpdateOptions{})
+			return err == nil, nil
+		})
+	})
+	wantDraining := fs.DrainingPolicies * fs.DrainingPerPolicy
+	s.policies.waitAll(t, fs.Policies, 5*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		var i int
+		fmt.Sscanf(p.Name, "p-%d", &i)
+		if i >= fs.DrainingPolicies {
+			return p.Status.DrainingClusters == 0
+		}
+		checked := 0
+		for _, c := range p.Status.Clusters {
+			if c.Phase == trafficv1alpha1.ClusterDraining && c.LastResult == trafficv1alpha1.EvaluationFail {
+				checked++
+			}
+		}
+		return checked == fs.DrainingPerPolicy
+	})
+
+	// 4 and 5: the same draining work measured at each fleet size, with a restart.
+	maxPercent := int32(5)
+	for step, n := range fs.Clusters {
+		grew := s.grow(t, n)
+		settle := mgr.waitIdleQueue(t, 3*time.Minute)
+		window := time.Duration(fs.WindowSeconds * float64(time.Second))
+		m0, u0 := mgr.sample(t)
+		time.Sleep(window) // the measured period
+		m1, u1 := mgr.sample(t)
+		draining := s.policies.sum(func(p *trafficv1alpha1.TrafficMigrationPolicy) int { return int(p.Status.DrainingClusters) })
+		queries := delta(m0, m1, "traffic_migration_query_duration_seconds_count") / (window.Seconds() / fs.IntervalSeconds)
+
+		// A restart that changes nothing: every policy is synced again from the caches.
+		mgr.proc.Stop()
+		start := time.Now()
+		var err error
+		if mgr, err = startManager(ctx); err != nil {
+			t.Fatalf("restart the manager: %v", err)
+		}
+		readyAfter := time.Since(start)
+		resync := mgr.waitResynced(t, start, fs.Policies, 5*time.Minute)
+		uIdle := mgr.usageOrZero()
+
+		// A restart after every policy's spec changed while the manager was down: every
+		// status must be written again.
+		mgr.proc.Stop()
+		if maxPercent == 5 {
+			maxPercent = 6
+		} else {
+			maxPercent = 5
+		}
+		patch := []byte(fmt.Sprintf(`{"spec":{"trafficShare":{"maxPercent":%d}}}`, maxPercent))
+		parallel(t, fs.Policies, func(i int) error {
+			_, err := s.f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(s.f.ns).Patch(ctx, fmt.Sprintf("p-%d", i), "application/merge-patch+json", patch, metav1.PatchOptions{})
+			return err
+		})
+		start = time.Now()
+		if mgr, err = startManager(ctx); err != nil {
+			t.Fatalf("restart the manager: %v", err)
+		}
+		s.policies.waitAll(t, fs.Policies, 5*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+			return p.Status.ObservedGeneration == p.Generation
+		})
+		changed := time.Since(start)
+		mc, _ := mgr.sample(t)
+
+		params := fmt.Sprintf("%d ManagedClusters; %d policies × %d clusters; %d policies draining %d clusters each; interval %gs",
+			n, fs.Policies, fs.PerPlacement, fs.DrainingPolicies, fs.DrainingPerPolicy, fs.IntervalSeconds)
+		b := "5. Growth"
+		if step == len(fs.Clusters)-1 {
+			b = "4. Fleet scale"
+		}
+		r.add(b, params, "clusters added before this size (time)", grew.Seconds(), "s", "")
+		r.add(b, params, "manager idle again after the additions (work queue empty)", settle.Seconds(), "s", "")
+		r.add(b, params, "draining clusters", float64(draining), "", "")
+		r.add(b, params, "Prometheus queries per interval", queries, "", fmt.Sprintf("= %d (draining clusters)", wantDraining))
+		r.add(b, params, "manager RSS", u1.rssBytes/(1<<20), "MiB", "< 256 MiB")
+		r.add(b, params, "manager peak RSS (VmHWM)", u1.hwmBytes/(1<<20), "MiB", "")
+		r.add(b, params, "manager CPU while draining", (u1.cpuSeconds-u0.cpuSeconds)/window.Minutes(), "CPU s/min", "")
+		r.add(b, params, "API writes per minute while draining", delta(m0, m1, "traffic_migration_api_writes_total")/window.Minutes(), "", "")
+		r.add(b, params, "restart, nothing changed: start to ready (readyz)", readyAfter.Seconds(), "s", "")
+		r.add(b, params, "restart, nothing changed: start to every policy synced (full resync)", resync.Seconds(), "s", "< 10 s")
+		r.add(b, params, "restart, nothing changed: RSS after the resync", uIdle.rssBytes/(1<<20), "MiB", "")
+		r.add(b, params, "restart, every spec changed: start to every status observing its generation", changed.Seconds(), "s", "")
+		r.add(b, params, "restart, every spec changed: API writes", mc["traffic_migration_api_writes_total"], "", "")
+		t.Logf("%d clusters: %d draining, %.1f queries per interval, RSS %.0f MiB, resync %s / %s",
+			n, draining, queries, u1.rssBytes/(1<<20), resync.Round(time.Millisecond), changed.Round(time.Millisecond))
+	}
+	return mgr
+}
+
+// queueAdds is the policy controller's work queue adds: one per policy sync.
+var queueAdds = "workqueue_adds_total{name=" + policy.ControllerName + "}"
+
+// policyWatch is an informer on the fleet namespace's policies, so that waiting on a
+// thousand statuses does not list them all again and again.
+type policyWatch struct {
+	lister trafficlisters.TrafficMigrationPolicyNamespaceLister
+}
+
+func (f *fleet) watchPolicies(t testing.TB) *policyWatch {
+	t.Helper()
+	factory := trafficinformers.NewSharedInformerFactoryWithOptions(f.traffic, 0, trafficinformers.WithNamespace(f.ns))
+	inf := factory.Traffic().V1alpha1().TrafficMigrationPolicies()
+	w := &policyWatch{lister: inf.Lister().TrafficMigrationPolicies(f.ns)}
+	stop := make(chan struct{})
+	factory.Start(stop)
+	if !cache.WaitForCacheSync(stop, inf.Informer().HasSynced) {
+		t.Fatal("the policy informer never synced")
+	}
+	t.Cleanup(func() { close(stop) })
+	return w
+}
+
+// waitAll waits until ok holds for want policies and returns how long that took.
+func (w *policyWatch) waitAll(t testing.TB, want int, timeout time.Duration, ok func(p *trafficv1alpha1.TrafficMigrationPolicy) bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var good int
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		list, err := w.lister.List(labels.Everything())
+		if err != nil {
+			return false, nil
+		}
+		good = 0
+		for _, p := range list {
+			if ok(p) {
+				good++
+			}
+		}
+		return good == want, nil
+	})
+	if err != nil {
+		t.Fatalf("%d of %d policies reached the expected state in %s", good, want, timeout)
+	}
+	return time.Since(start)
+}
+
+func (w *policyWatch) sum(fn func(p *trafficv1alpha1.TrafficMigrationPolicy) int) int {
+	list, _ := w.lister.List(labels.Everything())
+	total := 0
+	for _, p := range list {
+		total += fn(p)
+	}
+	return total
+}
+
+// sample reads the manager's metrics and its resource usage at one moment.
+func (m *manager) sample(t testing.TB) (map[string]float64, usage) {
+	t.Helper()
+	metrics, err := m.metrics()
+	if err != nil {
+		t.Fatalf("read the manager's metrics: %v", err)
+	}
+	u, err := m.usage()
+	if err != nil {
+		t.Fatalf("read the manager's usage: %v", err)
+	}
+	return metrics, u
+}
+
+// waitQuiet waits until the manager has made no API write for quiet, at most max, and
+// returns the writes it made meanwhile and when the last one was.
+func (m *manager) waitQuiet(t testing.TB, quiet, max time.Duration) (float64, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	first, _ := m.sample(t)
+	last, lastAt := first, start
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, max, true, func(context.Context) (bool, error) {
+		now, _ := m.sample(t)
+		if now["traffic_migration_api_writes_total"] != last["traffic_migration_api_writes_total"] {
+			last, lastAt = now, time.Now()
+		}
+		return time.Since(lastAt) >= quiet, nil
+	})
+	if err != nil {
+		t.Logf("the manager still wrote after %s", max)
+	}
+	return delta(first, last, "traffic_migration_api_writes_total"), lastAt.Sub(start)
+}
+
+// waitIdleQueue waits until the policy controller's work queue is empty and nothing
+// is in progress, three polls in a row, and returns how long that took.
+func (m *manager) waitIdleQueue(t testing.TB, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	idle := 0
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		mm, err := m.metrics()
+		if err != nil {
+			return false, nil
+		}
+		if mm["workqueue_depth{name="+policy.ControllerName+"}"] == 0 && mm["workqueue_unfinished_work_seconds{name="+policy.ControllerName+"}"] == 0 {
+			idle++
+		} else {
+			idle = 0
+		}
+		return idle >= 3, nil
+	})
+	if err != nil {
+		t.Logf("the policy controller's queue was still busy after %s", timeout)
+	}
+	return time.Since(start)
+}
+
+// waitResynced waits until a freshly started manager has taken every one of n
+// policies from its queue and finished them, and returns the time since start.
+func (m *manager) waitResynced(t testing.TB, start time.Time, n int, timeout time.Duration) time.Duration {
+	t.Helper()
+	var at time.Time
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		mm, err := m.metrics()
+		if err != nil {
+			return false, nil
+		}
+		done := mm[queueAdds] >= float64(n) && mm["workqueue_depth{name="+policy.ControllerName+"}"] == 0 &&
+			mm["workqueue_unfinished_work_seconds{name="+policy.ControllerName+"}"] == 0
+		at = time.Now()
+		return done, nil
+	})
+	if err != nil {
+		t.Fatalf("the restarted manager did not sync its %d policies in %s", n, timeout)
+	}
+	return at.Sub(start)
+}
+
+// usageOrZero is usage, or zeros when it cannot be read.
+func (m *manager) usageOrZero() usage {
+	u, _ := m.usage()
+	return u
+}
