@@ -55,6 +55,7 @@ func (c *Controller) ensureProxyPlacement(ctx context.Context, policy *trafficv1
 		if err != nil {
 			return nil, fmt.Errorf("create proxy Placement %s: %w", st.proxyName, err)
 		}
+		c.written.placements.wrote(created)
 		c.event(policy, false, "ProxyPlacementCreated", fmt.Sprintf("Created proxy Placement %s", st.proxyName))
 		return created, nil
 	}
@@ -73,6 +74,7 @@ func (c *Controller) ensureProxyPlacement(ctx context.Context, policy *trafficv1
 		if err != nil {
 			return nil, fmt.Errorf("adopt proxy Placement %s: %w", st.proxyName, err)
 		}
+		c.written.placements.wrote(adopted)
 		c.event(policy, false, "ProxyPlacementAdopted", fmt.Sprintf("Adopted proxy Placement %s from policy %s", st.proxyName, st.proxy.Labels[trafficv1alpha1.PolicyLabel]))
 		return adopted, nil
 	}
@@ -103,6 +105,7 @@ func (c *Controller) applyDecisions(ctx context.Context, placement *clusterv1bet
 			if err != nil {
 				return fmt.Errorf("create PlacementDecision %s: %w", want.Name, err)
 			}
+			c.written.decisions.wrote(created)
 			current[want.Name] = created
 			have = created
 		}
@@ -143,6 +146,7 @@ func (c *Controller) applyDecisions(ctx context.Context, placement *clusterv1bet
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete PlacementDecision %s: %w", have.Name, err)
 		}
+		c.written.decisions.deleted(have.Namespace, have.Name, have.UID, have.ResourceVersion)
 	}
 	return nil
 }
@@ -158,6 +162,7 @@ func (c *Controller) writeDecision(ctx context.Context, have, want *clusterv1bet
 		if err != nil {
 			return nil, fmt.Errorf("write PlacementDecision %s: %w", have.Name, err)
 		}
+		c.written.decisions.wrote(updated)
 		have = updated
 	}
 	if !equality.Semantic.DeepEqual(have.Labels, want.Labels) {
@@ -167,6 +172,7 @@ func (c *Controller) writeDecision(ctx context.Context, have, want *clusterv1bet
 		if err != nil {
 			return nil, fmt.Errorf("label PlacementDecision %s: %w", have.Name, err)
 		}
+		c.written.decisions.wrote(updated)
 		have = updated
 	}
 	return have, nil
@@ -192,7 +198,7 @@ func (c *Controller) applyProxyStatus(ctx context.Context, placement *clusterv1b
 	}
 	meta.SetStatusCondition(&status.Conditions, satisfied)
 	p := patcher.NewPatcher[*clusterv1beta1.Placement, clusterv1beta1.PlacementSpec, clusterv1beta1.PlacementStatus](
-		c.clusterClient.ClusterV1beta1().Placements(placement.Namespace))
+		c.written.placements.patchClient(c.clusterClient.ClusterV1beta1().Placements(placement.Namespace)))
 	if _, err := p.PatchStatus(ctx, placement, *status, placement.Status); err != nil {
 		return fmt.Errorf("write proxy Placement %s status: %w", placement.Name, err)
 	}

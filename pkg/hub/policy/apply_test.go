@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
 	"open-cluster-management.io/api/client/cluster/clientset/versioned/fake"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
@@ -114,7 +115,8 @@ func proxyPlacementOf(ns, name, policy string) *clusterv1beta1.Placement {
 
 // fakeAPI is a fake cluster clientset that keeps resourceVersions as an API server
 // does: every write gives the object a new one, and an update, a patch or a delete
-// that names another one than the object has fails with a conflict.
+// that names another one than the object has fails with a conflict. Its reactor can
+// serve other fake clientsets too, with versions from the same counter, as one etcd's.
 type fakeAPI struct {
 	client *fake.Clientset
 	rv     int
@@ -125,8 +127,8 @@ type fakeAPI struct {
 func newApplyController(t *testing.T, placement *clusterv1beta1.Placement, decisions []*clusterv1beta1.PlacementDecision) (*Controller, *fakeAPI) {
 	t.Helper()
 	api := &fakeAPI{client: fake.NewSimpleClientset()}
-	api.client.PrependReactor("*", "placements", api.react)
-	api.client.PrependReactor("*", "placementdecisions", api.react)
+	api.client.PrependReactor("*", "placements", api.reactor(api.client.Tracker()))
+	api.client.PrependReactor("*", "placementdecisions", api.reactor(api.client.Tracker()))
 	ctx := context.Background()
 	if _, err := api.client.ClusterV1beta1().Placements(placement.Namespace).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -142,7 +144,7 @@ func newApplyController(t *testing.T, placement *clusterv1beta1.Placement, decis
 			t.Fatal(err)
 		}
 	}
-	return &Controller{clusterClient: api.client}, api
+	return &Controller{clusterClient: api.client, written: newWritten(clock.RealClock{})}, api
 }
 
 func (api *fakeAPI) next() string {
@@ -150,8 +152,14 @@ func (api *fakeAPI) next() string {
 	return strconv.Itoa(api.rv)
 }
 
-func (api *fakeAPI) react(action k8stesting.Action) (bool, runtime.Object, error) {
-	tracker := api.client.Tracker()
+// reactor serves the objects of tracker.
+func (api *fakeAPI) reactor(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc {
+	return func(action k8stesting.Action) (bool, runtime.Object, error) {
+		return api.react(tracker, action)
+	}
+}
+
+func (api *fakeAPI) react(tracker k8stesting.ObjectTracker, action k8stesting.Action) (bool, runtime.Object, error) {
 	gvr, ns := action.GetResource(), action.GetNamespace()
 	current := func(name string) (runtime.Object, metav1.Object, error) {
 		obj, err := tracker.Get(gvr, ns, name)

@@ -8,7 +8,9 @@
 //
 // A sync gathers its inputs (listers, the agents' conditions, Prometheus for the
 // draining clusters that are due), decides with one pure function, applies the proxy,
-// and writes the status once.
+// and writes the status once. It reads the policy and its proxy through the
+// controller's own last writes (see written), so it never decides from a cache that
+// has not yet seen what the sync before it wrote.
 package policy
 
 import (
@@ -76,6 +78,10 @@ type Controller struct {
 	querySlots  chan struct{}
 	metrics     *Metrics
 	clock       clock.PassiveClock
+
+	// written are the controller's own last writes, which the caches may not show
+	// yet: a sync reads the policy and its proxy through them.
+	written written
 }
 
 // Informers are the informers the controller reads. The ManagedClusterAddOn informer
@@ -124,6 +130,7 @@ func NewController(
 		queriers:      newQuerierCache(),
 		metrics:       metrics,
 		clock:         clk,
+		written:       newWritten(clk),
 	}
 	c.querySlots = make(chan struct{}, maxParallelQueries)
 	c.evaluations = newEvaluator(c.evaluate)
@@ -174,11 +181,15 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 		// Rule 11: a deleted policy leaves its proxy as last written.
 		c.metrics.forget(ns, name)
 		c.evaluations.forget(key)
+		c.written.policies.forget(ns, name)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	// Never older than this controller last wrote it: its status holds the drain state
+	// that the proxy's decisions, written before it, go with.
+	policy, _ = c.written.policies.get(ns, name, policy, true)
 	now := c.clock.Now()
 
 	st := c.gather(policy, now)

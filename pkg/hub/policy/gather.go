@@ -63,7 +63,7 @@ func (c *Controller) gather(policy *trafficv1alpha1.TrafficMigrationPolicy, now 
 	}
 
 	st.proxy, st.conflict = c.proxyPlacement(policy, st.proxyName)
-	st.proxyDecisions = c.decisionsOf(policy.Namespace, st.proxyName)
+	st.proxyDecisions = c.proxyDecisionsOf(policy.Namespace, st.proxyName)
 	st.input.Proxy = proxy.Groups(st.proxyDecisions)
 	st.input.Real, st.realProblem = c.realGroups(policy)
 	st.input.RealKnown = st.realProblem == ""
@@ -135,11 +135,13 @@ func (st *state) useEvaluations(results map[string]gate.Evaluation, at time.Time
 	st.due = unchecked
 }
 
-// proxyPlacement returns the proxy Placement if it exists, and a conflict message when
-// the name is taken by a Placement this manager did not create for this policy.
+// proxyPlacement returns the proxy Placement if it exists, as this controller last
+// wrote it if the cache is behind, and a conflict message when the name is taken by a
+// Placement this manager did not create for this policy.
 func (c *Controller) proxyPlacement(policy *trafficv1alpha1.TrafficMigrationPolicy, name string) (*clusterv1beta1.Placement, string) {
 	p, err := c.placements.Placements(policy.Namespace).Get(name)
-	if err != nil {
+	p, ok := c.written.placements.get(policy.Namespace, name, p, err == nil)
+	if !ok {
 		return nil, ""
 	}
 	owner, ours := p.Labels[trafficv1alpha1.PolicyLabel]
@@ -169,6 +171,15 @@ func (c *Controller) decisionsOf(namespace, placement string) []*clusterv1beta1.
 		}
 	}
 	return ds
+}
+
+// proxyDecisionsOf lists the proxy's PlacementDecisions as this controller last wrote
+// them: the cache's copies, newer ones this controller wrote, without those it deleted
+// and with those it created, until the cache has caught up (see written).
+func (c *Controller) proxyDecisionsOf(namespace, proxyName string) []*clusterv1beta1.PlacementDecision {
+	return c.written.decisions.list(c.decisionsOf(namespace, proxyName), func(d *clusterv1beta1.PlacementDecision) bool {
+		return d.Namespace == namespace && d.Labels[clusterv1beta1.PlacementLabel] == proxyName
+	})
 }
 
 // realGroups reads the real Placement's decision groups, or says why they are not

@@ -147,7 +147,7 @@ func nameList(names []string) string {
 // sync runs again.
 func (c *Controller) writeStatus(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, status trafficv1alpha1.TrafficMigrationPolicyStatus) error {
 	p := patcher.NewPatcher[*trafficv1alpha1.TrafficMigrationPolicy, trafficv1alpha1.TrafficMigrationPolicySpec, trafficv1alpha1.TrafficMigrationPolicyStatus](
-		c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace))
+		c.written.policies.patchClient(c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace)))
 	if _, err := p.PatchStatus(ctx, policy, status, policy.Status); err != nil {
 		return fmt.Errorf("write status of %s/%s: %w", policy.Namespace, policy.Name, err)
 	}
@@ -164,6 +164,11 @@ func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.Traffic
 		}
 		warning := (nc.Status == metav1.ConditionFalse && (nc.Type == trafficv1alpha1.ConditionReady || nc.Type == trafficv1alpha1.ConditionPrometheusReachable)) ||
 			(nc.Status == metav1.ConditionTrue && nc.Type == trafficv1alpha1.ConditionHeld)
+		if old == nil && !warning && !(nc.Type == trafficv1alpha1.ConditionDraining && nc.Status == metav1.ConditionTrue) {
+			// A new policy's conditions in their usual state are no news: a thousand
+			// policies created at once would otherwise make thousands of events.
+			continue
+		}
 		c.event(policy, warning, nc.Reason, fmt.Sprintf("%s is %s: %s", nc.Type, nc.Status, nc.Message))
 	}
 	if applyErr != nil {
@@ -262,7 +267,7 @@ func (c *Controller) clearForceRemove(ctx context.Context, policy *trafficv1alph
 		updated.Annotations[trafficv1alpha1.ForceRemoveAnnotation] = strings.Join(keep, ",")
 	}
 	p := patcher.NewPatcher[*trafficv1alpha1.TrafficMigrationPolicy, trafficv1alpha1.TrafficMigrationPolicySpec, trafficv1alpha1.TrafficMigrationPolicyStatus](
-		c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace)).WithOptions(patcher.PatchOptions{IgnoreResourceVersion: true})
+		c.written.policies.patchClient(c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace))).WithOptions(patcher.PatchOptions{IgnoreResourceVersion: true})
 	if _, err := p.PatchLabelAnnotations(ctx, policy, updated.ObjectMeta, policy.ObjectMeta); err != nil {
 		return fmt.Errorf("clear the force-remove annotation of %s/%s: %w", policy.Namespace, policy.Name, err)
 	}

@@ -1,0 +1,438 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package policy
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	kevents "k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	addonfake "open-cluster-management.io/api/client/addon/clientset/versioned/fake"
+	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions"
+	"open-cluster-management.io/api/client/cluster/clientset/versioned/fake"
+	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	"open-cluster-management.io/sdk-go/pkg/basecontroller/factory"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
+	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
+)
+
+// The tests below run a sync, let some of the caches see its writes and not others
+// (as separate watches deliver them), and run the next sync: it must decide as if every
+// cache had seen them.
+
+// TestStaleDecisionsAfterARemoval: a sync removes c1 from the proxy and records it as
+// Removed; the next sync reads the new policy status but the proxy decisions from
+// before the removal. It must not take c1 for a cluster that just left the real
+// Placement: no new drain, no Draining event, no lost Removed row, no proxy Placement
+// status counting c1 again.
+func TestStaleDecisionsAfterARemoval(t *testing.T) {
+	h := newLagHarness(t, lagPolicy(draining("c1", 3), active("c2")),
+		[]string{"c2"}, []decision.Group{{Clusters: []string{"c1", "c2"}}}, "c1", "c2")
+
+	h.sync()
+	if got := clustersOf(h.proxyDecisions()); !slices.Equal(got, []string{"c2"}) {
+		t.Fatalf("after the removal the proxy lists %v, want [c2]: the test no longer removes c1", got)
+	}
+	removed := h.row("c1")
+	if removed.Phase != trafficv1alpha1.ClusterRemoved {
+		t.Fatalf("after the removal c1 is %s, want Removed", removed.Phase)
+	}
+	h.takeEvents()
+
+	h.clock.Step(time.Second)
+	h.observe(h.informers.Policies.Informer(), h.informers.Placements.Informer())
+	h.sync()
+	h.expectSettled("c1", removed)
+
+	h.observe(h.informers.Decisions.Informer())
+	h.sync()
+	h.expectSettled("c1", removed)
+}
+
+// TestStaleDecisionsAfterADelete: a sync removes b, the last cluster of the proxy's
+// second decision group, and deletes that group's PlacementDecision; the next sync
+// reads a decision cache that still has it. It must not remove b a second time.
+func TestStaleDecisionsAfterADelete(t *testing.T) {
+	h := newLagHarness(t, lagPolicy(active("a"), draining("b", 3)),
+		[]string{"a"}, []decision.Group{{Clusters: []string{"a"}}, {Index: 1, Clusters: []string{"b"}}}, "a", "b")
+
+	h.sync()
+	if got := len(h.api.decisions(t, lagNS)); got != 2 { // the real one and the proxy's
+		t.Fatalf("after the removal there are %d PlacementDecisions, want 2: the test no longer deletes one", got)
+	}
+	removed := h.row("b")
+	if removed.Phase != trafficv1alpha1.ClusterRemoved {
+		t.Fatalf("after the removal b is %s, want Removed", removed.Phase)
+	}
+	h.takeEvents()
+
+	h.clock.Step(time.Second)
+	h.observe(h.informers.Policies.Informer(), h.informers.Placements.Informer())
+	h.sync()
+	h.expectSettled("b", removed)
+}
+
+// TestStalePolicyAfterADrainReset: c1 comes back into the real Placement, so a sync
+// resets its drain (rule 5); then it leaves again, and the next sync reads the policy
+// status from before the reset, where c1 had drained long enough and passed its
+// checks. It must start c1's drain over, not remove it: the decisions are written
+// before the status write that would fail on the old resourceVersion.
+func TestStalePolicyAfterADrainReset(t *testing.T) {
+	h := newLagHarness(t, lagPolicy(draining("c1", 3), active("c2")),
+		[]string{"c1", "c2"}, []decision.Group{{Clusters: []string{"c1", "c2"}}}, "c1", "c2")
+
+	h.sync()
+	if got := h.row("c1"); got.Phase != trafficv1alpha1.ClusterActive {
+		t.Fatalf("c1 back in the real Placement is %s, want Active", got.Phase)
+	}
+	h.takeEvents()
+
+	h.clock.Step(time.Second)
+	real := h.api.decision(t, lagNS, proxy.DecisionName("gw", 1))
+	real.Status.Decisions = []clusterv1beta1.ClusterDecision{{ClusterName: "c2"}}
+	if _, err := h.api.client.ClusterV1beta1().PlacementDecisions(lagNS).UpdateStatus(context.Background(), real, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.observe(h.informers.Decisions.Informer(), h.informers.Placements.Informer())
+	err := h.ctrl.Sync(context.Background(), h.ctrl.SyncContext(), lagNS+"/p")
+
+	if got := clustersOf(h.proxyDecisions()); !slices.Equal(got, []string{"c1", "c2"}) {
+		t.Fatalf("the proxy lists %v, want [c1 c2]: c1's drain was reset and has just started again", got)
+	}
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	row := h.row("c1")
+	if row.Phase != trafficv1alpha1.ClusterDraining || row.ConsecutiveSuccesses != 0 || !row.DrainStartTime.Equal(&metav1.Time{Time: h.clock.Now()}) {
+		t.Errorf("c1's row is %s since %v with %d successes, want Draining since now (%v) with none", row.Phase, row.DrainStartTime, row.ConsecutiveSuccesses, h.clock.Now())
+	}
+	for _, e := range h.takeEvents() {
+		if strings.Contains(e, "Removed cluster") {
+			t.Errorf("event %q: c1 must not be removed", e)
+		}
+	}
+}
+
+// TestStaleCachesAfterCreatingTheProxy: the first sync of a policy creates the proxy
+// Placement and its decision; the next sync reads the new policy status while the
+// other caches have seen neither. It must not create them again and fail.
+func TestStaleCachesAfterCreatingTheProxy(t *testing.T) {
+	h := newLagHarness(t, lagPolicy(), []string{"c1"}, nil, "c1")
+
+	h.sync()
+	if got := clustersOf(h.proxyDecisions()); !slices.Equal(got, []string{"c1"}) {
+		t.Fatalf("the new proxy lists %v, want [c1]", got)
+	}
+	h.takeEvents()
+
+	h.observe(h.informers.Policies.Informer())
+	h.sync()
+	if c := meta.FindStatusCondition(h.policy().Status.Conditions, trafficv1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready is %+v, want True", c)
+	}
+	if events := h.takeEvents(); len(events) > 0 {
+		t.Errorf("a sync that changed nothing recorded events: %q", events)
+	}
+}
+
+// TestOwnWrites: which copy a read returns, the cache's or the last write's.
+func TestOwnWrites(t *testing.T) {
+	obj := func(uid, rv string) *clusterv1beta1.PlacementDecision {
+		return &clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "d", UID: types.UID(uid), ResourceVersion: rv}}
+	}
+	tests := map[string]struct {
+		write   func(w *ownWrites[*clusterv1beta1.PlacementDecision])
+		cached  *clusterv1beta1.PlacementDecision // nil: not in the cache
+		age     time.Duration
+		want    *clusterv1beta1.PlacementDecision // nil: none
+		forgets bool                              // the write, once read
+	}{
+		"nothing written":              {cached: obj("a", "3"), want: obj("a", "3"), forgets: true},
+		"written, cache older":         {write: wrote(obj("a", "5")), cached: obj("a", "3"), want: obj("a", "5")},
+		"written, cache caught up":     {write: wrote(obj("a", "5")), cached: obj("a", "5"), want: obj("a", "5"), forgets: true},
+		"written, cache newer":         {write: wrote(obj("a", "5")), cached: obj("a", "7"), want: obj("a", "7"), forgets: true},
+		"created, not in the cache":    {write: wrote(obj("b", "5")), want: obj("b", "5")},
+		"created, cache has older one": {write: wrote(obj("b", "5")), cached: obj("a", "3"), want: obj("b", "5")},
+		"written too long ago":         {write: wrote(obj("a", "5")), cached: obj("a", "3"), age: ownWriteTTL + time.Second, want: obj("a", "3"), forgets: true},
+		"versions not integers":        {write: wrote(obj("a", "x5")), cached: obj("a", "x3"), want: obj("a", "x3"), forgets: true},
+		"deleted, cache has it":        {write: deletedAt("a", "5"), cached: obj("a", "5"), want: nil},
+		"deleted, cache has older one": {write: deletedAt("b", "5"), cached: obj("a", "3"), want: nil},
+		"deleted, cache caught up":     {write: deletedAt("a", "5"), want: nil, forgets: true},
+		"deleted, cache has newer one": {write: deletedAt("a", "5"), cached: obj("c", "9"), want: obj("c", "9"), forgets: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+			w := newOwnWrites[*clusterv1beta1.PlacementDecision](clk)
+			if tt.write != nil {
+				tt.write(w)
+			}
+			clk.SetTime(clk.Now().Add(tt.age))
+			got, ok := w.get("ns", "d", tt.cached, tt.cached != nil)
+			if (tt.want == nil) != !ok || ok && !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("get: got %v (%v), want %v", got, ok, tt.want)
+			}
+			var cached []*clusterv1beta1.PlacementDecision
+			if tt.cached != nil {
+				cached = append(cached, tt.cached)
+			}
+			listed := w.list(cached, func(*clusterv1beta1.PlacementDecision) bool { return true })
+			if tt.want == nil && len(listed) != 0 || tt.want != nil && (len(listed) != 1 || !reflect.DeepEqual(listed[0], tt.want)) {
+				t.Errorf("list: got %v, want %v", listed, tt.want)
+			}
+			if _, remembered := w.writes["ns/d"]; remembered == tt.forgets {
+				t.Errorf("remembered after the read: %v, want %v", remembered, !tt.forgets)
+			}
+		})
+	}
+}
+
+func wrote(obj *clusterv1beta1.PlacementDecision) func(w *ownWrites[*clusterv1beta1.PlacementDecision]) {
+	return func(w *ownWrites[*clusterv1beta1.PlacementDecision]) { w.wrote(obj.DeepCopy()) }
+}
+
+func deletedAt(uid, rv string) func(w *ownWrites[*clusterv1beta1.PlacementDecision]) {
+	return func(w *ownWrites[*clusterv1beta1.PlacementDecision]) { w.deleted("ns", "d", types.UID(uid), rv) }
+}
+
+const lagNS = "ns"
+
+// lagHarness runs the controller against fake APIs that keep resourceVersions, through
+// informers that are never started: the test copies into each cache what it has seen.
+type lagHarness struct {
+	t            *testing.T
+	api          *fakeAPI
+	policyClient *trafficfake.Clientset
+	addonClient  *addonfake.Clientset
+	informers    Informers
+	ctrl         factory.Controller
+	clock        *clocktesting.FakeClock
+	events       *kevents.FakeRecorder
+}
+
+// newLagHarness makes a harness with the policy, its real Placement "gw" listing
+// realClusters, the policy's proxy Placement "gw-proxy" with proxyGroups (none when
+// nil), and ManagedClusters with the target Gateway ready for each of clusters; every
+// cache has seen them.
+func newLagHarness(t *testing.T, policy *trafficv1alpha1.TrafficMigrationPolicy, realClusters []string, proxyGroups []decision.Group, clusters ...string) *lagHarness {
+	t.Helper()
+	h := &lagHarness{
+		t:            t,
+		api:          &fakeAPI{client: fake.NewSimpleClientset()},
+		policyClient: trafficfake.NewSimpleClientset(),
+		addonClient:  addonfake.NewSimpleClientset(),
+		clock:        clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
+		events:       kevents.NewFakeRecorder(100),
+	}
+	h.api.client.PrependReactor("*", "placements", h.api.reactor(h.api.client.Tracker()))
+	h.api.client.PrependReactor("*", "placementdecisions", h.api.reactor(h.api.client.Tracker()))
+	h.policyClient.PrependReactor("*", "trafficmigrationpolicies", h.api.reactor(h.policyClient.Tracker()))
+
+	ctx := context.Background()
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(h.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(lagNS).Create(ctx, policy, metav1.CreateOptions{}))
+	must(h.api.client.ClusterV1beta1().Placements(lagNS).Create(ctx, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "gw", Namespace: lagNS}}, metav1.CreateOptions{}))
+	decisions := proxy.Decisions(lagNS, "gw", []decision.Group{{Clusters: realClusters}})
+	if proxyGroups != nil {
+		must(h.api.client.ClusterV1beta1().Placements(lagNS).Create(ctx, proxyPlacementOf(lagNS, "gw-proxy", policy.Name), metav1.CreateOptions{}))
+		decisions = append(decisions, proxy.Decisions(lagNS, "gw-proxy", proxyGroups)...)
+	}
+	for _, d := range decisions {
+		must(h.api.client.ClusterV1beta1().PlacementDecisions(lagNS).Create(ctx, d, metav1.CreateOptions{}))
+	}
+	gateway := trafficv1alpha1.GatewayConditionType(policy.TargetNamespace(), policy.Spec.TargetRef.Name)
+	for _, name := range clusters {
+		must(h.api.client.ClusterV1().ManagedClusters().Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}))
+		addon := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: trafficv1alpha1.AddonName, Namespace: name}}
+		addon.Status.Conditions = []metav1.Condition{
+			{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: metav1.ConditionTrue},
+			{Type: gateway, Status: metav1.ConditionTrue},
+		}
+		must(h.addonClient.AddonV1alpha1().ManagedClusterAddOns(name).Create(ctx, addon, metav1.CreateOptions{}))
+	}
+
+	clusterInformers := clusterinformers.NewSharedInformerFactory(h.api.client, 0)
+	h.informers = Informers{
+		Policies:        trafficinformers.NewSharedInformerFactory(h.policyClient, 0).Traffic().V1alpha1().TrafficMigrationPolicies(),
+		Placements:      clusterInformers.Cluster().V1beta1().Placements(),
+		Decisions:       clusterInformers.Cluster().V1beta1().PlacementDecisions(),
+		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters(),
+		Addons:          addoninformers.NewSharedInformerFactory(h.addonClient, 0).Addon().V1alpha1().ManagedClusterAddOns(),
+	}
+	ctrl, err := NewController(h.policyClient, h.api.client, kubefake.NewSimpleClientset(), h.informers, h.events, nil, h.clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ctrl = ctrl
+	h.observe(h.informers.Policies.Informer(), h.informers.Placements.Informer(), h.informers.Decisions.Informer(),
+		h.informers.ManagedClusters.Informer(), h.informers.Addons.Informer())
+	return h
+}
+
+// lagPolicy is a policy of Placement "gw" whose status lists rows.
+func lagPolicy(rows ...trafficv1alpha1.ClusterStatus) *trafficv1alpha1.TrafficMigrationPolicy {
+	p := testPolicy()
+	p.UID = "policy-uid"
+	p.Spec.TargetRef.Name = "gw"
+	p.Spec.PrometheusSecret.Name = "prometheus"
+	p.Status.Clusters = rows
+	return p
+}
+
+func active(name string) trafficv1alpha1.ClusterStatus {
+	return trafficv1alpha1.ClusterStatus{Name: name, Phase: trafficv1alpha1.ClusterActive}
+}
+
+// draining is the row of a cluster that has drained for 10 minutes, checked 5 s ago.
+func draining(name string, successes int32) trafficv1alpha1.ClusterStatus {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	return trafficv1alpha1.ClusterStatus{
+		Name: name, Phase: trafficv1alpha1.ClusterDraining,
+		DrainStartTime:       &metav1.Time{Time: now.Add(-10 * time.Minute)},
+		LastEvaluationTime:   &metav1.Time{Time: now.Add(-5 * time.Second)},
+		LastResult:           trafficv1alpha1.EvaluationPass,
+		ConsecutiveSuccesses: successes,
+	}
+}
+
+// observe lets the informers' caches see what the API holds now.
+func (h *lagHarness) observe(informers ...cache.SharedIndexInformer) {
+	h.t.Helper()
+	ctx := context.Background()
+	for _, informer := range informers {
+		var list runtime.Object
+		var err error
+		switch informer {
+		case h.informers.Policies.Informer():
+			list, err = h.policyClient.TrafficV1alpha1().TrafficMigrationPolicies("").List(ctx, metav1.ListOptions{})
+		case h.informers.Placements.Informer():
+			list, err = h.api.client.ClusterV1beta1().Placements("").List(ctx, metav1.ListOptions{})
+		case h.informers.Decisions.Informer():
+			list, err = h.api.client.ClusterV1beta1().PlacementDecisions("").List(ctx, metav1.ListOptions{})
+		case h.informers.ManagedClusters.Informer():
+			list, err = h.api.client.ClusterV1().ManagedClusters().List(ctx, metav1.ListOptions{})
+		case h.informers.Addons.Informer():
+			list, err = h.addonClient.AddonV1alpha1().ManagedClusterAddOns("").List(ctx, metav1.ListOptions{})
+		}
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		objs := make([]any, 0, len(items))
+		for _, item := range items {
+			objs = append(objs, item)
+		}
+		if err := informer.GetIndexer().Replace(objs, ""); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+// sync runs one sync of the policy, which must succeed.
+func (h *lagHarness) sync() {
+	h.t.Helper()
+	if err := h.ctrl.Sync(context.Background(), h.ctrl.SyncContext(), lagNS+"/p"); err != nil {
+		h.t.Fatalf("sync: %v", err)
+	}
+}
+
+// expectSettled checks, after a sync that had nothing new to decide, that name's row
+// is still removed, as it was, that the proxy and its Placement do not list it and
+// that no event was recorded.
+func (h *lagHarness) expectSettled(name string, removed trafficv1alpha1.ClusterStatus) {
+	h.t.Helper()
+	if got := h.row(name); !reflect.DeepEqual(got, removed) {
+		h.t.Errorf("%s's row is %+v, want it as the removal left it: %+v", name, got, removed)
+	}
+	listed := clustersOf(h.proxyDecisions())
+	if slices.Contains(listed, name) {
+		h.t.Errorf("the proxy lists %v, with the removed %s", listed, name)
+	}
+	if got := h.api.placement(h.t, lagNS, "gw-proxy").Status.NumberOfSelectedClusters; got != int32(len(listed)) {
+		h.t.Errorf("the proxy Placement counts %d clusters, want %d", got, len(listed))
+	}
+	if events := h.takeEvents(); len(events) > 0 {
+		h.t.Errorf("a sync with nothing new recorded events: %q", events)
+	}
+}
+
+func (h *lagHarness) policy() *trafficv1alpha1.TrafficMigrationPolicy {
+	h.t.Helper()
+	p, err := h.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(lagNS).Get(context.Background(), "p", metav1.GetOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+// row is the policy's status row of a cluster, as the API holds it.
+func (h *lagHarness) row(name string) trafficv1alpha1.ClusterStatus {
+	h.t.Helper()
+	for _, row := range h.policy().Status.Clusters {
+		if row.Name == name {
+			return row
+		}
+	}
+	h.t.Fatalf("the policy's status has no row for %s", name)
+	return trafficv1alpha1.ClusterStatus{}
+}
+
+// proxyDecisions are the proxy's PlacementDecisions as the API holds them.
+func (h *lagHarness) proxyDecisions() []*clusterv1beta1.PlacementDecision {
+	var out []*clusterv1beta1.PlacementDecision
+	for _, d := range h.api.decisions(h.t, lagNS) {
+		if d.Labels[clusterv1beta1.PlacementLabel] == "gw-proxy" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// takeEvents returns the events recorded since the last call.
+func (h *lagHarness) takeEvents() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.events.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func (api *fakeAPI) decision(t *testing.T, ns, name string) *clusterv1beta1.PlacementDecision {
+	t.Helper()
+	d, err := api.client.ClusterV1beta1().PlacementDecisions(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
