@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
@@ -159,13 +160,13 @@ func stripManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// countWrites counts the manager's API writes by method, so that an idle fleet can be
-// seen to cost none.
+// countWrites counts the manager's API writes by method and resource, so that an idle
+// fleet can be seen to cost none and a busy one shows where its writes go.
 func countWrites(reg prometheus.Registerer) func(http.RoundTripper) http.RoundTripper {
 	writes := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "traffic_migration_api_writes_total",
-		Help: "Requests that change something, made by the manager to the hub's API server, by method.",
-	}, []string{"method"})
+		Help: "Requests that change something, made by the manager to the hub's API server, by method and resource (with its subresource, e.g. placementdecisions/status).",
+	}, []string{"method", "resource"})
 	if reg != nil {
 		reg.MustRegister(writes)
 	}
@@ -174,10 +175,36 @@ func countWrites(reg prometheus.Registerer) func(http.RoundTripper) http.RoundTr
 			switch req.Method {
 			case http.MethodGet, http.MethodHead, http.MethodOptions:
 			default:
-				writes.WithLabelValues(req.Method).Inc()
+				writes.WithLabelValues(req.Method, resourceOf(req.URL.Path)).Inc()
 			}
 			return rt.RoundTrip(req)
 		})
+	}
+}
+
+// resourceOf returns the resource, and its subresource if any, of an API path:
+// /api/v1/namespaces/ns/events -> events, /apis/g/v/namespaces/ns/r/name/status ->
+// r/status, /apis/g/v/r/name -> r. Anything else is "other".
+func resourceOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return "other"
+	}
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		parts = parts[2:] // a namespaced resource; "namespaces/<name>" alone is the namespace
+	}
+	switch len(parts) {
+	case 0:
+		return "other"
+	case 1, 2:
+		return parts[0]
+	default:
+		return parts[0] + "/" + parts[2]
 	}
 }
 
