@@ -436,3 +436,40 @@ func (api *fakeAPI) decision(t *testing.T, ns, name string) *clusterv1beta1.Plac
 	}
 	return d
 }
+
+// TestRemovalRecordedWhenThePolicyChangedMeanwhile: someone changes the policy (a
+// label here) after the sync read it and before its status write; the removal the
+// sync made must still be recorded (Removed row, event), and a name added to the
+// force-remove annotation meanwhile must stay in it.
+func TestRemovalRecordedWhenThePolicyChangedMeanwhile(t *testing.T) {
+	p := lagPolicy(draining("c1", 3), active("c2"))
+	p.Annotations = map[string]string{trafficv1alpha1.ForceRemoveAnnotation: "c1"}
+	h := newLagHarness(t, p, []string{"c2"}, []decision.Group{{Clusters: []string{"c1", "c2"}}}, "c1", "c2", "c3")
+
+	// The API's policy moves on; the cache keeps the version the sync will read.
+	changed := h.policy()
+	changed.Labels = map[string]string{"team": "edge"}
+	changed.Annotations[trafficv1alpha1.ForceRemoveAnnotation] = "c1,c3"
+	if _, err := h.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(lagNS).Update(context.Background(), changed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.sync()
+
+	if got := clustersOf(h.proxyDecisions()); !slices.Equal(got, []string{"c2"}) {
+		t.Fatalf("the proxy lists %v, want [c2]: the test no longer removes c1", got)
+	}
+	if got := h.row("c1"); got.Phase != trafficv1alpha1.ClusterRemoved {
+		t.Errorf("c1's row is %s, want Removed: the removal went unrecorded", got.Phase)
+	}
+	events := strings.Join(h.takeEvents(), "\n")
+	if !strings.Contains(events, "Removed cluster c1") {
+		t.Errorf("no event records c1's removal; events:\n%s", events)
+	}
+	after := h.policy()
+	if got := after.Annotations[trafficv1alpha1.ForceRemoveAnnotation]; got != "c3" {
+		t.Errorf("force-remove annotation is %q, want %q: c1 acted on, c3 added meanwhile kept", got, "c3")
+	}
+	if after.Labels["team"] != "edge" {
+		t.Errorf("the label set meanwhile is gone: %v", after.Labels)
+	}
+}

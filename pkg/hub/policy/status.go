@@ -9,8 +9,11 @@ import (
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"open-cluster-management.io/sdk-go/pkg/patcher"
 
@@ -146,9 +149,24 @@ func nameList(names []string) string {
 // carries the resourceVersion the sync read, so a concurrent change fails it and the
 // sync runs again.
 func (c *Controller) writeStatus(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, status trafficv1alpha1.TrafficMigrationPolicyStatus) error {
+	policies := c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace)
 	p := patcher.NewPatcher[*trafficv1alpha1.TrafficMigrationPolicy, trafficv1alpha1.TrafficMigrationPolicySpec, trafficv1alpha1.TrafficMigrationPolicyStatus](
-		c.written.policies.patchClient(c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace)))
-	if _, err := p.PatchStatus(ctx, policy, status, policy.Status); err != nil {
+		c.written.policies.patchClient(policies))
+	// The proxy's decisions are written already: if someone changed the policy since
+	// it was read (a label, an annotation, its spec), the status still has to say what
+	// was done, or a removal would go unrecorded. Only this controller writes the
+	// status, so it is written again on the policy as it is now.
+	current := policy
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		_, err := p.PatchStatus(ctx, current, status, current.Status)
+		if apierrors.IsConflict(err) {
+			if fresh, getErr := policies.Get(ctx, policy.Name, metav1.GetOptions{}); getErr == nil && fresh.UID == policy.UID {
+				current = fresh
+			}
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("write status of %s/%s: %w", policy.Namespace, policy.Name, err)
 	}
 	return nil
@@ -254,21 +272,40 @@ func (c *Controller) clearForceRemove(ctx context.Context, policy *trafficv1alph
 	if len(st.input.ForceRemove) == 0 {
 		return nil
 	}
-	var keep []string
+	// The names acted on leave the annotation; a name deferred because the real
+	// decisions could not be read stays, and so does a name added meanwhile.
+	acted := sets.New(st.input.ForceRemove...)
 	for _, s := range out.ForceRemoveSkipped {
 		if s.Reason == decision.SkipRealDecisionsUnknown {
-			keep = append(keep, s.Cluster)
+			acted.Delete(s.Cluster)
 		}
 	}
-	updated := policy.DeepCopy()
-	if len(keep) == 0 {
-		delete(updated.Annotations, trafficv1alpha1.ForceRemoveAnnotation)
-	} else {
-		updated.Annotations[trafficv1alpha1.ForceRemoveAnnotation] = strings.Join(keep, ",")
-	}
+	policies := c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace)
 	p := patcher.NewPatcher[*trafficv1alpha1.TrafficMigrationPolicy, trafficv1alpha1.TrafficMigrationPolicySpec, trafficv1alpha1.TrafficMigrationPolicyStatus](
-		c.written.policies.patchClient(c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace))).WithOptions(patcher.PatchOptions{IgnoreResourceVersion: true})
-	if _, err := p.PatchLabelAnnotations(ctx, policy, updated.ObjectMeta, policy.ObjectMeta); err != nil {
+		c.written.policies.patchClient(policies))
+	current := policy
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var keep []string
+		for _, name := range trafficv1alpha1.ParseForceRemove(current.Annotations[trafficv1alpha1.ForceRemoveAnnotation]) {
+			if !acted.Has(name) {
+				keep = append(keep, name)
+			}
+		}
+		updated := current.DeepCopy()
+		if len(keep) == 0 {
+			delete(updated.Annotations, trafficv1alpha1.ForceRemoveAnnotation)
+		} else {
+			updated.Annotations[trafficv1alpha1.ForceRemoveAnnotation] = strings.Join(keep, ",")
+		}
+		_, err := p.PatchLabelAnnotations(ctx, current, updated.ObjectMeta, current.ObjectMeta)
+		if apierrors.IsConflict(err) {
+			if fresh, getErr := policies.Get(ctx, policy.Name, metav1.GetOptions{}); getErr == nil && fresh.UID == policy.UID {
+				current = fresh
+			}
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("clear the force-remove annotation of %s/%s: %w", policy.Namespace, policy.Name, err)
 	}
 	return nil
