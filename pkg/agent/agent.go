@@ -31,6 +31,7 @@ import (
 
 	"open-cluster-management.io/traffic-migration/pkg/agent/report"
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/probe"
 	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
@@ -58,19 +59,20 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 
+	// /readyz answers 200 once the agent's caches have synced.
 	ready := &atomic.Bool{}
-	srv, err := listenProbes(ctx, o.HealthProbeBindAddress, ready)
+	probes, err := probe.Listen("health probes", o.HealthProbeBindAddress, probe.Handler(ctx, ready, "the agent's caches have not synced"))
 	if err != nil {
 		return err
 	}
 	if o.OnListening != nil {
-		o.OnListening(srv.address())
+		o.OnListening(probes.Addr())
 	}
 	// A probe server that fails stops the agent: a pod without probes is restarted
 	// anyway.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv.serve(ctx, cancel)
+	srv := probe.Serve(ctx, cancel, probes)
 
 	// The hub kubeconfig may allow no more than this add-on in this cluster's
 	// namespace; the CRD informer needs only the Gateway CRD.
@@ -113,7 +115,7 @@ func (o *Options) Run(ctx context.Context) error {
 	wg.Wait()
 	addonInformers.Shutdown()
 	crdInformers.Shutdown()
-	return srv.shutdown(ctx)
+	return srv.Shutdown(ctx)
 }
 
 // restConfigs loads the hub's and the agent's cluster's client configurations.

@@ -9,9 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -70,12 +72,52 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, strings.TrimSpace(string(body))
 }
 
-// An agent that cannot reach its clusters keeps running and waiting, says it is alive
+// unavailableAPIServer is a Kubernetes API server that answers every request 503, as
+// one that is starting or overloaded does, and counts the lists it is sent, by path.
+type unavailableAPIServer struct {
+	url   string
+	mu    sync.Mutex
+	lists map[string]int
+}
+
+func newUnavailableAPIServer(t *testing.T) *unavailableAPIServer {
+	t.Helper()
+	s := &unavailableAPIServer{lists: map[string]int{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// An informer's reflector lists once per attempt, after a watch-list request
+		// when it tries one first.
+		if r.Method == http.MethodGet && !r.URL.Query().Has("watch") {
+			s.mu.Lock()
+			s.lists[r.URL.Path]++
+			s.mu.Unlock()
+		}
+		http.Error(w, "the server is currently unable to handle the request", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	return s
+}
+
+// listed is how many lists of path the server has answered (or is answering).
+func (s *unavailableAPIServer) listed(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lists[path]
+}
+
+// The lists of the informers whose sync makes the agent ready.
+const (
+	addonsPath = "/apis/addon.open-cluster-management.io/v1alpha1/namespaces/c1/managedclusteraddons"
+	crdsPath   = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+)
+
+// An agent whose clusters do not answer keeps running and retrying, says it is alive
 // but not ready, and stops cleanly when asked.
-func TestRunWaitsForUnreachableClusters(t *testing.T) {
+func TestRunWaitsForUnavailableClusters(t *testing.T) {
+	hub, spoke := newUnavailableAPIServer(t), newUnavailableAPIServer(t)
 	o := NewOptions()
-	o.HubKubeconfig = writeKubeconfig(t, unreachable(t))
-	o.Kubeconfig = writeKubeconfig(t, unreachable(t))
+	o.HubKubeconfig = writeKubeconfig(t, hub.url)
+	o.Kubeconfig = writeKubeconfig(t, spoke.url)
 	o.ClusterName = "c1"
 	o.HealthProbeBindAddress = "127.0.0.1:0"
 	addrs := make(chan string, 1)
@@ -97,14 +139,27 @@ func TestRunWaitsForUnreachableClusters(t *testing.T) {
 	if code, body := get(t, "http://"+addr+"/healthz"); code != http.StatusOK || body != "ok" {
 		t.Errorf("/healthz = %d %q", code, body)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if code, body := get(t, "http://"+addr+"/readyz"); code != http.StatusServiceUnavailable || body != "the agent's caches have not synced" {
-		t.Errorf("/readyz = %d %q", code, body)
+	// Not ready, checked all along until the agent has met a failed list of both its
+	// informers and tried again: a reflector lists again only once it has handled the
+	// failure of its previous attempt, so by then the agent has seen its clusters fail
+	// and must still not be ready.
+	deadline := time.Now().Add(testTimeout)
+	for hub.listed(addonsPath) < 2 || spoke.listed(crdsPath) < 2 {
+		if code, body := get(t, "http://"+addr+"/readyz"); code != http.StatusServiceUnavailable || body != "the agent's caches have not synced" {
+			t.Fatalf("/readyz = %d %q while the clusters fail every request", code, body)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned while the clusters are unavailable: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent did not list again after failing: %d lists of its add-on on the hub, %d of the CRDs on its cluster", hub.listed(addonsPath), spoke.listed(crdsPath))
+		}
+		time.Sleep(20 * time.Millisecond) // the poll's interval
 	}
-	select {
-	case err := <-done:
-		t.Fatalf("Run returned while the clusters are unreachable: %v", err)
-	default:
+	if code, body := get(t, "http://"+addr+"/readyz"); code != http.StatusServiceUnavailable || body != "the agent's caches have not synced" {
+		t.Errorf("/readyz = %d %q after failed lists", code, body)
 	}
 
 	cancel()

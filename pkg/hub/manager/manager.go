@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"open-cluster-management.io/traffic-migration/pkg/probe"
 	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
@@ -100,7 +101,7 @@ func Run(ctx context.Context, o *Options, start StartFunc) error {
 	// metrics is not one to keep running.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv.serve(ctx, cancel)
+	running := probe.Serve(ctx, cancel, srv.endpoints()...)
 
 	start = withLeaderGauge(start, leading)
 	if o.LeaderElect {
@@ -109,7 +110,7 @@ func Run(ctx context.Context, o *Options, start StartFunc) error {
 		logger.Info("Leader election is off, starting the hub controllers")
 		err = runControllers(ctx, cfg, reg, o.Workers, start)
 	}
-	return errors.Join(err, srv.shutdown(ctx))
+	return errors.Join(err, running.Shutdown(ctx))
 }
 
 // runControllers calls start and checks that it kept to the StartFunc contract.
