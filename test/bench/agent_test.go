@@ -7,14 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -22,8 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -50,10 +45,6 @@ func benchAgent(t *testing.T, r *report, gateways int, steady time.Duration) {
 	ctx := context.Background()
 	hubCfg := rest.CopyConfig(bed.Hub.Config)
 	hubCfg.QPS, hubCfg.Burst = 200, 400
-	hubKube, err := kubernetes.NewForConfig(hubCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	hubAddons, err := addonclient.NewForConfig(hubCfg)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +106,7 @@ func benchAgent(t *testing.T, r *report, gateways int, steady time.Duration) {
 	if _, err := addons.UpdateStatus(ctx, addon, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("mark the ManagedClusterAddOn Available: %v", err)
 	}
-	hubKubeconfig, err := agentHubKubeconfig(ctx, hubKube, cluster, t.TempDir())
+	hubKubeconfig, err := bed.Hub.AgentHubKubeconfig(ctx, cluster, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +131,7 @@ func benchAgent(t *testing.T, r *report, gateways int, steady time.Duration) {
 	}
 	ready := time.Since(started)
 	t.Cleanup(proc.Stop)
-	pid, err := pidOf(healthArg, func(args []string) bool {
-		return filepath.Base(args[0]) == testbed.ProgramTrafficMigrationAgent.Name && slices.Contains(args, healthArg)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid := proc.PID()
 
 	// Every Gateway reported, programmed, on the hub. The agent writes GatewayAPI True
 	// only once its Gateway cache has synced, so with no Gateways too the wait ends
@@ -253,44 +239,6 @@ func createProgrammedGateway(ctx context.Context, client gatewayclient.Interface
 		return fmt.Errorf("program Gateway %s/%s: %w", namespace, name, err)
 	}
 	return nil
-}
-
-// agentHubKubeconfig writes, into dir, a hub kubeconfig for the cluster's agent with
-// the rights the add-on gives it on the hub: read its own ManagedClusterAddOn and
-// write its status, in its cluster's namespace, and nothing else.
-func agentHubKubeconfig(ctx context.Context, hub kubernetes.Interface, cluster, dir string) (string, error) {
-	user := fmt.Sprintf("system:open-cluster-management:cluster:%s:addon:%s:agent:agent", cluster, trafficv1alpha1.AddonName)
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "traffic-migration-agent", Namespace: cluster},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons"},
-				ResourceNames: []string{trafficv1alpha1.AddonName}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons/status"},
-				ResourceNames: []string{trafficv1alpha1.AddonName}, Verbs: []string{"get", "patch", "update"}},
-		},
-	}
-	if _, err := hub.RbacV1().Roles(cluster).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		return "", fmt.Errorf("create the agent's hub Role: %w", err)
-	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: cluster},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	if _, err := hub.RbacV1().RoleBindings(cluster).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		return "", fmt.Errorf("create the agent's hub RoleBinding: %w", err)
-	}
-	cfg, err := bed.Hub.UserConfig(user)
-	if err != nil {
-		return "", err
-	}
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["agent"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "agent"}
-	kc.CurrentContext = "hub"
-	path := filepath.Join(dir, "hub-kubeconfig")
-	return path, clientcmd.WriteToFile(*kc, path)
 }
 
 // programmedConditions counts the add-on's Gateway conditions that are True.

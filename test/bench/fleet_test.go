@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,22 +15,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
@@ -48,6 +40,7 @@ const (
 
 // fleet is the hub's API as the benchmarks use it, in one namespace.
 type fleet struct {
+	api     *testbed.Fleet
 	kube    kubernetes.Interface
 	cluster clusterclient.Interface
 	addon   addonclient.Interface
@@ -57,42 +50,14 @@ type fleet struct {
 
 func newFleet(t testing.TB, prefix string) *fleet {
 	t.Helper()
-	cfg := bed.Hub.Config
-	cfg.QPS, cfg.Burst = 200, 400
-	f := &fleet{}
-	var err error
-	if f.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+	api, err := bed.Hub.Fleet()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if f.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if f.addon, err = addonclient.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if f.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	set := &clusterv1beta2.ManagedClusterSet{
-		ObjectMeta: metav1.ObjectMeta{Name: clusterSetName},
-		Spec: clusterv1beta2.ManagedClusterSetSpec{ClusterSelector: clusterv1beta2.ManagedClusterSelector{
-			SelectorType: clusterv1beta2.LabelSelector, LabelSelector: &metav1.LabelSelector{},
-		}},
-	}
-	if _, err := f.cluster.ClusterV1beta2().ManagedClusterSets().Create(ctx, set, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("create ManagedClusterSet: %v", err)
-	}
-	f.ns = bed.Hub.Namespace(t, prefix)
-	binding := &clusterv1beta2.ManagedClusterSetBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: clusterSetName, Namespace: f.ns},
-		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: clusterSetName},
-	}
-	if _, err := f.cluster.ClusterV1beta2().ManagedClusterSetBindings(f.ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("bind ManagedClusterSet: %v", err)
-	}
+	f := &fleet{api: api, kube: api.Kube, cluster: api.Cluster, addon: api.Addon, traffic: api.Traffic}
+	f.ns = api.ClusterSetNamespace(t, clusterSetName, prefix)
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: f.ns}, StringData: map[string]string{"url": bed.Prometheus.URL}}
-	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Secret: %v", err)
 	}
 	return f
@@ -143,34 +108,10 @@ func (f *fleet) managedCluster(t testing.TB, name string, clusterLabels map[stri
 // whose status says what a running agent would: available, the Gateway programmed,
 // and the cluster's labels.
 func (f *fleet) createCluster(ctx context.Context, name string, clusterLabels map[string]string) error {
-	mc := &clusterv1.ManagedCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: clusterLabels},
-		Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
+	if err := f.api.CreateManagedCluster(ctx, name, clusterLabels); err != nil {
+		return err
 	}
-	if _, err := f.cluster.ClusterV1().ManagedClusters().Create(ctx, mc, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create ManagedCluster %s: %w", name, err)
-	}
-	if _, err := f.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", name, err)
-	}
-	addon, err := f.addon.AddonV1alpha1().ManagedClusterAddOns(name).Create(ctx, &addonv1alpha1.ManagedClusterAddOn{
-		ObjectMeta: metav1.ObjectMeta{Name: trafficv1alpha1.AddonName, Namespace: name},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("create ManagedClusterAddOn of %s: %w", name, err)
-	}
-	all := map[string]string{trafficv1alpha1.ClusterNameLabel: name, "cluster": name}
-	for _, c := range []metav1.Condition{
-		{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: metav1.ConditionTrue, Reason: "ManagedClusterAddOnLeaseUpdated", Message: "lease updated"},
-		{Type: trafficv1alpha1.GatewayConditionType(gatewayNamespace, gatewayName), Status: metav1.ConditionTrue, Reason: trafficv1alpha1.AgentReasonProgrammed, Message: "Addresses: 10.0.0.1"},
-		{Type: trafficv1alpha1.ConditionClusterLabels, Status: metav1.ConditionTrue, Reason: trafficv1alpha1.AgentReasonReported, Message: trafficv1alpha1.FormatClusterLabels(all)},
-	} {
-		meta.SetStatusCondition(&addon.Status.Conditions, c)
-	}
-	if _, err := f.addon.AddonV1alpha1().ManagedClusterAddOns(name).UpdateStatus(ctx, addon, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("report agent of %s: %w", name, err)
-	}
-	return nil
+	return f.api.ReportAgent(ctx, name, gatewayNamespace, gatewayName, true, map[string]string{"cluster": name})
 }
 
 // labelCluster sets one label of a ManagedCluster.
@@ -181,30 +122,11 @@ func (f *fleet) labelCluster(ctx context.Context, name, key, value string) error
 }
 
 func (f *fleet) placement(name string, match map[string]string) error {
-	p := &clusterv1beta1.Placement{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
-		Spec:       clusterv1beta1.PlacementSpec{Predicates: selectorPredicates(match)},
-	}
-	_, err := f.cluster.ClusterV1beta1().Placements(f.ns).Create(context.Background(), p, metav1.CreateOptions{})
-	return err
+	return f.api.CreatePlacement(context.Background(), f.ns, name, match)
 }
 
 func (f *fleet) selectClusters(ctx context.Context, name string, match map[string]string) error {
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		p, err := f.cluster.ClusterV1beta1().Placements(f.ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		p.Spec.Predicates = selectorPredicates(match)
-		_, err = f.cluster.ClusterV1beta1().Placements(f.ns).Update(ctx, p, metav1.UpdateOptions{})
-		return err == nil, nil
-	})
-}
-
-func selectorPredicates(match map[string]string) []clusterv1beta1.ClusterPredicate {
-	return []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-		LabelSelector: metav1.LabelSelector{MatchLabels: match},
-	}}}
+	return f.api.SelectClusters(ctx, f.ns, name, match, 30*time.Second)
 }
 
 // policy is a trafficShare policy on placement, whose traffic is the series of the
@@ -258,12 +180,7 @@ func (f *fleet) waitPolicies(t testing.TB, want int, timeout time.Duration, ok f
 }
 
 func row(p *trafficv1alpha1.TrafficMigrationPolicy, cluster string) *trafficv1alpha1.ClusterStatus {
-	for i := range p.Status.Clusters {
-		if p.Status.Clusters[i].Name == cluster {
-			return &p.Status.Clusters[i]
-		}
-	}
-	return nil
+	return testbed.PolicyRow(p, cluster)
 }
 
 // sighting is a placement's clusters as seen at one moment.
@@ -372,64 +289,27 @@ func lacks(c string) func([]string) bool {
 // trafficSource serves a request counter per (cluster, pair), as a gateway's metrics
 // do, and the test bed's Prometheus scrapes it.
 type trafficSource struct {
-	job      string
-	requests *prometheus.CounterVec
-	mu       sync.Mutex
-	rates    map[[2]string]float64
+	*testbed.TrafficSource
+	job string
 }
 
 func newTrafficSource(t testing.TB) *trafficSource {
 	t.Helper()
-	s := &trafficSource{job: fmt.Sprintf("bench-%d", time.Now().UnixNano()), rates: map[[2]string]float64{}}
-	reg := prometheus.NewRegistry()
-	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricName, Help: "Requests served by the gateway."}, []string{"cluster", "pair"})
-	reg.MustRegister(s.requests)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
-	go func() { _ = srv.Serve(l) }()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				s.mu.Lock()
-				for k, rate := range s.rates {
-					s.requests.WithLabelValues(k[0], k[1]).Add(rate * 0.05)
-				}
-				s.mu.Unlock()
-			}
-		}
-	}()
-	sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer scancel()
-	if err := bed.Prometheus.SetScrapeConfigs(sctx, testbed.PrometheusOptions{ScrapeConfigs: []testbed.ScrapeConfig{{JobName: s.job, Targets: []string{l.Addr().String()}}}}); err != nil {
-		t.Fatalf("scrape the traffic source: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		_ = srv.Close()
+	s := bed.Prometheus.NewTrafficSource(t, testbed.TrafficOptions{
+		Metric: metricName,
+		Labels: []string{"cluster", "pair"},
+		Job:    fmt.Sprintf("bench-%d", time.Now().UnixNano()),
 	})
-	return s
+	return &trafficSource{TrafficSource: s, job: s.Job}
 }
 
-// set changes request rates, in requests per second, by (cluster, pair).
+// set changes request rates, in requests per second, by (cluster, pair), all at once.
 func (s *trafficSource) set(rates map[[2]string]float64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	all := make([]testbed.Rate, 0, len(rates))
 	for k, rate := range rates {
-		s.rates[k] = rate
-		s.requests.WithLabelValues(k[0], k[1]).Add(0)
+		all = append(all, testbed.Rate{Values: []string{k[0], k[1]}, PerSecond: rate})
 	}
+	s.Set(all...)
 }
 
 // queryRange evaluates query at every step from start to end and returns the

@@ -6,61 +6,32 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
-// manager is the traffic-migration manager run as the real binary.
+// manager is the traffic-migration manager run as the real binary by the test bed.
 type manager struct {
-	proc       *testbed.Process
-	metricsURL string
-	bindArg    string
+	*testbed.Manager
+	proc *testbed.Process
 }
 
 func startManager(ctx context.Context) (*manager, error) {
-	metricsPort, err := testbed.FreePort()
+	m, err := bed.StartManager(ctx)
 	if err != nil {
 		return nil, err
 	}
-	healthPort, err := testbed.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	m := &manager{
-		metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
-		bindArg:    fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
-	}
-	args := []string{"manager",
-		"--kubeconfig=" + bed.Hub.KubeconfigPath,
-		m.bindArg,
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healthPort),
-		"--leader-elect=false",
-	}
-	m.proc, err = bed.StartProgram(ctx, "traffic-migration manager (bench)", testbed.ProgramTrafficMigration, args,
-		testbed.HTTPReady(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)))
-	return m, err
+	return &manager{Manager: m, proc: m.Process}, nil
 }
 
 // metrics reads the manager's /metrics and returns, per family, the sum of its
 // counters and gauges by the value of one label ("" for all series), plus histogram
 // sums and counts as <name>_sum and <name>_count.
 func (m *manager) metrics() (map[string]float64, error) {
-	resp, err := http.Get(m.metricsURL)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := m.MetricFamilies()
 	if err != nil {
 		return nil, err
 	}
@@ -81,35 +52,8 @@ func (m *manager) metrics() (map[string]float64, error) {
 	return out, nil
 }
 
-// pid finds the manager's process id by its unique metrics address on its command line.
-func (m *manager) pid() (int, error) {
-	return pidOf(m.bindArg, func(args []string) bool {
-		return len(args) > 1 && args[1] == "manager" && slices.Contains(args, m.bindArg)
-	})
-}
-
-// pidOf finds the process whose command line (the program first, then its arguments)
-// match accepts; what names it in the error.
-func pidOf(what string, match func(args []string) bool) (int, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if match(strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")) {
-			return pid, nil
-		}
-	}
-	return 0, fmt.Errorf("no process with %s", what)
-}
+// pid is the manager's process id.
+func (m *manager) pid() (int, error) { return m.proc.PID(), nil }
 
 // usage is a process's resident memory, its peak, and CPU time so far.
 type usage struct {

@@ -21,7 +21,6 @@ import (
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -29,6 +28,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // The demo's fleet: two spokes in two regions, and the names of what it creates.
@@ -108,27 +108,17 @@ func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.Traf
 			return fmt.Errorf("label ManagedCluster %s: %w", cluster, err)
 		}
 	}
-	set := &clusterv1beta2.ManagedClusterSet{
-		ObjectMeta: metav1.ObjectMeta{Name: clusterSetName},
-		Spec: clusterv1beta2.ManagedClusterSetSpec{ClusterSelector: clusterv1beta2.ManagedClusterSelector{
-			SelectorType: clusterv1beta2.LabelSelector,
-			LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-				{Key: regionLabel, Operator: metav1.LabelSelectorOpExists},
-			}},
-		}},
-	}
-	if _, err := h.cluster.ClusterV1beta2().ManagedClusterSets().Create(ctx, set, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create ManagedClusterSet %s: %w", clusterSetName, err)
+	withRegion := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: regionLabel, Operator: metav1.LabelSelectorOpExists},
+	}}
+	if err := testbed.CreateClusterSet(ctx, h.cluster, clusterSetName, withRegion); err != nil {
+		return err
 	}
 	if _, err := h.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace %s: %w", namespace, err)
 	}
-	binding := &clusterv1beta2.ManagedClusterSetBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: clusterSetName, Namespace: namespace},
-		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: clusterSetName},
-	}
-	if _, err := h.cluster.ClusterV1beta2().ManagedClusterSetBindings(namespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("bind ManagedClusterSet %s: %w", clusterSetName, err)
+	if err := testbed.BindClusterSet(ctx, h.cluster, namespace, clusterSetName); err != nil {
+		return err
 	}
 	placement := &clusterv1beta1.Placement{
 		ObjectMeta: metav1.ObjectMeta{Name: placementName, Namespace: namespace},
@@ -162,9 +152,7 @@ func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.Traf
 
 // regionPredicates select the clusters of a region.
 func regionPredicates(region string) []clusterv1beta1.ClusterPredicate {
-	return []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-		LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{regionLabel: region}},
-	}}}
+	return testbed.SelectorPredicates(map[string]string{regionLabel: region})
 }
 
 // movePlacement edits the real Placement to select another region, as the

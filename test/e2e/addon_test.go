@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"sigs.k8s.io/yaml"
@@ -497,23 +496,13 @@ func (a *addonTest) seedStory(t *testing.T) {
 	if _, err := hub.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gatewaySystem}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	set := &clusterv1beta2.ManagedClusterSet{
-		ObjectMeta: metav1.ObjectMeta{Name: clusterSetName},
-		Spec: clusterv1beta2.ManagedClusterSetSpec{ClusterSelector: clusterv1beta2.ManagedClusterSelector{
-			SelectorType: clusterv1beta2.LabelSelector,
-			LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-				{Key: regionLabel, Operator: metav1.LabelSelectorOpExists},
-			}},
-		}},
-	}
-	if _, err := hub.cluster.ClusterV1beta2().ManagedClusterSets().Create(ctx, set, metav1.CreateOptions{}); err != nil {
+	regions := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: regionLabel, Operator: metav1.LabelSelectorOpExists},
+	}}
+	if err := testbed.CreateClusterSet(ctx, hub.cluster, clusterSetName, regions); err != nil {
 		t.Fatal(err)
 	}
-	binding := &clusterv1beta2.ManagedClusterSetBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: clusterSetName, Namespace: gatewaySystem},
-		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: clusterSetName},
-	}
-	if _, err := hub.cluster.ClusterV1beta2().ManagedClusterSetBindings(gatewaySystem).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if err := testbed.BindClusterSet(ctx, hub.cluster, gatewaySystem, clusterSetName); err != nil {
 		t.Fatal(err)
 	}
 	for c, region := range map[string]string{cluster1: "east", cluster2: "west"} {
@@ -829,9 +818,7 @@ func programGateway(t *testing.T, client gatewayclient.Interface, ns, name, addr
 }
 
 func regionPredicates(region string) []clusterv1beta1.ClusterPredicate {
-	return []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-		LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{regionLabel: region}},
-	}}}
+	return testbed.SelectorPredicates(map[string]string{regionLabel: region})
 }
 
 // decisionClusters lists, sorted, the clusters of a Placement's decisions in
@@ -888,25 +875,10 @@ func (a *addonTest) waitPolicy(t *testing.T, what string, check func(*trafficv1a
 }
 
 func clusterRow(p *trafficv1alpha1.TrafficMigrationPolicy, cluster string) *trafficv1alpha1.ClusterStatus {
-	for i := range p.Status.Clusters {
-		if p.Status.Clusters[i].Name == cluster {
-			return &p.Status.Clusters[i]
-		}
-	}
-	return nil
+	return testbed.PolicyRow(p, cluster)
 }
 
-func statusString(p *trafficv1alpha1.TrafficMigrationPolicy) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "  active=%d draining=%d", p.Status.ActiveClusters, p.Status.DrainingClusters)
-	for _, c := range p.Status.Conditions {
-		fmt.Fprintf(&b, "\n  %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
-	}
-	for _, r := range p.Status.Clusters {
-		fmt.Fprintf(&b, "\n  %s %s successes=%d last=%s value=%s: %s | %s", r.Name, r.Phase, r.ConsecutiveSuccesses, r.LastResult, r.LastValue, r.Message, r.ResolvedQuery)
-	}
-	return b.String()
-}
+func statusString(p *trafficv1alpha1.TrafficMigrationPolicy) string { return testbed.PolicyStatus(p) }
 
 // canI asks the hub, with a SubjectAccessReview, whether a user may do something.
 func canI(ctx context.Context, user string, groups []string, attrs authorizationv1.ResourceAttributes) (bool, string, error) {

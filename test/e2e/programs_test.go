@@ -27,24 +27,15 @@ import (
 // latest; the caller may stop it earlier.
 func startManager(t *testing.T, ctx context.Context, agentImage string) *testbed.Process {
 	t.Helper()
-	metricsAddr, healthAddr := freeAddress(t), freeAddress(t)
 	kubeconfig, err := bed.Hub.ServiceAccountKubeconfig(ctx, managerNamespace, managerServiceAccount)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"manager",
-		"--kubeconfig=" + kubeconfig,
-		"--leader-elect=false",
-		"--metrics-bind-address=" + metricsAddr,
-		"--health-probe-bind-address=" + healthAddr,
-		"--agent-image=" + agentImage,
-		"-v=4",
-	}
-	p, err := bed.StartProgram(ctx, "traffic-migration manager", testbed.ProgramTrafficMigration, args, testbed.HTTPReady("http://"+healthAddr+"/readyz"))
+	m, err := bed.StartManagerAs(ctx, kubeconfig, "--agent-image="+agentImage, "-v=4")
 	if err != nil {
 		t.Fatalf("start the traffic-migration manager: %v", err)
 	}
-	return p
+	return m.Process
 }
 
 // startAgent runs the traffic-migration agent for a spoke as the agent's Deployment on

@@ -8,21 +8,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -95,7 +91,7 @@ func TestAgent(t *testing.T) {
 	}
 
 	health := startAgent(t, &agent.Options{
-		HubKubeconfig:          agentHubKubeconfig(t, f, cluster),
+		HubKubeconfig:          agentHubKubeconfig(t, cluster),
 		Kubeconfig:             spoke.KubeconfigPath,
 		ClusterName:            cluster,
 		AddonNamespace:         agent.DefaultAddonNamespace,
@@ -271,43 +267,11 @@ func startAgent(t *testing.T, o *agent.Options) string {
 }
 
 // agentHubKubeconfig writes a hub kubeconfig for the cluster's agent with the rights
-// the add-on gives it on the hub: read its own ManagedClusterAddOn and write its
-// status, in its cluster's namespace, and nothing else.
-func agentHubKubeconfig(t *testing.T, f *fleet, cluster string) string {
+// the add-on gives it on the hub, and nothing else.
+func agentHubKubeconfig(t *testing.T, cluster string) string {
 	t.Helper()
-	ctx := context.Background()
-	user := fmt.Sprintf("system:open-cluster-management:cluster:%s:addon:%s:agent:agent", cluster, trafficv1alpha1.AddonName)
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "traffic-migration-agent", Namespace: cluster},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons"},
-				ResourceNames: []string{trafficv1alpha1.AddonName}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons/status"},
-				ResourceNames: []string{trafficv1alpha1.AddonName}, Verbs: []string{"get", "patch", "update"}},
-		},
-	}
-	if _, err := f.kube.RbacV1().Roles(cluster).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create the agent's hub Role: %v", err)
-	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "traffic-migration-agent", Namespace: cluster},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	if _, err := f.kube.RbacV1().RoleBindings(cluster).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create the agent's hub RoleBinding: %v", err)
-	}
-	cfg, err := bed.Hub.UserConfig(user)
+	path, err := bed.Hub.AgentHubKubeconfig(context.Background(), cluster, t.TempDir())
 	if err != nil {
-		t.Fatal(err)
-	}
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["agent"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "agent"}
-	kc.CurrentContext = "hub"
-	path := filepath.Join(t.TempDir(), "hub-kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		t.Fatal(err)
 	}
 	return path

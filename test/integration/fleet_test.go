@@ -6,15 +6,10 @@ package integration
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,12 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	clustersdkv1beta1 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -41,6 +33,7 @@ const clusterSetName = "traffic-migration-tests"
 
 // fleet is the hub's API as the tests use it.
 type fleet struct {
+	api     *testbed.Fleet
 	kube    kubernetes.Interface
 	cluster clusterclient.Interface
 	addon   addonclient.Interface
@@ -49,63 +42,26 @@ type fleet struct {
 
 func newFleet(t testing.TB) *fleet {
 	t.Helper()
-	cfg := bed.Hub.Config
-	f := &fleet{}
-	var err error
-	if f.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+	api, err := bed.Hub.Fleet()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if f.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if f.addon, err = addonclient.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if f.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return &fleet{api: api, kube: api.Kube, cluster: api.Cluster, addon: api.Addon, traffic: api.Traffic}
 }
 
 // namespace makes a namespace for one test, bound to the tests' ManagedClusterSet so
 // that its Placements can select the tests' clusters.
 func (f *fleet) namespace(t testing.TB, prefix string) string {
 	t.Helper()
-	ctx := context.Background()
-	set := &clusterv1beta2.ManagedClusterSet{
-		ObjectMeta: metav1.ObjectMeta{Name: clusterSetName},
-		Spec: clusterv1beta2.ManagedClusterSetSpec{ClusterSelector: clusterv1beta2.ManagedClusterSelector{
-			SelectorType: clusterv1beta2.LabelSelector, LabelSelector: &metav1.LabelSelector{},
-		}},
-	}
-	if _, err := f.cluster.ClusterV1beta2().ManagedClusterSets().Create(ctx, set, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("create ManagedClusterSet: %v", err)
-	}
-	ns := bed.Hub.Namespace(t, prefix)
-	binding := &clusterv1beta2.ManagedClusterSetBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: clusterSetName, Namespace: ns},
-		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: clusterSetName},
-	}
-	if _, err := f.cluster.ClusterV1beta2().ManagedClusterSetBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("bind ManagedClusterSet: %v", err)
-	}
-	return ns
+	return f.api.ClusterSetNamespace(t, clusterSetName, prefix)
 }
 
-// managedCluster creates a ManagedCluster and its namespace; both go when the test ends.
+// managedCluster creates a ManagedCluster and its namespace; the ManagedCluster and its
+// ManagedClusterAddOn go when the test ends.
 func (f *fleet) managedCluster(t testing.TB, name string, clusterLabels map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	mc := &clusterv1.ManagedCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: clusterLabels},
-		Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
-	}
-	if _, err := f.cluster.ClusterV1().ManagedClusters().Create(ctx, mc, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create ManagedCluster %s: %v", name, err)
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := f.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("create namespace %s: %v", name, err)
+	if err := f.api.CreateManagedCluster(context.Background(), name, clusterLabels); err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.deleteManagedCluster(t, name) })
 }
@@ -126,71 +82,30 @@ func (f *fleet) deleteManagedCluster(t testing.TB, name string) {
 // Gateway's readiness and the cluster's labels, and the framework's Available.
 func (f *fleet) reportAgent(t testing.TB, cluster, gatewayNamespace, gatewayName string, ready bool, clusterLabels map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	client := f.addon.AddonV1alpha1().ManagedClusterAddOns(cluster)
-	addon, err := client.Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		addon, err = client.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{
-			ObjectMeta: metav1.ObjectMeta{Name: trafficv1alpha1.AddonName, Namespace: cluster},
-		}, metav1.CreateOptions{})
-	}
-	if err != nil {
-		t.Fatalf("ManagedClusterAddOn of %s: %v", cluster, err)
-	}
-	gateway := metav1.Condition{Type: trafficv1alpha1.GatewayConditionType(gatewayNamespace, gatewayName),
-		Status: metav1.ConditionTrue, Reason: trafficv1alpha1.AgentReasonProgrammed, Message: "Addresses: 10.0.0.1"}
-	if !ready {
-		gateway.Status, gateway.Reason = metav1.ConditionFalse, trafficv1alpha1.AgentReasonNotProgrammed
-	}
-	all := map[string]string{trafficv1alpha1.ClusterNameLabel: cluster}
-	for k, v := range clusterLabels {
-		all[k] = v
-	}
-	for _, c := range []metav1.Condition{
-		{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: metav1.ConditionTrue, Reason: "ManagedClusterAddOnLeaseUpdated", Message: "lease updated"},
-		gateway,
-		{Type: trafficv1alpha1.ConditionClusterLabels, Status: metav1.ConditionTrue, Reason: trafficv1alpha1.AgentReasonReported, Message: trafficv1alpha1.FormatClusterLabels(all)},
-	} {
-		meta.SetStatusCondition(&addon.Status.Conditions, c)
-	}
-	if _, err := client.UpdateStatus(ctx, addon, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("report agent conditions of %s: %v", cluster, err)
+	if err := f.api.ReportAgent(context.Background(), cluster, gatewayNamespace, gatewayName, ready, clusterLabels); err != nil {
+		t.Fatal(err)
 	}
 }
 
 // placement creates a real Placement that selects the clusters with the given labels.
 func (f *fleet) placement(t testing.TB, ns, name string, match map[string]string) {
 	t.Helper()
-	p := &clusterv1beta1.Placement{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       clusterv1beta1.PlacementSpec{Predicates: selectorPredicates(match)},
-	}
-	if _, err := f.cluster.ClusterV1beta1().Placements(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create Placement %s: %v", name, err)
+	if err := f.api.CreatePlacement(context.Background(), ns, name, match); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// select changes which clusters a real Placement selects, as an admin edits it.
+// selectClusters changes which clusters a real Placement selects, as an admin edits it.
 func (f *fleet) selectClusters(t testing.TB, ns, name string, match map[string]string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		p, err := f.cluster.ClusterV1beta1().Placements(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		p.Spec.Predicates = selectorPredicates(match)
-		_, err = f.cluster.ClusterV1beta1().Placements(ns).Update(ctx, p, metav1.UpdateOptions{})
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("edit Placement %s: %v", name, err)
+	if err := f.api.SelectClusters(context.Background(), ns, name, match, 10*time.Second); err != nil {
+		t.Fatal(err)
 	}
 }
 
+// selectorPredicates select the clusters with the labels of match.
 func selectorPredicates(match map[string]string) []clusterv1beta1.ClusterPredicate {
-	return []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-		LabelSelector: metav1.LabelSelector{MatchLabels: match},
-	}}}
+	return testbed.SelectorPredicates(match)
 }
 
 // decisionGetter lets sdk-go's tracker read PlacementDecisions through the API.
@@ -284,131 +199,54 @@ func (f *fleet) waitForPolicy(t testing.TB, ns, name string, timeout time.Durati
 	return last
 }
 
-func statusString(p *trafficv1alpha1.TrafficMigrationPolicy) string {
-	if p == nil {
-		return "<none>"
-	}
-	s := fmt.Sprintf("active=%d draining=%d", p.Status.ActiveClusters, p.Status.DrainingClusters)
-	for _, c := range p.Status.Conditions {
-		s += fmt.Sprintf("\n  %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
-	}
-	for _, c := range p.Status.Clusters {
-		s += fmt.Sprintf("\n  %s %s successes=%d result=%s value=%s: %s | %s", c.Name, c.Phase, c.ConsecutiveSuccesses, c.LastResult, c.LastValue, c.Message, c.ResolvedQuery)
-	}
-	return s
-}
+// statusString describes a policy's status for a failure message.
+func statusString(p *trafficv1alpha1.TrafficMigrationPolicy) string { return testbed.PolicyStatus(p) }
 
+// row is the policy's row of cluster, or nil.
 func row(p *trafficv1alpha1.TrafficMigrationPolicy, cluster string) *trafficv1alpha1.ClusterStatus {
-	for i := range p.Status.Clusters {
-		if p.Status.Clusters[i].Name == cluster {
-			return &p.Status.Clusters[i]
-		}
-	}
-	return nil
+	return testbed.PolicyRow(p, cluster)
 }
 
 func condition(p *trafficv1alpha1.TrafficMigrationPolicy, t string) *metav1.Condition {
 	return meta.FindStatusCondition(p.Status.Conditions, t)
 }
 
-// trafficSource serves a request counter per cluster, the way a gateway's metrics do,
-// and Prometheus scrapes it. The test sets each cluster's request rate.
+// trafficSource serves a request counter per cluster, test_gateway_requests_total,
+// the way a gateway's metrics do, and the test bed's Prometheus scrapes it. The test
+// sets each cluster's request rate.
 type trafficSource struct {
-	job      string
-	requests *prometheus.CounterVec
-	mu       sync.Mutex
-	rates    map[string]float64
+	*testbed.TrafficSource
+	job string
 }
 
 func newTrafficSource(t testing.TB) *trafficSource {
 	t.Helper()
-	s := &trafficSource{job: fmt.Sprintf("gateway-%d", time.Now().UnixNano()), rates: map[string]float64{}}
-	reg := prometheus.NewRegistry()
-	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "test_gateway_requests_total", Help: "Requests served by the gateway."}, []string{"cluster"})
-	reg.MustRegister(s.requests)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
-	go func() { _ = srv.Serve(l) }()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				s.mu.Lock()
-				for cluster, rate := range s.rates {
-					s.requests.WithLabelValues(cluster).Add(rate * 0.05)
-				}
-				s.mu.Unlock()
-			}
-		}
-	}()
-	addScrapeJob(t, testbed.ScrapeConfig{JobName: s.job, Targets: []string{l.Addr().String()}})
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		_ = srv.Close()
-		removeScrapeJob(t, s.job)
+	s := bed.Prometheus.NewTrafficSource(t, testbed.TrafficOptions{
+		Metric: "test_gateway_requests_total",
+		Labels: []string{"cluster"},
+		Job:    fmt.Sprintf("gateway-%d", time.Now().UnixNano()),
 	})
-	return s
+	return &trafficSource{TrafficSource: s, job: s.Job}
 }
 
-// set changes a cluster's request rate, in requests per second.
-func (s *trafficSource) set(rates map[string]float64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for cluster, rate := range rates {
-		s.rates[cluster] = rate
-		s.requests.WithLabelValues(cluster).Add(0)
-	}
-}
+// set changes clusters' request rates, in requests per second, all at once.
+func (s *trafficSource) set(rates map[string]float64) { s.SetByValue(rates) }
 
-// The Prometheus of the package scrapes every live traffic source.
-var (
-	scrapeMu   sync.Mutex
-	scrapeJobs = map[string]testbed.ScrapeConfig{}
-)
-
+// addScrapeJob makes the test bed's Prometheus scrape job too.
 func addScrapeJob(t testing.TB, job testbed.ScrapeConfig) {
 	t.Helper()
-	scrapeMu.Lock()
-	defer scrapeMu.Unlock()
-	scrapeJobs[job.JobName] = job
-	if err := reloadScrapeJobs(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := bed.Prometheus.AddScrapeJob(ctx, job); err != nil {
 		t.Fatalf("add scrape job: %v", err)
 	}
 }
 
+// removeScrapeJob makes the test bed's Prometheus stop scraping the job name.
 func removeScrapeJob(t testing.TB, name string) {
-	scrapeMu.Lock()
-	defer scrapeMu.Unlock()
-	delete(scrapeJobs, name)
-	if err := reloadScrapeJobs(); err != nil {
-		t.Logf("remove scrape job: %v", err)
-	}
-}
-
-func reloadScrapeJobs() error {
-	var jobs []testbed.ScrapeConfig
-	for _, j := range scrapeJobs {
-		jobs = append(jobs, j)
-	}
-	slices.SortFunc(jobs, func(a, b testbed.ScrapeConfig) int {
-		if a.JobName < b.JobName {
-			return -1
-		}
-		return 1
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return bed.Prometheus.SetScrapeConfigs(ctx, testbed.PrometheusOptions{ScrapeConfigs: jobs})
+	if err := bed.Prometheus.RemoveScrapeJob(ctx, name); err != nil {
+		t.Logf("remove scrape job: %v", err)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,9 +25,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	"sigs.k8s.io/yaml"
 
 	"open-cluster-management.io/traffic-migration/pkg/agent"
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/addon"
 )
 
@@ -154,47 +159,6 @@ func applyObject(ctx context.Context, dyn dynamic.Interface, mapper *restmapper.
 	return nil
 }
 
-// Manager is the traffic-migration hub manager, the project's own binary, run by the
-// test bed against the hub.
-type Manager struct {
-	// Process is the running manager.
-	Process *Process
-	// MetricsURL is its /metrics.
-	MetricsURL string
-	// HealthURL is its /readyz.
-	HealthURL string
-}
-
-// StartManager runs 'traffic-migration manager' against the hub with the hub's admin
-// kubeconfig, without leader election, with its metrics and probes on free loopback
-// ports, and returns once it is ready. args are added to its command line, for
-// example "-v=4". It runs until the test bed stops, or until its process is stopped.
-func (b *Bed) StartManager(ctx context.Context, args ...string) (*Manager, error) {
-	metricsPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	healthPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	m := &Manager{
-		MetricsURL: "http://" + hostPort(metricsPort) + "/metrics",
-		HealthURL:  "http://" + hostPort(healthPort) + "/readyz",
-	}
-	args = append([]string{"manager",
-		"--kubeconfig=" + b.Hub.KubeconfigPath,
-		"--metrics-bind-address=" + hostPort(metricsPort),
-		"--health-probe-bind-address=" + hostPort(healthPort),
-		"--leader-elect=false",
-	}, args...)
-	m.Process, err = b.StartProgram(ctx, "traffic-migration manager", ProgramTrafficMigration, args, HTTPReady(m.HealthURL))
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
 // AddonAgent is the traffic-migration spoke agent of one joined spoke, run by the test
 // bed as a local process: a bare kube-apiserver runs no pods, so the Deployment that the
 // add-on ships to the spoke through ManifestWork lands there but never runs.
@@ -290,21 +254,53 @@ func (b *Bed) StartAddonAgent(ctx context.Context, cluster string, args ...strin
 	return a, nil
 }
 
+// AgentHubKubeconfig writes into dir a kubeconfig of the cluster c, the hub, for the
+// add-on's agent of the managed cluster named cluster, and returns its path. Its user
+// is the agent's, as OCM's registration names it, with the rights the add-on gives the
+// agent on the hub and no more: read its own ManagedClusterAddOn, in its cluster's
+// namespace, and write its status.
+func (c *Cluster) AgentHubKubeconfig(ctx context.Context, cluster, dir string) (string, error) {
+	hub, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return "", err
+	}
+	user := fmt.Sprintf("system:open-cluster-management:cluster:%s:addon:%s:agent:agent", cluster, trafficv1alpha1.AddonName)
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "traffic-migration-agent", Namespace: cluster},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons"},
+				ResourceNames: []string{trafficv1alpha1.AddonName}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons/status"},
+				ResourceNames: []string{trafficv1alpha1.AddonName}, Verbs: []string{"get", "patch", "update"}},
+		},
+	}
+	if _, err := hub.RbacV1().Roles(cluster).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("create the agent's hub Role: %w", err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: cluster},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	if _, err := hub.RbacV1().RoleBindings(cluster).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("create the agent's hub RoleBinding: %w", err)
+	}
+	cfg, err := c.UserConfig(user)
+	if err != nil {
+		return "", err
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["agent"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "agent"}
+	kc.CurrentContext = "hub"
+	path := filepath.Join(dir, "hub-kubeconfig")
+	return path, clientcmd.WriteToFile(*kc, path)
+}
+
 // HTTPReady is a readiness check for StartProgram: a plain HTTP endpoint answers 200.
 func HTTPReady(url string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s answered %s", url, resp.Status)
-		}
-		return nil
+		return answersOK(ctx, http.DefaultClient, http.MethodGet, url)
 	}
 }

@@ -113,16 +113,7 @@ func startCluster(ctx context.Context, name, dir, etcdURL string) (*Cluster, err
 		return nil, err
 	}
 	err = c.Process.waitReady(ctx, 90*time.Second, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/readyz", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/readyz answered %s", resp.Status)
-		}
-		return nil
+		return answersOK(ctx, client, http.MethodGet, c.URL+"/readyz")
 	})
 	if err != nil {
 		c.Process.Stop()

@@ -6,7 +6,6 @@ package testbed
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"net/http"
 	"time"
 )
@@ -44,16 +43,7 @@ func (b *Bed) startController(ctx context.Context, name string, prog Program, di
 		"--disable-leader-election",
 		"--listen="+hostPort(port),
 	)
-	p, err := startProcess(name, prog, dir, logName, args...)
-	if err != nil {
-		return nil, err
-	}
-	b.Track(p)
-	if err := p.waitReady(ctx, controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz")); err != nil {
-		p.Stop()
-		return nil, err
-	}
-	return p, nil
+	return b.startTracked(ctx, name, prog, dir, logName, controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz"), args...)
 }
 
 // healthzReady answers whether a health endpoint served over TLS with a self-signed
@@ -61,16 +51,7 @@ func (b *Bed) startController(ctx context.Context, name string, prog Program, di
 func healthzReady(url string) func(context.Context) error {
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // local health probe
 	return func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s answered %s", url, resp.Status)
-		}
-		return nil
+		return answersOK(ctx, client, http.MethodGet, url)
 	}
 }
 

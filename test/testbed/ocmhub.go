@@ -221,17 +221,9 @@ func (b *Bed) startKubeControllerManager(ctx context.Context, c *Cluster, signCS
 			"--cluster-signing-key-file="+c.CA.KeyPath,
 		)
 	}
-	p, err := startProcess("kube-controller-manager ("+c.Name+")", ProgramKubeControllerManager, c.dir, "kube-controller-manager", args...)
-	if err != nil {
-		return nil, err
-	}
-	b.Track(p)
 	// /healthz is always allowed, without credentials.
-	if err := p.waitReady(ctx, controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz")); err != nil {
-		p.Stop()
-		return nil, err
-	}
-	return p, nil
+	return b.startTracked(ctx, "kube-controller-manager ("+c.Name+")", ProgramKubeControllerManager, c.dir, "kube-controller-manager",
+		controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz"), args...)
 }
 
 // startAddonWebhook runs OCM's conversion webhook for the add-on APIs, serving TLS with

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,6 +139,15 @@ func (p *Process) Kill() {
 	})
 }
 
+// PID is the process's id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Log returns everything the process has written to its log so far.
+func (p *Process) Log() (string, error) {
+	b, err := os.ReadFile(p.LogPath)
+	return string(b), err
+}
+
 // Tail returns the last n bytes of the process's log.
 func (p *Process) Tail(n int64) string {
 	f, err := os.Open(p.LogPath)
@@ -173,6 +183,23 @@ func (p *Process) waitReady(ctx context.Context, timeout time.Duration, ready fu
 	}
 }
 
+// answersOK sends a request without a body to url and fails unless the answer is 200.
+func answersOK(ctx context.Context, client *http.Client, method, url string) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s answered %s", method, url, resp.Status)
+	}
+	return nil
+}
+
 // freePort asks the kernel for a free TCP port on the loopback address.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -192,13 +219,20 @@ func hostPort(port int) string {
 // like the test bed's own, and stopped with the test bed. ready, when not nil, is
 // polled until it returns nil.
 func (b *Bed) StartProgram(ctx context.Context, name string, prog Program, args []string, ready func(context.Context) error) (*Process, error) {
-	p, err := startProcess(name, prog, b.dir, fmt.Sprintf("%s-%d", prog.Name, time.Now().UnixNano()), args...)
+	return b.startTracked(ctx, name, prog, b.dir, fmt.Sprintf("%s-%d", prog.Name, time.Now().UnixNano()), 60*time.Second, ready, args...)
+}
+
+// startTracked starts a program as startProcess does, makes the test bed stop it with
+// everything else, and, when ready is not nil, polls ready for up to timeout; a
+// program that does not get ready is stopped.
+func (b *Bed) startTracked(ctx context.Context, name string, prog Program, dir, logName string, timeout time.Duration, ready func(context.Context) error, args ...string) (*Process, error) {
+	p, err := startProcess(name, prog, dir, logName, args...)
 	if err != nil {
 		return nil, err
 	}
 	b.Track(p)
 	if ready != nil {
-		if err := p.waitReady(ctx, 60*time.Second, ready); err != nil {
+		if err := p.waitReady(ctx, timeout, ready); err != nil {
 			p.Stop()
 			return nil, err
 		}

@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -46,6 +49,9 @@ type Prometheus struct {
 	dir        string
 	configPath string
 	port       int
+
+	mu   sync.Mutex        // serializes configuration changes
+	opts PrometheusOptions // the configuration written last
 }
 
 func startPrometheus(ctx context.Context, dir string, opts PrometheusOptions) (*Prometheus, error) {
@@ -97,8 +103,40 @@ func (p *Prometheus) Stop() {
 	}
 }
 
-// SetScrapeConfigs replaces the scrape jobs and makes Prometheus reload its configuration.
+// SetScrapeConfigs replaces the scrape jobs, those added with AddScrapeJob too, and
+// makes Prometheus reload its configuration.
 func (p *Prometheus) SetScrapeConfigs(ctx context.Context, opts PrometheusOptions) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.configure(ctx, opts)
+}
+
+// AddScrapeJob adds a scrape job, or replaces the job of the same name, keeps the
+// others, and makes Prometheus reload its configuration: tests that run in parallel
+// each add and remove their own jobs.
+func (p *Prometheus) AddScrapeJob(ctx context.Context, job ScrapeConfig) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	opts := p.opts
+	opts.ScrapeConfigs = append(slices.DeleteFunc(slices.Clone(opts.ScrapeConfigs), func(j ScrapeConfig) bool {
+		return j.JobName == job.JobName
+	}), job)
+	slices.SortStableFunc(opts.ScrapeConfigs, func(a, b ScrapeConfig) int { return strings.Compare(a.JobName, b.JobName) })
+	return p.configure(ctx, opts)
+}
+
+// RemoveScrapeJob removes the scrape job named name, keeps the others, and makes
+// Prometheus reload its configuration.
+func (p *Prometheus) RemoveScrapeJob(ctx context.Context, name string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	opts := p.opts
+	opts.ScrapeConfigs = slices.DeleteFunc(slices.Clone(opts.ScrapeConfigs), func(j ScrapeConfig) bool { return j.JobName == name })
+	return p.configure(ctx, opts)
+}
+
+// configure writes opts as the configuration and makes Prometheus reload it. p.mu is held.
+func (p *Prometheus) configure(ctx context.Context, opts PrometheusOptions) error {
 	if err := p.writeConfig(opts); err != nil {
 		return err
 	}
@@ -106,21 +144,10 @@ func (p *Prometheus) SetScrapeConfigs(ctx context.Context, opts PrometheusOption
 }
 
 func (p *Prometheus) post(ctx context.Context, method, path string) error {
-	req, err := http.NewRequestWithContext(ctx, method, p.URL+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s answered %s", method, path, resp.Status)
-	}
-	return nil
+	return answersOK(ctx, http.DefaultClient, method, p.URL+path)
 }
 
+// writeConfig writes opts as Prometheus's configuration file and remembers them.
 func (p *Prometheus) writeConfig(opts PrometheusOptions) error {
 	interval := opts.ScrapeInterval
 	if interval == 0 {
@@ -152,5 +179,9 @@ func (p *Prometheus) writeConfig(opts PrometheusOptions) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(p.configPath, b, 0o600)
+	if err := os.WriteFile(p.configPath, b, 0o600); err != nil {
+		return err
+	}
+	p.opts = opts
+	return nil
 }

@@ -9,6 +9,10 @@
 // the Makefile from pinned tools modules (see hack/tools); the test bed finds them
 // through the TESTBED_* environment variables.
 //
+// It also runs this project's binaries (StartManager, StartAddonAgent) and holds what
+// the test packages share: a Fleet to make a fleet's objects on the hub without
+// OCM's agents, and a TrafficSource, request counters that its Prometheus scrapes.
+//
 // Everything the test bed starts is stopped by Stop, and killed by the kernel if the
 // test binary dies first.
 package testbed

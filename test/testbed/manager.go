@@ -1,0 +1,103 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Manager is the traffic-migration hub manager, the project's own binary, run by the
+// test bed against the hub.
+type Manager struct {
+	// Process is the running manager.
+	Process *Process
+	// MetricsURL is its /metrics.
+	MetricsURL string
+	// HealthURL is its /readyz.
+	HealthURL string
+}
+
+// StartManager runs 'traffic-migration manager' against the hub with the hub's admin
+// kubeconfig, without leader election, with its metrics and probes on free loopback
+// ports, and returns once it is ready. args are added to its command line, for
+// example "-v=4". It runs until the test bed stops, or until its process is stopped.
+func (b *Bed) StartManager(ctx context.Context, args ...string) (*Manager, error) {
+	return b.StartManagerAs(ctx, b.Hub.KubeconfigPath, args...)
+}
+
+// StartManagerAs is StartManager with another kubeconfig, for example one of the
+// manager's ServiceAccount (Cluster.ServiceAccountKubeconfig), so that the manager
+// has the rights of its install and no more.
+func (b *Bed) StartManagerAs(ctx context.Context, kubeconfig string, args ...string) (*Manager, error) {
+	metricsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	healthPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		MetricsURL: "http://" + hostPort(metricsPort) + "/metrics",
+		HealthURL:  "http://" + hostPort(healthPort) + "/readyz",
+	}
+	args = append([]string{"manager",
+		"--kubeconfig=" + kubeconfig,
+		"--metrics-bind-address=" + hostPort(metricsPort),
+		"--health-probe-bind-address=" + hostPort(healthPort),
+		"--leader-elect=false",
+	}, args...)
+	m.Process, err = b.StartProgram(ctx, "traffic-migration manager", ProgramTrafficMigration, args, HTTPReady(m.HealthURL))
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// MetricFamilies reads the manager's /metrics, by family name.
+func (m *Manager) MetricFamilies() (map[string]*dto.MetricFamily, error) {
+	resp, err := http.Get(m.MetricsURL)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", m.MetricsURL, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(resp.Body)
+}
+
+// Metric reads the sum of a counter or gauge of the manager over the series whose
+// labels include match (every series when match is empty).
+func (m *Manager) Metric(name string, match map[string]string) (float64, error) {
+	families, err := m.MetricFamilies()
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, metric := range families[name].GetMetric() {
+		if labelsInclude(metric, match) {
+			sum += metric.GetCounter().GetValue() + metric.GetGauge().GetValue()
+		}
+	}
+	return sum, nil
+}
+
+// labelsInclude reports whether a series has every label of match, with its value.
+func labelsInclude(metric *dto.Metric, match map[string]string) bool {
+	n := 0
+	for _, l := range metric.GetLabel() {
+		if v, ok := match[l.GetName()]; ok && v == l.GetValue() {
+			n++
+		}
+	}
+	return n == len(match)
+}
