@@ -6,7 +6,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,6 +145,9 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 	r.add(b3, p3, "API writes in the period (api_writes_total)", delta(m0, m1, "traffic_migration_api_writes_total"), "", "0")
 	r.add(b3, p3, "Prometheus queries in the period (query_duration_seconds count)", delta(m0, m1, "traffic_migration_query_duration_seconds_count"), "", "0")
 	r.add(b3, p3, "policy syncs in the period (workqueue adds)", delta(m0, m1, queueAdds), "", "")
+	for _, k := range changedKeys(m0, m1, "traffic_migration_api_writes_total{resource=") {
+		r.add(b3, p3, "API writes in the period to "+strings.TrimSuffix(strings.TrimPrefix(k, "traffic_migration_api_writes_total{resource="), "}"), delta(m0, m1, k), "", "")
+	}
 	r.add(b3, p3, "manager RSS at the end", u1.rssBytes/(1<<20), "MiB", "")
 	r.add(b3, p3, "manager CPU", (u1.cpuSeconds-u0.cpuSeconds)/period.Minutes(), "CPU s/min", "")
 
@@ -230,6 +235,8 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 		r.add(b, params, "manager idle again after the additions (work queue empty)", settle.Seconds(), "s", "")
 		r.add(b, params, "draining clusters", float64(draining), "", "")
 		r.add(b, params, "Prometheus queries per interval", queries, "", fmt.Sprintf("= %d (draining clusters)", wantDraining))
+		r.add(b, params, "Prometheus queries per check (query count / evaluations)",
+			delta(m0, m1, "traffic_migration_query_duration_seconds_count")/delta(m0, m1, "traffic_migration_evaluations_total"), "", "1")
 		r.add(b, params, "manager RSS", u1.rssBytes/(1<<20), "MiB", "< 256 MiB")
 		r.add(b, params, "manager peak RSS (VmHWM)", u1.hwmBytes/(1<<20), "MiB", "")
 		r.add(b, params, "manager CPU while draining", (u1.cpuSeconds-u0.cpuSeconds)/window.Minutes(), "CPU s/min", "")
@@ -243,6 +250,19 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 			n, draining, queries, u1.rssBytes/(1<<20), resync.Round(time.Millisecond), changed.Round(time.Millisecond))
 	}
 	return mgr
+}
+
+// changedKeys are the metrics whose name starts with prefix and whose value changed
+// from m0 to m1, sorted.
+func changedKeys(m0, m1 map[string]float64, prefix string) []string {
+	var keys []string
+	for k, v := range m1 {
+		if strings.HasPrefix(k, prefix) && v != m0[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // queueAdds is the policy controller's work queue adds: one per policy sync.
