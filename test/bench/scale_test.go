@@ -9,9 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -134,9 +137,13 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 	// 3. Steady state: nothing drains; the manager should do nothing at all.
 	trailing, quietAfter := mgr.waitQuiet(t, 10*time.Second, 3*time.Minute)
 	m0, u0 := mgr.sample(t)
+	s.policies.recording(true)
 	period := time.Duration(fs.SteadySeconds * float64(time.Second))
 	time.Sleep(period) // the measured period, not a wait for a condition
 	m1, u1 := mgr.sample(t)
+	if changes := s.policies.recording(false); len(changes) > 0 {
+		t.Logf("%d policy status changes in the steady period, the first ones:\n%s", len(changes), strings.Join(changes[:min(len(changes), 20)], "\n"))
+	}
 	const b3 = "3. Steady state"
 	p3 := fmt.Sprintf("%d policies × %d clusters, %d ManagedClusters, nothing draining, %s", fs.Policies, fs.PerPlacement, fs.Clusters[0], period)
 	r.add(b3, p3, "time from creating the policies to every status ready", ready.Seconds(), "s", "")
@@ -272,6 +279,10 @@ var queueAdds = "workqueue_adds_total{name=" + policy.ControllerName + "}"
 // thousand statuses does not list them all again and again.
 type policyWatch struct {
 	lister trafficlisters.TrafficMigrationPolicyNamespaceLister
+
+	mu      sync.Mutex
+	changes []string // status changes, while recording
+	record  bool
 }
 
 func (f *fleet) watchPolicies(t testing.TB) *policyWatch {
@@ -279,6 +290,7 @@ func (f *fleet) watchPolicies(t testing.TB) *policyWatch {
 	factory := trafficinformers.NewSharedInformerFactoryWithOptions(f.traffic, 0, trafficinformers.WithNamespace(f.ns))
 	inf := factory.Traffic().V1alpha1().TrafficMigrationPolicies()
 	w := &policyWatch{lister: inf.Lister().TrafficMigrationPolicies(f.ns)}
+	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: w.changed})
 	stop := make(chan struct{})
 	factory.Start(stop)
 	if !cache.WaitForCacheSync(stop, inf.Informer().HasSynced) {
@@ -286,6 +298,46 @@ func (f *fleet) watchPolicies(t testing.TB) *policyWatch {
 	}
 	t.Cleanup(func() { close(stop) })
 	return w
+}
+
+// changed records, while recording, what changed in a policy's status.
+func (w *policyWatch) changed(oldObj, newObj any) {
+	old, ok1 := oldObj.(*trafficv1alpha1.TrafficMigrationPolicy)
+	updated, ok2 := newObj.(*trafficv1alpha1.TrafficMigrationPolicy)
+	if !ok1 || !ok2 || equality.Semantic.DeepEqual(old.Status, updated.Status) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.record {
+		return
+	}
+	var what []string
+	for _, c := range updated.Status.Conditions {
+		if o := meta.FindStatusCondition(old.Status.Conditions, c.Type); o == nil || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message {
+			what = append(what, fmt.Sprintf("%s=%s/%s %q", c.Type, c.Status, c.Reason, c.Message))
+		}
+	}
+	rows := map[string]trafficv1alpha1.ClusterStatus{}
+	for _, r := range old.Status.Clusters {
+		rows[r.Name] = r
+	}
+	for _, r := range updated.Status.Clusters {
+		if o, ok := rows[r.Name]; !ok || !equality.Semantic.DeepEqual(o, r) {
+			what = append(what, fmt.Sprintf("row %s: %s %q", r.Name, r.Phase, r.Message))
+		}
+	}
+	w.changes = append(w.changes, fmt.Sprintf("%s %s: %s", time.Now().Format("15:04:05.000"), updated.Name, strings.Join(what, "; ")))
+}
+
+// recording starts or stops recording status changes and returns those recorded.
+func (w *policyWatch) recording(on bool) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.record = on
+	out := w.changes
+	w.changes = nil
+	return out
 }
 
 // waitAll waits until ok holds for want policies and returns how long that took.
