@@ -74,6 +74,7 @@ func TestBench(t *testing.T) {
 func benchReaction(t *testing.T, r *report, sz sizes, mgr *manager, traffic *trafficSource) {
 	ctx := context.Background()
 	f := newFleet(t, "reaction")
+	defer f.deletePolicies(t)
 	interval := time.Duration(sz.IntervalSeconds * float64(time.Second))
 	dst := f.ns + "-dst"
 	src := func(i int) string { return fmt.Sprintf("%s-src-%d", f.ns, i) }
@@ -177,6 +178,7 @@ func benchReaction(t *testing.T, r *report, sz sizes, mgr *manager, traffic *tra
 func benchAddition(t *testing.T, r *report, sz sizes) {
 	ctx := context.Background()
 	f := newFleet(t, "addition")
+	defer f.deletePolicies(t)
 	base := f.ns + "-base"
 	if err := f.managedCluster(t, base, map[string]string{"add": f.ns}); err != nil {
 		t.Fatal(err)

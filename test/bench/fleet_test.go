@@ -157,6 +157,16 @@ func (f *fleet) createPolicy(p *trafficv1alpha1.TrafficMigrationPolicy) error {
 	return err
 }
 
+// deletePolicies deletes the namespace's policies. A benchmark defers it, so that its
+// policies are gone before the test's cleanup deletes their clusters: otherwise they
+// would go on reacting to that teardown while the next benchmark measures.
+func (f *fleet) deletePolicies(t testing.TB) {
+	err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{})
+	if err != nil {
+		t.Errorf("delete the policies of %s: %v", f.ns, err)
+	}
+}
+
 // waitPolicies polls the namespace's policies until ok holds for every one of them.
 func (f *fleet) waitPolicies(t testing.TB, want int, timeout time.Duration, ok func(p *trafficv1alpha1.TrafficMigrationPolicy) bool) {
 	t.Helper()
