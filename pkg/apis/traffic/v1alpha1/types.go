@@ -409,6 +409,39 @@ type ClusterStatus struct {
 	// for, or what went wrong with its last check.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// lastCheckDetail is what the last check reported beyond its value, such as the
+	// error that made it fail; the manager carries it from one check to the next.
+	// +optional
+	LastCheckDetail string `json:"lastCheckDetail,omitempty"`
+
+	// history holds the cluster's last checks while it drains, oldest first, at most
+	// MaxCheckHistory of them. The manager writes it with the rest of the row, in the
+	// same status write, and clears it when the cluster is Active again.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	History []CheckRecord `json:"history,omitempty"`
+}
+
+// MaxCheckHistory is how many checks a cluster row keeps in its history.
+const MaxCheckHistory = 10
+
+// CheckRecord is one check of a draining cluster, as kept in its history.
+type CheckRecord struct {
+	// time is when the check was evaluated.
+	// +required
+	Time metav1.Time `json:"time"`
+
+	// result is the outcome of the check: Pass, Fail, NoData or Error.
+	// +required
+	Result EvaluationResult `json:"result"`
+
+	// value is the value the check returned, as Prometheus formatted it; empty when
+	// the check returned none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Value string `json:"value,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
