@@ -34,8 +34,8 @@ import (
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	"open-cluster-management.io/traffic-migration/pkg/hub/addon"
-	"open-cluster-management.io/traffic-migration/pkg/hub/manager"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
+	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
@@ -128,7 +128,7 @@ func (o *Options) Start(ctx context.Context, cfg *rest.Config, reg prometheus.Re
 		return err
 	}
 	// Before the cluster informers start: the framework shares their ManagedClusters.
-	if err := addon.StartManager(ctx, cfg, agentAddon, clusterInformers, stripManagedFields); err != nil {
+	if err := addon.StartFramework(ctx, cfg, agentAddon, clusterInformers, stripManagedFields); err != nil {
 		return err
 	}
 
@@ -146,7 +146,7 @@ func (o *Options) Start(ctx context.Context, cfg *rest.Config, reg prometheus.Re
 		return ctx.Err()
 	}
 	logger.Info("Hub controllers started", "controller", policy.ControllerName, "workers", workers)
-	manager.MarkReady(ctx)
+	process.MarkReady(ctx)
 	<-ctx.Done()
 	return nil
 }

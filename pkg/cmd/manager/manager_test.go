@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
-	hubmanager "open-cluster-management.io/traffic-migration/pkg/hub/manager"
+	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 )
 
 // neverStart is a StartFunc for commands that must fail before starting anything.
@@ -94,7 +94,7 @@ current-context: hub
 	start := func(ctx context.Context, cfg *rest.Config, _ prometheus.Registerer, workers int) error {
 		gotWorkers = workers
 		verbose = klog.V(4).Enabled()
-		hubmanager.MarkReady(ctx)
+		process.MarkReady(ctx)
 		cancel() // as a signal would
 		<-ctx.Done()
 		return nil

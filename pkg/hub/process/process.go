@@ -1,10 +1,10 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-// Package manager is the process around the hub controllers of traffic-migration: it
+// Package process is the process around the hub controllers of traffic-migration: it
 // connects to the hub, serves the manager's metrics and health probes, elects a leader
 // among replicas and runs the controllers on the leader only.
-package manager
+package process
 
 import (
 	"context"

@@ -33,14 +33,14 @@ import (
 // only it reads.
 const frameworkResync = 10 * time.Minute
 
-// StartManager starts the add-on framework's controllers for agentAddon, as the
+// StartFramework starts the add-on framework's controllers for agentAddon, as the
 // framework's own Start does, but with caches sized for a large fleet: the
 // ManagedClusters come from the hub's shared cluster informers (one cache, not two),
 // the add-on informers hold only this add-on's ManagedClusterAddOns and
 // ClusterManagementAddOn (not every add-on's of the fleet), and every cache is stored
 // through transform (the manager drops managedFields). It returns once the
 // controllers are started; they and their informers stop with ctx.
-func StartManager(ctx context.Context, cfg *rest.Config, agentAddon agent.AgentAddon, clusters clusterinformers.SharedInformerFactory, transform cache.TransformFunc) error {
+func StartFramework(ctx context.Context, cfg *rest.Config, agentAddon agent.AgentAddon, clusters clusterinformers.SharedInformerFactory, transform cache.TransformFunc) error {
 	mgr, err := addonmanager.New(cfg)
 	if err != nil {
 		return fmt.Errorf("build the add-on manager: %w", err)
