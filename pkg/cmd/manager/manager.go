@@ -39,9 +39,6 @@ verbosity is set with -v.`,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			defer klog.Flush()
-			if err := o.Validate(); err != nil {
-				return err
-			}
 			return process.Run(cmd.Context(), o, start)
 		},
 	}
