@@ -491,13 +491,19 @@ func (v *verifier) removalsAllowed() {
 func (v *verifier) rowsMatch() {
 	t := v.t
 	p := v.in.Policy
+	for c, row := range v.rows {
+		if len(row.History) > v1alpha1.MaxCheckHistory || len(row.LastCheckDetail) > MaxCheckDetailLength {
+			t.Errorf("row of %s keeps %d checks and a detail of %d bytes, bounds %d and %d",
+				c, len(row.History), len(row.LastCheckDetail), v1alpha1.MaxCheckHistory, MaxCheckDetailLength)
+		}
+	}
 	for c := range v.result {
 		row, ok := v.rows[c]
 		switch {
 		case !ok:
 			t.Errorf("no row for proxy cluster %s", c)
 		case row.Phase == v1alpha1.ClusterActive:
-			if row != (v1alpha1.ClusterStatus{Name: c, Phase: v1alpha1.ClusterActive}) {
+			if !reflect.DeepEqual(row, v1alpha1.ClusterStatus{Name: c, Phase: v1alpha1.ClusterActive}) {
 				t.Errorf("rule 5: Active row of %s has drain state: %+v", c, row)
 			}
 			if v.in.RealKnown && !v.inReal(c) {
