@@ -126,6 +126,10 @@ type ClusterView struct {
 	RemovalTime   *metav1.Time `json:"removalTime,omitempty"`
 	ResolvedQuery string       `json:"resolvedQuery,omitempty"`
 	Message       string       `json:"message,omitempty"`
+	// LastCheckDetail is what the last check reported beyond its value.
+	LastCheckDetail string `json:"lastCheckDetail,omitempty"`
+	// History are the cluster's last checks while it drains, oldest first.
+	History []trafficv1alpha1.CheckRecord `json:"history,omitempty"`
 }
 
 // Draining reports whether the cluster is still draining (Held included).
@@ -278,6 +282,8 @@ func buildClusters(in policyObjects, check Check, now time.Time) []ClusterView {
 			RemovalTime:          s.RemovalTime,
 			ResolvedQuery:        s.ResolvedQuery,
 			Message:              s.Message,
+			LastCheckDetail:      s.LastCheckDetail,
+			History:              s.History,
 		}
 		if row.Draining() {
 			if s.DrainStartTime != nil {
