@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -306,18 +305,6 @@ func isOurAddon(obj any) bool {
 	}
 	a, ok := obj.(*addonv1alpha1.ManagedClusterAddOn)
 	return ok && a.Name == trafficv1alpha1.AddonName
-}
-
-// event records an event on the policy.
-func (c *Controller) event(policy *trafficv1alpha1.TrafficMigrationPolicy, warning bool, reason, note string) {
-	if c.recorder == nil {
-		return
-	}
-	eventType := corev1.EventTypeNormal
-	if warning {
-		eventType = corev1.EventTypeWarning
-	}
-	c.recorder.Eventf(policy, nil, eventType, reason, "Reconcile", "%s", note)
 }
 
 // since is a small helper for metrics.
