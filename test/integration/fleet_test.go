@@ -250,3 +250,10 @@ func removeScrapeJob(t testing.TB, name string) {
 		t.Logf("remove scrape job: %v", err)
 	}
 }
+
+func statusOf(c *metav1.Condition) metav1.ConditionStatus {
+	if c == nil {
+		return ""
+	}
+	return c.Status
+}

@@ -6,6 +6,7 @@ package integration
 import (
 	"context"
 	"strings"
+	"testing"
 
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
@@ -39,4 +40,14 @@ func (m *managerProcess) log() (string, error) { return m.proc.Log() }
 func (m *managerProcess) logContains(s string) (bool, error) {
 	l, err := m.log()
 	return strings.Contains(l, s), err
+}
+
+// counter reads the sum of a metric of the manager over the series that match.
+func (m *managerProcess) metricValue(t *testing.T, name string, match map[string]string) float64 {
+	t.Helper()
+	v, err := m.metric(name, match)
+	if err != nil {
+		t.Fatalf("read %s from the manager: %v", name, err)
+	}
+	return v
 }
