@@ -5,6 +5,8 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 )
 
 // TestSecondSyncWritesNothing: once a policy's proxy and status are written, a sync
@@ -37,7 +40,7 @@ func TestSecondSyncWritesNothing(t *testing.T) {
 		c := condition(p, trafficv1alpha1.ConditionReady)
 		return c != nil && c.Status == metav1.ConditionTrue && p.Status.ActiveClusters == 1 && p.Status.DrainingClusters == 0
 	})
-	syncs, writes := waitManagerIdle(t, key)
+	syncs, writes := waitManagerIdle(t)
 
 	nudge := []byte(`{"metadata":{"labels":{"test.traffic.open-cluster-management.io/nudge":"1"},"annotations":{"test.traffic.open-cluster-management.io/nudge":"1"}}}`)
 	for _, trigger := range []struct {
@@ -54,20 +57,20 @@ func TestSecondSyncWritesNothing(t *testing.T) {
 		}},
 	} {
 		before := f.getPolicy(t, m.ns, p.Name)
-		logOffset := manager.logLength(t)
+		writesBefore := manager.writesByResource(t)
 		if err := trigger.do(); err != nil {
 			t.Fatalf("%s: %v", trigger.name, err)
 		}
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-			return manager.policySyncs(t, key) > syncs, nil
+			return manager.policySyncs(t) > syncs, nil
 		})
 		if err != nil {
 			t.Fatalf("%s did not make the manager sync policy %s", trigger.name, key)
 		}
-		syncs2, writes2 := waitManagerIdle(t, key)
+		syncs2, writes2 := waitManagerIdle(t)
 		if writes2 != writes {
-			t.Errorf("after %s the manager synced %s %d more times and made %v writes; its requests:\n%s",
-				trigger.name, key, syncs2-syncs, writes2-writes, strings.Join(manager.loggedWrites(t, logOffset), "\n"))
+			t.Errorf("after %s the manager synced %d more times and made %v writes:\n%s",
+				trigger.name, syncs2-syncs, writes2-writes, strings.Join(writesSince(writesBefore, manager.writesByResource(t)), "\n"))
 		}
 		if after := f.getPolicy(t, m.ns, p.Name); after.ResourceVersion != before.ResourceVersion {
 			t.Errorf("after %s the policy changed (resourceVersion %s to %s):\n%s", trigger.name, before.ResourceVersion, after.ResourceVersion, statusString(after))
@@ -80,17 +83,17 @@ func TestSecondSyncWritesNothing(t *testing.T) {
 	}
 }
 
-// waitManagerIdle waits until the manager has been idle for a while, neither syncing the
+// waitManagerIdle waits until the manager has been idle for a while, neither syncing a
 // policy nor writing, and returns the count of its syncs and writes then. Idleness is a
 // property over time, so this polls, bounded, until nothing changed for quietFor.
-func waitManagerIdle(t *testing.T, key string) (int, float64) {
+func waitManagerIdle(t *testing.T) (uint64, float64) {
 	t.Helper()
 	const quietFor = 2 * time.Second
-	var syncs int
+	var syncs uint64
 	var writes float64
 	changed := time.Time{}
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		s, w := manager.policySyncs(t, key), manager.metricValue(t, "traffic_migration_api_writes_total", nil)
+		s, w := manager.policySyncs(t), manager.metricValue(t, "traffic_migration_api_writes_total", nil)
 		if changed.IsZero() || s != syncs || w != writes {
 			syncs, writes, changed = s, w, time.Now()
 			return false, nil
@@ -98,51 +101,62 @@ func waitManagerIdle(t *testing.T, key string) (int, float64) {
 		return time.Since(changed) >= quietFor, nil
 	})
 	if err != nil {
-		t.Fatalf("the manager did not go idle: %d syncs of %s, %v writes, last change at %s", syncs, key, writes, changed.Format(time.StampMilli))
+		t.Fatalf("the manager did not go idle: %d syncs, %v writes, last change at %s", syncs, writes, changed.Format(time.StampMilli))
 	}
 	return syncs, writes
 }
 
-// policySyncs counts the syncs of a policy that the manager has logged ("Synced policy"
-// at V(4)).
-func (m *managerProcess) policySyncs(t *testing.T, key string) int {
+// policySyncs counts the syncs the policy controller has finished, from its work
+// queue's metrics: one per key taken from the queue and processed.
+func (m *managerProcess) policySyncs(t *testing.T) uint64 {
 	t.Helper()
-	l, err := m.log()
+	families, err := m.MetricFamilies()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("read the manager's metrics: %v", err)
 	}
-	n := 0
-	for _, line := range strings.Split(l, "\n") {
-		if strings.Contains(line, `"Synced policy"`) && strings.Contains(line, `policy="`+key+`"`) {
-			n++
+	var n uint64
+	for _, metric := range families["workqueue_work_duration_seconds"].GetMetric() {
+		for _, l := range metric.GetLabel() {
+			if l.GetName() == "name" && l.GetValue() == policy.ControllerName {
+				n += metric.GetHistogram().GetSampleCount()
+			}
 		}
 	}
 	return n
 }
 
-// logLength is the length of the manager's log so far.
-func (m *managerProcess) logLength(t *testing.T) int {
+// writesByResource are the manager's API writes so far, by "METHOD resource", from
+// traffic_migration_api_writes_total.
+func (m *managerProcess) writesByResource(t *testing.T) map[string]float64 {
 	t.Helper()
-	l, err := m.log()
+	families, err := m.MetricFamilies()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("read the manager's metrics: %v", err)
 	}
-	return len(l)
+	out := map[string]float64{}
+	for _, metric := range families["traffic_migration_api_writes_total"].GetMetric() {
+		var method, resource string
+		for _, l := range metric.GetLabel() {
+			switch l.GetName() {
+			case "method":
+				method = l.GetValue()
+			case "resource":
+				resource = l.GetValue()
+			}
+		}
+		out[method+" "+resource] += metric.GetCounter().GetValue()
+	}
+	return out
 }
 
-// loggedWrites lists the lines of the manager's log from offset on that record a
-// request other than a GET, as client-go logs them at -v=6 and above.
-func (m *managerProcess) loggedWrites(t *testing.T, offset int) []string {
-	t.Helper()
-	l, err := m.log()
-	if err != nil || offset > len(l) {
-		return nil
-	}
+// writesSince lists the writes made since before, as "METHOD resource: n".
+func writesSince(before, after map[string]float64) []string {
 	var out []string
-	for _, line := range strings.Split(l[offset:], "\n") {
-		if strings.Contains(line, `verb="`) && !strings.Contains(line, `verb="GET"`) && !strings.Contains(line, `verb="WATCH"`) {
-			out = append(out, line)
+	for k, v := range after {
+		if d := v - before[k]; d != 0 {
+			out = append(out, fmt.Sprintf("%s: %v", k, d))
 		}
 	}
+	slices.Sort(out)
 	return out
 }
