@@ -18,6 +18,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // TestDrainingClusterReturns: the admin moves the Gateway off cluster1 and, while
@@ -30,7 +31,7 @@ func TestDrainingClusterReturns(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "returns")
 	f := m.f
-	m.traffic.set(map[string]float64{m.c1: 2, m.c2: 98})
+	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
 	p := m.policy()
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 10 * time.Minute}
 	f.createPolicy(t, p)
@@ -39,34 +40,34 @@ func TestDrainingClusterReturns(t *testing.T) {
 
 	m.moveToC2(t)
 	drained := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil && r.ConsecutiveSuccesses >= 2
 	})
-	firstDrain := row(drained, m.c1).DrainStartTime.Time
+	firstDrain := testbed.PolicyRow(drained, m.c1).DrainStartTime.Time
 
 	// Back to cluster1: it is Active, with nothing left of its drain.
 	f.selectClusters(t, m.ns, m.placement, map[string]string{m.siteLabel: m.site1})
 	f.waitForClusters(t, m.ns, m.placement, []string{m.c1}, 30*time.Second)
 	movedBack := time.Now()
 	returned := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r1, r2 := row(p, m.c1), row(p, m.c2)
+		r1, r2 := testbed.PolicyRow(p, m.c1), testbed.PolicyRow(p, m.c2)
 		return r1 != nil && r1.Phase == trafficv1alpha1.ClusterActive && r2 != nil && r2.Phase == trafficv1alpha1.ClusterDraining
 	})
-	if r := row(returned, m.c1); !reflect.DeepEqual(*r, trafficv1alpha1.ClusterStatus{Name: m.c1, Phase: trafficv1alpha1.ClusterActive}) {
+	if r := testbed.PolicyRow(returned, m.c1); !reflect.DeepEqual(*r, trafficv1alpha1.ClusterStatus{Name: m.c1, Phase: trafficv1alpha1.ClusterActive}) {
 		t.Errorf("cluster1 came back but kept drain state: %+v", *r)
 	}
 	if returned.Status.ActiveClusters != 1 || returned.Status.DrainingClusters != 1 {
-		t.Errorf("want 1 active and 1 draining cluster after the return:\n%s", statusString(returned))
+		t.Errorf("want 1 active and 1 draining cluster after the return:\n%s", testbed.PolicyStatus(returned))
 	}
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 10*time.Second)
 
 	// Leaving again starts a new drain: its clock starts after the return.
 	m.moveToC2(t)
 	again := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil
 	})
-	if start := row(again, m.c1).DrainStartTime.Time; start.Before(movedBack.Truncate(time.Second)) || !start.After(firstDrain) {
+	if start := testbed.PolicyRow(again, m.c1).DrainStartTime.Time; start.Before(movedBack.Truncate(time.Second)) || !start.After(firstDrain) {
 		t.Errorf("second drain of cluster1 starts at %s: want a new start after the return at %s (first drain started %s)", start, movedBack, firstDrain)
 	}
 
@@ -96,7 +97,7 @@ func TestManagedClusterDeleted(t *testing.T) {
 
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
@@ -108,18 +109,18 @@ func TestManagedClusterDeleted(t *testing.T) {
 	t.Logf("cluster1 left the proxy %s after its ManagedCluster was deleted", time.Since(deleted).Round(time.Millisecond))
 
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	r := row(got, m.c1)
+	r := testbed.PolicyRow(got, m.c1)
 	if r.RemovalTime == nil || r.DrainStartTime == nil || r.RemovalTime.Sub(r.DrainStartTime.Time) >= p.Spec.MinDrainDuration.Duration {
 		t.Errorf("cluster1's row should show a removal well before minDrainDuration: %+v", *r)
 	}
 	if !strings.Contains(r.Message, "ManagedCluster no longer exists") {
 		t.Errorf("cluster1's row should say its ManagedCluster is gone, says %q", r.Message)
 	}
-	if r2 := row(got, m.c2); r2 == nil || r2.Phase != trafficv1alpha1.ClusterActive {
-		t.Errorf("cluster2 should stay Active:\n%s", statusString(got))
+	if r2 := testbed.PolicyRow(got, m.c2); r2 == nil || r2.Phase != trafficv1alpha1.ClusterActive {
+		t.Errorf("cluster2 should stay Active:\n%s", testbed.PolicyStatus(got))
 	}
 	f.waitForEventNote(t, m.ns, "ManagedClusterGone", m.c1, 10*time.Second)
 	if notes := f.removalNotes(t, m.ns, m.c1); len(notes) != 1 {
@@ -150,7 +151,7 @@ func TestPolicyDeletedLeavesProxy(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
@@ -175,7 +176,7 @@ func TestPolicyDeletedLeavesProxy(t *testing.T) {
 	// rest of minDrainDuration 8s, the 4s rate window, 3 checks 1s apart), as the
 	// adopting policy below does. That nothing changes is an invariant over time, so it
 	// is checked by polling for a bounded time that covers the removal twice over.
-	m.traffic.set(map[string]float64{m.c1: 2, m.c2: 98})
+	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
 	hold := 20 * time.Second
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, hold, true, func(context.Context) (bool, error) {
 		now := f.snapshotProxy(t, m.ns, m.proxy)
@@ -205,10 +206,10 @@ func TestPolicyDeletedLeavesProxy(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 60*time.Second)
 	// The manager writes the proxy's decisions before the policy's status.
 	got := f.waitForPolicy(t, m.ns, adopter.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	r := row(got, m.c1)
+	r := testbed.PolicyRow(got, m.c1)
 	if r.DrainStartTime == nil || r.RemovalTime == nil || !strings.Contains(r.Message, "gate passed") {
 		t.Fatalf("the adopting policy should have removed cluster1 through its gate: %+v", *r)
 	}
@@ -241,7 +242,7 @@ func TestPolicyDeletedLeavesProxy(t *testing.T) {
 func TestManagerRestartMidDrain(t *testing.T) {
 	m := newMigration(t, "restart")
 	f := m.f
-	m.traffic.set(map[string]float64{m.c1: 2, m.c2: 98})
+	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
 	p := m.policy()
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 20 * time.Second}
 	p.Spec.ConsecutiveSuccesses = 3
@@ -253,10 +254,10 @@ func TestManagerRestartMidDrain(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 10*time.Second)
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	before := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil && r.ConsecutiveSuccesses >= 1
 	})
-	r0 := *row(before, m.c1)
+	r0 := *testbed.PolicyRow(before, m.c1)
 	deadline := r0.DrainStartTime.Add(p.Spec.MinDrainDuration.Duration)
 
 	old := manager
@@ -282,10 +283,10 @@ func TestManagerRestartMidDrain(t *testing.T) {
 	// Times in rows are rounded up to the second, so a check stamped more than a second
 	// after the kill is the new manager's.
 	carried := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.LastEvaluationTime != nil && r.LastEvaluationTime.After(killed.Add(time.Second))
 	})
-	r1 := *row(carried, m.c1)
+	r1 := *testbed.PolicyRow(carried, m.c1)
 	if r1.DrainStartTime == nil || !r1.DrainStartTime.Equal(r0.DrainStartTime) {
 		t.Errorf("drainStartTime changed over the restart: %v, then %v", r0.DrainStartTime, r1.DrainStartTime)
 	}
@@ -296,10 +297,10 @@ func TestManagerRestartMidDrain(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 60*time.Second)
 	// The manager writes the proxy's decisions before the policy's status.
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	r := row(got, m.c1)
+	r := testbed.PolicyRow(got, m.c1)
 	if r.RemovalTime == nil || r.DrainStartTime == nil {
 		t.Fatalf("cluster1's Removed row lacks its times: %+v", *r)
 	}

@@ -20,6 +20,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // TestLargePlacement: a real Placement of 250 clusters is mirrored in PlacementDecisions
@@ -51,7 +52,7 @@ func TestLargePlacement(t *testing.T) {
 	grouped := &clusterv1beta1.Placement{
 		ObjectMeta: metav1.ObjectMeta{Name: "grouped", Namespace: ns},
 		Spec: clusterv1beta1.PlacementSpec{
-			Predicates: selectorPredicates(map[string]string{member: "true"}),
+			Predicates: testbed.SelectorPredicates(map[string]string{member: "true"}),
 			DecisionStrategy: clusterv1beta1.DecisionStrategy{GroupStrategy: clusterv1beta1.GroupStrategy{
 				DecisionGroups: []clusterv1beta1.DecisionGroup{
 					{GroupName: "east", ClusterSelector: clusterv1beta1.GroupClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{zone: "east"}}}},

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // TestSecretsNeverLeak: the manager reads two Prometheus Secrets, one with a bearer
@@ -67,7 +68,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	m.moveToC2(t)
 	for _, name := range policies {
 		f.waitForPolicy(t, m.ns, name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-			r := row(p, m.c1)
+			r := testbed.PolicyRow(p, m.c1)
 			return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail &&
 				statusOf(condition(p, trafficv1alpha1.ConditionPrometheusReachable)) == metav1.ConditionTrue
 		})
@@ -101,7 +102,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		return found
 	}
 
-	log, err := manager.log()
+	log, err := manager.proc.Log()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // TestSecondSyncWritesNothing: once a policy's proxy and status are written, a sync
@@ -73,7 +74,7 @@ func TestSecondSyncWritesNothing(t *testing.T) {
 				trigger.name, syncs2-syncs, writes2-writes, strings.Join(writesSince(writesBefore, manager.writesByResource(t)), "\n"))
 		}
 		if after := f.getPolicy(t, m.ns, p.Name); after.ResourceVersion != before.ResourceVersion {
-			t.Errorf("after %s the policy changed (resourceVersion %s to %s):\n%s", trigger.name, before.ResourceVersion, after.ResourceVersion, statusString(after))
+			t.Errorf("after %s the policy changed (resourceVersion %s to %s):\n%s", trigger.name, before.ResourceVersion, after.ResourceVersion, testbed.PolicyStatus(after))
 		}
 		t.Logf("%s: %d more syncs, %v writes", trigger.name, syncs2-syncs, writes2-writes)
 		syncs, writes = syncs2, writes2
