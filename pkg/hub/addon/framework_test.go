@@ -134,4 +134,3 @@ func startFunc(t *testing.T, file *ast.File) *ast.FuncDecl {
 	t.Fatal("the framework's addonmanager has no Start method: the test no longer reads it")
 	return nil
 }
-
