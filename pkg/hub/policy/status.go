@@ -17,6 +17,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
 
 // maxNamesInMessage bounds how many cluster names a condition message lists.
@@ -136,12 +137,7 @@ func heldCondition(names []string) metav1.Condition {
 		Reason: trafficv1alpha1.ReasonMaxDrainDurationExceeded, Message: "Kept past maxDrainDuration: " + nameList(names)}
 }
 
-func nameList(names []string) string {
-	if len(names) > maxNamesInMessage {
-		return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamesInMessage], ", "), len(names)-maxNamesInMessage)
-	}
-	return strings.Join(names, ", ")
-}
+func nameList(names []string) string { return shortlist.Join(names, maxNamesInMessage) }
 
 // writeStatus writes the status once, and not at all when nothing changed.
 func (c *Controller) writeStatus(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, status trafficv1alpha1.TrafficMigrationPolicyStatus) error {
@@ -225,19 +221,13 @@ func (p phaseChange) note() string {
 	if len(p.rows) == 1 {
 		return fmt.Sprintf("Cluster %s is %s: %s", p.rows[0].Name, p.phase, p.rows[0].Message)
 	}
-	names := make([]string, 0, maxNamesInEvent)
+	names := make([]string, 0, len(p.rows))
 	same := true
-	for i, row := range p.rows {
-		if i < maxNamesInEvent {
-			names = append(names, row.Name)
-		}
+	for _, row := range p.rows {
+		names = append(names, row.Name)
 		same = same && row.Message == p.rows[0].Message
 	}
-	list := strings.Join(names, ", ")
-	if more := len(p.rows) - len(names); more > 0 {
-		list += fmt.Sprintf(" and %d more", more)
-	}
-	note := fmt.Sprintf("%d clusters are %s: %s", len(p.rows), p.phase, list)
+	note := fmt.Sprintf("%d clusters are %s: %s", len(p.rows), p.phase, shortlist.Join(names, maxNamesInEvent))
 	if same && p.rows[0].Message != "" {
 		note += ": " + p.rows[0].Message
 	}
