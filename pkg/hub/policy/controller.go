@@ -20,6 +20,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	kevents "k8s.io/client-go/tools/events"
@@ -126,7 +127,7 @@ func NewController(
 		addons:        informers.Addons.Lister(),
 		clusterSynced: informers.ManagedClusters.Informer().HasSynced,
 		recorder:      recorder,
-		queriers:      newQuerierCache(),
+		queriers:      newQuerierCache(clk),
 		metrics:       metrics,
 		clock:         clk,
 		written:       newWritten(clk),
@@ -260,9 +261,13 @@ func indexByCluster(obj any) ([]string, error) {
 	return names, nil
 }
 
+// keysByIndex returns the keys of the policies the index maps value to. An index that
+// cannot be read (one NewController did not add) is a bug: it is reported, and wakes
+// nothing.
 func (c *Controller) keysByIndex(index, value string) []string {
 	objs, err := c.policyIndex.ByIndex(index, value)
 	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("look up the policies of %s %q: %w", index, value, err))
 		return nil
 	}
 	keys := make([]string, 0, len(objs))
