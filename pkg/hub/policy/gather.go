@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -241,8 +240,7 @@ func (c *Controller) readAgents(policy *trafficv1alpha1.TrafficMigrationPolicy, 
 				if l := meta.FindStatusCondition(addon.Status.Conditions, trafficv1alpha1.ConditionClusterLabels); l != nil && l.Status == metav1.ConditionTrue {
 					r.labels[cluster] = trafficv1alpha1.ParseClusterLabels(l.Message)
 				}
-				if meta.IsStatusConditionTrue(addon.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) &&
-					meta.IsStatusConditionTrue(addon.Status.Conditions, gatewayCondition) {
+				if trafficv1alpha1.GatewayReady(addon.Status.Conditions, gatewayCondition) {
 					r.ready.Insert(cluster)
 				}
 			}

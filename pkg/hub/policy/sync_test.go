@@ -9,6 +9,8 @@ import (
 
 	k8stesting "k8s.io/client-go/testing"
 
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
@@ -145,4 +147,13 @@ func (h *lagHarness) writes() []string {
 		}
 	}
 	return out
+}
+
+// TestAddonAvailableCondition: the readiness rule of the API package names the add-on
+// framework's own condition.
+func TestAddonAvailableCondition(t *testing.T) {
+	if trafficv1alpha1.ConditionAddonAvailable != addonv1alpha1.ManagedClusterAddOnConditionAvailable {
+		t.Errorf("ConditionAddonAvailable is %q, the framework's condition is %q",
+			trafficv1alpha1.ConditionAddonAvailable, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
+	}
 }
