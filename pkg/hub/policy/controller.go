@@ -1,16 +1,6 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-// Package policy is the hub manager's policy controller: for each
-// TrafficMigrationPolicy it keeps the proxy Placement and its PlacementDecisions true to
-// the rules of the proxy decision (package decision), checks draining clusters against
-// Prometheus (package gate) and reports in the policy's status.
-//
-// A sync gathers its inputs (listers, the agents' conditions, Prometheus for the
-// draining clusters that are due), decides with one pure function, applies the proxy,
-// and writes the status once. It reads the policy and its proxy through the
-// controller's own last writes (see written), so it never decides from a cache that
-// has not yet seen what the sync before it wrote.
 package policy
 
 import (
