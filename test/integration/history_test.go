@@ -14,10 +14,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/client-go/util/retry"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -199,10 +196,10 @@ func TestStatusSizeAtTheLimits(t *testing.T) {
 const historyBytesLimit = 1300
 
 // policyWatch records every version of one policy from a resourceVersion on, with no
-// gap (client-go's RetryWatcher resumes where it stopped).
+// gap (see gaplessWatch).
 type policyWatch struct {
 	cancel context.CancelFunc
-	done   chan struct{}
+	done   <-chan struct{}
 
 	mu       sync.Mutex
 	versions []*trafficv1alpha1.TrafficMigrationPolicy
@@ -215,55 +212,44 @@ func (f *fleet) watchPolicy(t *testing.T, ns, name, resourceVersion string) *pol
 	client := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns)
 	selector := fields.OneTermEqualSelector("metadata.name", name).String()
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &policyWatch{cancel: cancel, done: make(chan struct{})}
-	rw, err := watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = selector
-			return client.Watch(ctx, o)
-		},
-	})
+	w := &policyWatch{cancel: cancel}
+	done, err := gaplessWatch(ctx, resourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		o.FieldSelector = selector
+		return client.Watch(ctx, o)
+	}, w.apply, w.fail)
 	if err != nil {
 		cancel()
 		t.Fatalf("watch policy %s/%s: %v", ns, name, err)
 	}
-	go func() {
-		defer close(w.done)
-		defer rw.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-rw.ResultChan():
-				w.mu.Lock()
-				switch p, isPolicy := ev.Object.(*trafficv1alpha1.TrafficMigrationPolicy); {
-				case !ok:
-					w.err = fmt.Errorf("the watch ended before it was stopped")
-				case ev.Type == watch.Modified && isPolicy:
-					w.versions = append(w.versions, p)
-				case ev.Type == watch.Error || ev.Type == watch.Deleted:
-					w.err = fmt.Errorf("the watch got %s: %v", ev.Type, ev.Object)
-				}
-				failed := w.err != nil
-				w.mu.Unlock()
-				if failed {
-					return
-				}
-			}
-		}
-	}()
+	w.done = done
 	t.Cleanup(func() { cancel(); <-w.done })
 	return w
 }
 
-// stop ends the watch once it has caught up with the policy as it is now, and returns
-// the versions it saw.
+// apply records a new version of the policy; false ends the watch.
+func (w *policyWatch) apply(ev watch.Event) bool {
+	p, ok := ev.Object.(*trafficv1alpha1.TrafficMigrationPolicy)
+	if ev.Type != watch.Modified || !ok {
+		w.fail(fmt.Errorf("the watch got %s: %v", ev.Type, ev.Object))
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.versions = append(w.versions, p)
+	return true
+}
+
+func (w *policyWatch) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// stop ends the watch and returns the versions it saw.
 func (w *policyWatch) stop(t *testing.T) []*trafficv1alpha1.TrafficMigrationPolicy {
 	t.Helper()
-	_ = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return w.err != nil || len(w.versions) > 0, nil
-	})
 	w.cancel()
 	<-w.done
 	w.mu.Lock()
