@@ -5,6 +5,7 @@ package policy
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 
 	k8stesting "k8s.io/client-go/testing"
@@ -18,7 +19,7 @@ import (
 // TestSyncWrites asserts the exact API writes a sync makes, in order, as OCM's
 // scheduling controller tests do with their action assertions: the write protocol of
 // the controller (additions before removals, proxy before status, one status write,
-// nothing written that is already as decided).
+// nothing written that is already as decided, every write as its field manager).
 func TestSyncWrites(t *testing.T) {
 	tests := map[string]struct {
 		policy    *trafficv1alpha1.TrafficMigrationPolicy
@@ -142,6 +143,17 @@ func (h *lagHarness) writes() []string {
 			what := a.GetVerb() + " " + a.GetResource().Resource
 			if sub := a.GetSubresource(); sub != "" {
 				what += "/" + sub
+			}
+			// Every write is made as the controller's field manager.
+			manager := ControllerName
+			switch a := a.(type) {
+			case k8stesting.PatchActionImpl:
+				manager = a.PatchOptions.FieldManager
+			case k8stesting.CreateActionImpl:
+				manager = a.CreateOptions.FieldManager
+			}
+			if manager != ControllerName {
+				what += " as " + strconv.Quote(manager)
 			}
 			out = append(out, what)
 		}
