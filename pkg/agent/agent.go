@@ -131,8 +131,7 @@ func (o *Options) restConfigs() (hub, spoke *rest.Config, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("load the cluster's kubeconfig: %w", err)
 	}
-	info := version.Get()
-	ua := fmt.Sprintf("%s/%s (%s)", userAgent, info.Version, info.Platform)
+	ua := version.UserAgent(userAgent)
 	hub.UserAgent, spoke.UserAgent = ua, ua
 	return hub, spoke, nil
 }

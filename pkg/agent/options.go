@@ -6,10 +6,8 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/probe"
 )
 
 const (
@@ -111,7 +110,7 @@ func (o *Options) Validate() error {
 	if _, err := labels.Parse(o.GatewayLabelSelector); err != nil {
 		errs = append(errs, fmt.Errorf("--gateway-label-selector %q: %w", o.GatewayLabelSelector, err))
 	}
-	errs = append(errs, validateAddress("health-probe-bind-address", o.HealthProbeBindAddress))
+	errs = append(errs, probe.ValidateAddress("health-probe-bind-address", o.HealthProbeBindAddress, false))
 	return errors.Join(errs...)
 }
 
@@ -152,16 +151,4 @@ func ParseMetricsLabels(s string) (map[string]string, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// validateAddress checks that addr is host:port with a numeric port.
-func validateAddress(flag, addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--%s %q must be host:port: %w", flag, addr, err)
-	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return fmt.Errorf("--%s %q: port must be a number from 0 to 65535", flag, addr)
-	}
-	return nil
 }

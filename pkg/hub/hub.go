@@ -34,8 +34,8 @@ import (
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	"open-cluster-management.io/traffic-migration/pkg/hub/addon"
-	"open-cluster-management.io/traffic-migration/pkg/hub/manager"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
+	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
@@ -67,11 +67,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // Start runs the hub's controllers until ctx ends: the policy controller and the
 // add-on framework's manager of the traffic-migration add-on. It is the manager
-// command's StartFunc: it marks the manager ready once every informer has synced.
-func (o *Options) Start(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int) error {
+// command's StartFunc: it marks the
+// manager ready once every informer has synced.
+func (o *Options) Start(ctx context.Context, env process.Env) error {
 	logger := klog.FromContext(ctx)
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(countWrites(reg))
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(countWrites(env.Registry))
 
 	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -118,7 +119,7 @@ func (o *Options) Start(ctx context.Context, cfg *rest.Config, reg prometheus.Re
 		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters(),
 		Addons:          addonInformers.Addon().V1alpha1().ManagedClusterAddOns(),
 	}
-	ctrl, err := policy.NewController(trafficClient, clusterClient, kubeClient, informers, recorder, policy.NewMetrics(reg), clock.RealClock{})
+	ctrl, err := policy.NewController(trafficClient, clusterClient, kubeClient, informers, recorder, policy.NewMetrics(env.Registry), clock.RealClock{})
 	if err != nil {
 		return err
 	}
@@ -128,14 +129,14 @@ func (o *Options) Start(ctx context.Context, cfg *rest.Config, reg prometheus.Re
 		return err
 	}
 	// Before the cluster informers start: the framework shares their ManagedClusters.
-	if err := addon.StartManager(ctx, cfg, agentAddon, clusterInformers, stripManagedFields); err != nil {
+	if err := addon.StartFramework(ctx, cfg, agentAddon, clusterInformers, stripManagedFields); err != nil {
 		return err
 	}
 
 	clusterInformers.Start(ctx.Done())
 	trafficInformers.Start(ctx.Done())
 	addonInformers.Start(ctx.Done())
-	go ctrl.Run(ctx, workers)
+	go ctrl.Run(ctx, env.Workers)
 
 	synced := []cache.InformerSynced{
 		informers.Policies.Informer().HasSynced, informers.Placements.Informer().HasSynced,
@@ -145,8 +146,8 @@ func (o *Options) Start(ctx context.Context, cfg *rest.Config, reg prometheus.Re
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
 	}
-	logger.Info("Hub controllers started", "controller", policy.ControllerName, "workers", workers)
-	manager.MarkReady(ctx)
+	logger.Info("Hub controllers started", "controller", policy.ControllerName, "workers", env.Workers)
+	env.Ready()
 	<-ctx.Done()
 	return nil
 }

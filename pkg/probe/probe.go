@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,4 +136,28 @@ func (s *Servers) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return errors.Join(append(s.errs, errs...)...)
+}
+
+// DisabledAddress is the bind address that turns a listener off where that is allowed,
+// as in controller-runtime.
+const DisabledAddress = "0"
+
+// ValidateAddress checks the bind address addr given with --flag: host:port with a
+// numeric port, or DisabledAddress when mayDisable.
+func ValidateAddress(flag, addr string, mayDisable bool) error {
+	if mayDisable && addr == DisabledAddress {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		hint := ""
+		if mayDisable {
+			hint = ` or "` + DisabledAddress + `" to disable`
+		}
+		return fmt.Errorf("--%s %q must be host:port%s: %w", flag, addr, hint, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("--%s %q: port must be a number from 0 to 65535", flag, addr)
+	}
+	return nil
 }

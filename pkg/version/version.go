@@ -5,6 +5,7 @@
 package version
 
 import (
+	"fmt"
 	"runtime"
 	"runtime/debug"
 )
@@ -31,4 +32,11 @@ func Get() Info {
 		}
 	}
 	return info
+}
+
+// UserAgent is the User-Agent of a program of this build, "<program>/<version>
+// (<platform>)", which names it in the API servers' audit logs and metrics.
+func UserAgent(program string) string {
+	info := Get()
+	return fmt.Sprintf("%s/%s (%s)", program, info.Version, info.Platform)
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // TestDemoShort runs the demo's scenario in its short form on the test bed and checks
@@ -18,6 +20,9 @@ import (
 // minDrainDuration, cluster1's share at removal within the threshold, and not one
 // failed client request, in the returned summary and in what the demo printed.
 func TestDemoShort(t *testing.T) {
+	if msg := testbed.Unconfigured(); msg != "" {
+		t.Skip(msg)
+	}
 	cfg := shortConfig()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

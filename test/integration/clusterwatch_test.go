@@ -38,7 +38,7 @@ type clusterWatch struct {
 	ns, placement string
 	list          func(ctx context.Context) (*clusterv1beta1.PlacementDecisionList, error)
 	cancel        context.CancelFunc
-	done          chan struct{}
+	done          <-chan struct{}
 
 	mu sync.Mutex
 	// objects are the decisions as the watch last saw them, by name.
@@ -73,7 +73,6 @@ func (f *fleet) watchClusters(t *testing.T, ns, placement string) *clusterWatch 
 			return client.List(ctx, metav1.ListOptions{LabelSelector: selector})
 		},
 		cancel:  cancel,
-		done:    make(chan struct{}),
 		objects: map[string]*clusterv1beta1.PlacementDecision{},
 	}
 	list, err := w.list(ctx)
@@ -85,18 +84,32 @@ func (f *fleet) watchClusters(t *testing.T, ns, placement string) *clusterWatch 
 		w.objects[list.Items[i].Name] = &list.Items[i]
 	}
 	w.record(list.ResourceVersion)
-	rw, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return client.Watch(ctx, o)
-		},
-	})
+	done, err := gaplessWatch(ctx, list.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		o.LabelSelector = selector
+		return client.Watch(ctx, o)
+	}, w.apply, w.fail)
 	if err != nil {
 		cancel()
 		t.Fatalf("watch the decisions of Placement %s/%s: %v", ns, placement, err)
 	}
+	w.done = done
+	t.Cleanup(func() { cancel(); <-w.done })
+	return w
+}
+
+// gaplessWatch watches from resourceVersion with client-go's RetryWatcher, which
+// resumes a closed watch where it left off, and hands each event to apply until apply
+// returns false or ctx ends. A watch that ends by itself is reported to fail. The
+// channel is closed once the watch has stopped.
+func gaplessWatch(ctx context.Context, resourceVersion string, watchFunc func(context.Context, metav1.ListOptions) (watch.Interface, error),
+	apply func(watch.Event) bool, fail func(error)) (<-chan struct{}, error) {
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, &cache.ListWatch{WatchFuncWithContext: watchFunc})
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
 	go func() {
-		defer close(w.done)
+		defer close(done)
 		defer rw.Stop()
 		for {
 			select {
@@ -104,17 +117,16 @@ func (f *fleet) watchClusters(t *testing.T, ns, placement string) *clusterWatch 
 				return
 			case ev, ok := <-rw.ResultChan():
 				if !ok {
-					w.fail(fmt.Errorf("the watch ended before it was stopped"))
+					fail(fmt.Errorf("the watch ended before it was stopped"))
 					return
 				}
-				if !w.apply(ev) {
+				if !apply(ev) {
 					return
 				}
 			}
 		}
 	}()
-	t.Cleanup(func() { cancel(); <-w.done })
-	return w
+	return done, nil
 }
 
 // apply takes one event of the watch in; false ends the watch.

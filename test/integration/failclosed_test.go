@@ -275,9 +275,9 @@ func runFailClosed(t *testing.T, prefix string, tc failClosedCase) {
 	m := newMigration(t, prefix)
 	f := m.f
 	if tc.idle {
-		m.traffic.set(map[string]float64{m.c1: 0, m.c2: 0})
+		m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 0})
 	} else {
-		m.traffic.set(map[string]float64{m.c1: 0, m.c2: 100})
+		m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
 	}
 	p := m.policy()
 	p.Spec.ConsecutiveSuccesses = 2
@@ -314,12 +314,12 @@ func runFailClosed(t *testing.T, prefix string, tc failClosedCase) {
 		f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, timeout)
 		// The manager writes the proxy's decisions first, then the status.
 		got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-			r := row(p, m.c1)
+			r := testbed.PolicyRow(p, m.c1)
 			return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 		})
-		r := row(got, m.c1)
+		r := testbed.PolicyRow(got, m.c1)
 		if r.LastResult != tc.result || r.ConsecutiveSuccesses < p.Spec.ConsecutiveSuccesses || !strings.Contains(r.Message, "removal gate passed") {
-			t.Errorf("want cluster %s removed by its gate after %d checks with result %s:\n%s", m.c1, p.Spec.ConsecutiveSuccesses, tc.result, statusString(got))
+			t.Errorf("want cluster %s removed by its gate after %d checks with result %s:\n%s", m.c1, p.Spec.ConsecutiveSuccesses, tc.result, testbed.PolicyStatus(got))
 		}
 		if check != nil {
 			check(t)
@@ -332,7 +332,7 @@ func runFailClosed(t *testing.T, prefix string, tc failClosedCase) {
 	// successes at every poll.
 	var maxSuccesses int32
 	got := f.waitForPolicy(t, m.ns, p.Name, timeout, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		if r == nil {
 			return false
 		}
@@ -347,9 +347,9 @@ func runFailClosed(t *testing.T, prefix string, tc failClosedCase) {
 	// selects it: finding it in the proxy now shows that it never left.
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
 
-	r := row(got, m.c1)
+	r := testbed.PolicyRow(got, m.c1)
 	if maxSuccesses != 0 || r.ConsecutiveSuccesses != 0 {
-		t.Errorf("cluster %s counted successes (at most %d seen) although no check could pass:\n%s", m.c1, maxSuccesses, statusString(got))
+		t.Errorf("cluster %s counted successes (at most %d seen) although no check could pass:\n%s", m.c1, maxSuccesses, testbed.PolicyStatus(got))
 	}
 	if want := "waiting for 2 more passing checks"; !strings.Contains(r.Message, want) {
 		t.Errorf("row of %s: message %q does not say %q", m.c1, r.Message, want)

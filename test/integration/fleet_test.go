@@ -103,11 +103,6 @@ func (f *fleet) selectClusters(t testing.TB, ns, name string, match map[string]s
 	}
 }
 
-// selectorPredicates select the clusters with the labels of match.
-func selectorPredicates(match map[string]string) []clusterv1beta1.ClusterPredicate {
-	return testbed.SelectorPredicates(match)
-}
-
 // decisionGetter lets sdk-go's tracker read PlacementDecisions through the API.
 type decisionGetter struct{ client clusterclient.Interface }
 
@@ -194,17 +189,9 @@ func (f *fleet) waitForPolicy(t testing.TB, ns, name string, timeout time.Durati
 		return ok(p), nil
 	})
 	if err != nil {
-		t.Fatalf("policy %s/%s did not reach the expected state in %s; last status: %s", ns, name, timeout, statusString(last))
+		t.Fatalf("policy %s/%s did not reach the expected state in %s; last status: %s", ns, name, timeout, testbed.PolicyStatus(last))
 	}
 	return last
-}
-
-// statusString describes a policy's status for a failure message.
-func statusString(p *trafficv1alpha1.TrafficMigrationPolicy) string { return testbed.PolicyStatus(p) }
-
-// row is the policy's row of cluster, or nil.
-func row(p *trafficv1alpha1.TrafficMigrationPolicy, cluster string) *trafficv1alpha1.ClusterStatus {
-	return testbed.PolicyRow(p, cluster)
 }
 
 func condition(p *trafficv1alpha1.TrafficMigrationPolicy, t string) *metav1.Condition {
@@ -229,9 +216,6 @@ func newTrafficSource(t testing.TB) *trafficSource {
 	return &trafficSource{TrafficSource: s, job: s.Job}
 }
 
-// set changes clusters' request rates, in requests per second, all at once.
-func (s *trafficSource) set(rates map[string]float64) { s.SetByValue(rates) }
-
 // addScrapeJob makes the test bed's Prometheus scrape job too.
 func addScrapeJob(t testing.TB, job testbed.ScrapeConfig) {
 	t.Helper()
@@ -249,4 +233,11 @@ func removeScrapeJob(t testing.TB, name string) {
 	if err := bed.Prometheus.RemoveScrapeJob(ctx, name); err != nil {
 		t.Logf("remove scrape job: %v", err)
 	}
+}
+
+func statusOf(c *metav1.Condition) metav1.ConditionStatus {
+	if c == nil {
+		return ""
+	}
+	return c.Status
 }

@@ -14,6 +14,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 const (
@@ -47,7 +48,7 @@ func newMigration(t *testing.T, prefix string) *migration {
 	f.reportAgent(t, m.c1, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c1})
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
 	m.traffic = newTrafficSource(t)
-	m.traffic.set(map[string]float64{m.c1: 100, m.c2: 0})
+	m.traffic.SetByValue(map[string]float64{m.c1: 100, m.c2: 0})
 	f.prometheusSecret(t, m.ns, m.secret, map[string]string{"url": bed.Prometheus.URL})
 	f.placement(t, m.ns, m.placement, map[string]string{m.siteLabel: m.site1})
 	f.waitForClusters(t, m.ns, m.placement, []string{m.c1}, 30*time.Second)
@@ -111,30 +112,30 @@ func TestSeedStory(t *testing.T) {
 	})
 
 	// Half the traffic still reaches cluster1 after the move: it drains, and stays.
-	m.traffic.set(map[string]float64{m.c1: 50, m.c2: 50})
+	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
 	m.moveToC2(t)
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
 	drainStart := time.Now()
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
 
 	// The traffic moves; cluster1 leaves once the gate passes, and not before.
-	m.traffic.set(map[string]float64{m.c1: 2, m.c2: 98})
+	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
 	shifted := time.Now()
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 90*time.Second)
 	removedSeen := time.Now()
 
 	// The status is written after the decisions: wait for it to tell the removal.
 	got := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	r := row(got, m.c1)
+	r := testbed.PolicyRow(got, m.c1)
 	if r == nil || r.Phase != trafficv1alpha1.ClusterRemoved || r.RemovalTime == nil || r.DrainStartTime == nil {
-		t.Fatalf("cluster1 should have a Removed row with its times:\n%s", statusString(got))
+		t.Fatalf("cluster1 should have a Removed row with its times:\n%s", testbed.PolicyStatus(got))
 	}
 	if d := r.RemovalTime.Sub(r.DrainStartTime.Time); d < p.Spec.MinDrainDuration.Duration {
 		t.Errorf("cluster1 removed %s after its drain started, before minDrainDuration %s", d, p.Spec.MinDrainDuration.Duration)

@@ -6,6 +6,7 @@ package integration
 import (
 	"context"
 	"strings"
+	"testing"
 
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
@@ -26,17 +27,18 @@ func startManager(ctx context.Context) (*managerProcess, error) {
 	return &managerProcess{Manager: m, proc: m.Process}, nil
 }
 
-// metric reads the sum of a counter or gauge over the series whose labels include
-// match, from the manager's /metrics.
-func (m *managerProcess) metric(name string, match map[string]string) (float64, error) {
-	return m.Metric(name, match)
-}
-
-// log returns everything the manager has logged so far.
-func (m *managerProcess) log() (string, error) { return m.proc.Log() }
-
 // logContains reports whether any of the manager's logs so far holds s.
 func (m *managerProcess) logContains(s string) (bool, error) {
-	l, err := m.log()
+	l, err := m.proc.Log()
 	return strings.Contains(l, s), err
+}
+
+// metricValue reads the sum of a metric of the manager over the series that match.
+func (m *managerProcess) metricValue(t *testing.T, name string, match map[string]string) float64 {
+	t.Helper()
+	v, err := m.Metric(name, match)
+	if err != nil {
+		t.Fatalf("read %s from the manager: %v", name, err)
+	}
+	return v
 }

@@ -19,6 +19,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // The tests of this file drive what an admin can do beyond editing the real Placement
@@ -73,7 +74,7 @@ func TestRealPlacementLost(t *testing.T) {
 func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	m := newMigration(t, prefix)
 	f := m.f
-	m.traffic.set(map[string]float64{m.c1: 2, m.c2: 98})
+	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
 	// cluster2's Gateway is not ready yet: cluster1 may not leave.
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
 	p := m.policy()
@@ -88,7 +89,7 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	// Its checks passed and its minDrainDuration is over: cluster1's removal waits for
 	// a ready Gateway elsewhere, and for nothing else.
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.ConsecutiveSuccesses >= 2 &&
 			r.Message == "no other cluster has the Gateway ready"
 	})
@@ -102,7 +103,7 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	if e := f.waitForWarning(t, m.ns, p.Name, trafficv1alpha1.ReasonPlacementNotFound, 10*time.Second); !strings.Contains(e.Note, m.placement) {
 		t.Errorf("event %s does not name Placement %s: %q", e.Reason, m.placement, e.Note)
 	}
-	lastCheck := row(lost, m.c1).LastEvaluationTime
+	lastCheck := testbed.PolicyRow(lost, m.c1).LastEvaluationTime
 
 	// cluster2's Gateway becomes ready, and Prometheus still says cluster1's share is
 	// under 5%: with the real decisions known, cluster1 would leave now.
@@ -111,11 +112,11 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	// The manager took the ready Gateway in: all cluster1's removal waits for now is the
 	// real decisions.
 	waited := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && (r.Phase != trafficv1alpha1.ClusterDraining || r.Message == "the real Placement's decisions cannot be read")
 	})
-	if r := row(waited, m.c1); r.Phase != trafficv1alpha1.ClusterDraining {
-		t.Fatalf("cluster1 left while the real Placement was gone:\n%s", statusString(waited))
+	if r := testbed.PolicyRow(waited, m.c1); r.Phase != trafficv1alpha1.ClusterDraining {
+		t.Fatalf("cluster1 left while the real Placement was gone:\n%s", testbed.PolicyStatus(waited))
 	}
 	// And it stays so for three intervals more: no sync, no check, no requeue removes it.
 	throughout(t, 3*p.Spec.Interval.Duration, func(ctx context.Context) error {
@@ -123,7 +124,7 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 		if err != nil {
 			return nil // a failed read proves nothing either way
 		}
-		r1, r2 := row(p, m.c1), row(p, m.c2)
+		r1, r2 := testbed.PolicyRow(p, m.c1), testbed.PolicyRow(p, m.c2)
 		switch {
 		case statusOf(condition(p, trafficv1alpha1.ConditionReady)) != metav1.ConditionFalse:
 			return fmt.Errorf("the policy is Ready while the real Placement is gone")
@@ -142,11 +143,11 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 30*time.Second)
 	// The manager writes the proxy's decisions before the policy's status.
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved &&
 			statusOf(condition(p, trafficv1alpha1.ConditionReady)) == metav1.ConditionTrue
 	})
-	r := row(got, m.c1)
+	r := testbed.PolicyRow(got, m.c1)
 	if !strings.Contains(r.Message, "removal gate passed") || r.RemovalTime == nil || r.RemovalTime.Time.Before(restored) {
 		t.Errorf("cluster1 should have left through its gate once the real Placement was back (at %s): %+v", restored.Format(time.StampMilli), *r)
 	}
@@ -171,7 +172,7 @@ func TestSuspend(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "suspend")
 	f := m.f
-	m.traffic.set(map[string]float64{m.c1: 2, m.c2: 98})
+	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
 	p := m.policy()
 	p.Spec.ConsecutiveSuccesses = 2
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
@@ -195,19 +196,19 @@ func TestSuspend(t *testing.T) {
 
 	// Three passing checks, an interval apart, past the two that open the gate.
 	got := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && (r.Phase == trafficv1alpha1.ClusterRemoved ||
 			(r.Phase == trafficv1alpha1.ClusterDraining && r.ConsecutiveSuccesses >= p.Spec.ConsecutiveSuccesses+3 &&
 				r.DrainStartTime != nil && r.LastEvaluationTime != nil && r.LastEvaluationTime.Sub(r.DrainStartTime.Time) >= p.Spec.MinDrainDuration.Duration))
 	})
-	if r := row(got, m.c1); r.Phase == trafficv1alpha1.ClusterRemoved {
-		t.Fatalf("cluster1 was removed while removals were suspended:\n%s", statusString(got))
+	if r := testbed.PolicyRow(got, m.c1); r.Phase == trafficv1alpha1.ClusterRemoved {
+		t.Fatalf("cluster1 was removed while removals were suspended:\n%s", testbed.PolicyStatus(got))
 	}
-	if r := row(got, m.c1); r.Message != "removals suspended" {
+	if r := testbed.PolicyRow(got, m.c1); r.Message != "removals suspended" {
 		t.Errorf("cluster1's row should say that only the suspension keeps it, says %q", r.Message)
 	}
 	if c := condition(got, trafficv1alpha1.ConditionDraining); c == nil || c.Status != metav1.ConditionTrue || c.Reason != trafficv1alpha1.ReasonSuspended || !strings.Contains(c.Message, m.c1) {
-		t.Errorf("Draining should be True, reason %s, naming cluster1:\n%s", trafficv1alpha1.ReasonSuspended, statusString(got))
+		t.Errorf("Draining should be True, reason %s, naming cluster1:\n%s", trafficv1alpha1.ReasonSuspended, testbed.PolicyStatus(got))
 	}
 	f.waitForEventNote(t, m.ns, trafficv1alpha1.ReasonSuspended, m.c1, 10*time.Second)
 
@@ -215,14 +216,14 @@ func TestSuspend(t *testing.T) {
 	f.patchPolicy(t, m.ns, p.Name, map[string]any{"spec": map[string]any{"suspend": false}})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2, c3}, 30*time.Second)
 	got = f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	if r := row(got, m.c1); !strings.Contains(r.Message, "removal gate passed") || r.RemovalTime == nil || r.RemovalTime.Time.Before(resumed) {
+	if r := testbed.PolicyRow(got, m.c1); !strings.Contains(r.Message, "removal gate passed") || r.RemovalTime == nil || r.RemovalTime.Time.Before(resumed) {
 		t.Errorf("cluster1 should have left through its gate after the suspension was lifted at %s: %+v", resumed.Format(time.StampMilli), *r)
 	}
 	if c := condition(got, trafficv1alpha1.ConditionDraining); c == nil || c.Reason != trafficv1alpha1.ReasonNoClustersDraining {
-		t.Errorf("Draining should say no cluster drains:\n%s", statusString(got))
+		t.Errorf("Draining should say no cluster drains:\n%s", testbed.PolicyStatus(got))
 	}
 	f.waitForEventNote(t, m.ns, "GatePassed", m.c1, 10*time.Second)
 	seen := watch.stop(t)
@@ -242,7 +243,7 @@ func TestForceRemove(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "force")
 	f := m.f
-	m.traffic.set(map[string]float64{m.c1: 50, m.c2: 50})
+	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
 	p := m.policy()
 	p.Spec.ConsecutiveSuccesses = 2
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
@@ -253,7 +254,7 @@ func TestForceRemove(t *testing.T) {
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
@@ -264,15 +265,15 @@ func TestForceRemove(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 15*time.Second)
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		_, named := p.Annotations[trafficv1alpha1.ForceRemoveAnnotation]
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved && !named
 	})
-	r := row(got, m.c1)
+	r := testbed.PolicyRow(got, m.c1)
 	if r.Message != "removed: named in the force-remove annotation" || r.LastResult != trafficv1alpha1.EvaluationFail || r.ConsecutiveSuccesses != 0 {
 		t.Errorf("cluster1's row should show a forced removal of a cluster whose checks failed: %+v", *r)
 	}
-	if r2 := row(got, m.c2); r2 == nil || r2.Phase != trafficv1alpha1.ClusterActive {
-		t.Errorf("cluster2 should stay Active:\n%s", statusString(got))
+	if r2 := testbed.PolicyRow(got, m.c2); r2 == nil || r2.Phase != trafficv1alpha1.ClusterActive {
+		t.Errorf("cluster2 should stay Active:\n%s", testbed.PolicyStatus(got))
 	}
 	f.waitForEventNote(t, m.ns, "ForceRemoved", m.c1, 10*time.Second)
 	if e := f.waitForWarning(t, m.ns, p.Name, "ForceRemoveInRealDecisions", 10*time.Second); !strings.Contains(e.Note, m.c2) {
@@ -309,7 +310,7 @@ func TestForceRemoveDeferred(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "force-later")
 	f := m.f
-	m.traffic.set(map[string]float64{m.c1: 50, m.c2: 50})
+	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
 	p := m.policy()
 	p.Spec.ConsecutiveSuccesses = 2
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
@@ -320,7 +321,7 @@ func TestForceRemoveDeferred(t *testing.T) {
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 
@@ -343,8 +344,8 @@ func TestForceRemoveDeferred(t *testing.T) {
 		if got := p.Annotations[trafficv1alpha1.ForceRemoveAnnotation]; got != m.c1 {
 			return fmt.Errorf("the force-remove annotation says %q, want %q until the real Placement is back", got, m.c1)
 		}
-		if r := row(p, m.c1); r == nil || r.Phase != trafficv1alpha1.ClusterDraining {
-			return fmt.Errorf("cluster1 is no longer draining:\n%s", statusString(p))
+		if r := testbed.PolicyRow(p, m.c1); r == nil || r.Phase != trafficv1alpha1.ClusterDraining {
+			return fmt.Errorf("cluster1 is no longer draining:\n%s", testbed.PolicyStatus(p))
 		}
 		return nil
 	})
@@ -354,10 +355,10 @@ func TestForceRemoveDeferred(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 30*time.Second)
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		_, named := p.Annotations[trafficv1alpha1.ForceRemoveAnnotation]
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved && !named
 	})
-	if r := row(got, m.c1); r.Message != "removed: named in the force-remove annotation" {
+	if r := testbed.PolicyRow(got, m.c1); r.Message != "removed: named in the force-remove annotation" {
 		t.Errorf("cluster1's row should show a forced removal: %+v", *r)
 	}
 	f.waitForEventNote(t, m.ns, "ForceRemoved", m.c1, 10*time.Second)
@@ -377,7 +378,7 @@ func TestMaxDrainDurationHold(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "held")
 	f := m.f
-	m.traffic.set(map[string]float64{m.c1: 50, m.c2: 50})
+	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
 	p := m.policy()
 	p.Spec.ConsecutiveSuccesses = 2
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
@@ -392,22 +393,22 @@ func TestMaxDrainDurationHold(t *testing.T) {
 
 	deadline := p.Spec.MaxDrainDuration.Duration
 	got := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		c := condition(p, trafficv1alpha1.ConditionHeld)
 		return r != nil && (r.Phase == trafficv1alpha1.ClusterRemoved ||
 			(r.Phase == trafficv1alpha1.ClusterHeld && r.LastResult == trafficv1alpha1.EvaluationFail &&
 				r.DrainStartTime != nil && r.LastEvaluationTime != nil && r.LastEvaluationTime.Sub(r.DrainStartTime.Time) >= deadline+3*p.Spec.Interval.Duration &&
 				c != nil && c.Status == metav1.ConditionTrue && c.Reason == trafficv1alpha1.ReasonMaxDrainDurationExceeded))
 	})
-	r := row(got, m.c1)
+	r := testbed.PolicyRow(got, m.c1)
 	if r.Phase == trafficv1alpha1.ClusterRemoved {
-		t.Fatalf("cluster1 was removed past its deadline although onMaxDrainDuration is Hold:\n%s", statusString(got))
+		t.Fatalf("cluster1 was removed past its deadline although onMaxDrainDuration is Hold:\n%s", testbed.PolicyStatus(got))
 	}
 	if !strings.Contains(r.Message, "maximum drain duration exceeded") || !strings.Contains(r.Message, "waiting for 2 more passing checks") {
 		t.Errorf("cluster1's row should say it is past its deadline and waits for its checks: %q", r.Message)
 	}
 	if got.Status.DrainingClusters != 1 || !strings.Contains(condition(got, trafficv1alpha1.ConditionHeld).Message, m.c1) {
-		t.Errorf("the status should count cluster1 as draining and name it as held:\n%s", statusString(got))
+		t.Errorf("the status should count cluster1 as draining and name it as held:\n%s", testbed.PolicyStatus(got))
 	}
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
 	for _, reason := range []string{"ClusterHeld", trafficv1alpha1.ReasonMaxDrainDurationExceeded} {
@@ -417,14 +418,14 @@ func TestMaxDrainDurationHold(t *testing.T) {
 	}
 
 	shifted := time.Now()
-	m.traffic.set(map[string]float64{m.c1: 0, m.c2: 100})
+	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 60*time.Second)
 	got = f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		c := condition(p, trafficv1alpha1.ConditionHeld)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved && c != nil && c.Reason == trafficv1alpha1.ReasonWithinDeadline
 	})
-	if r := row(got, m.c1); !strings.Contains(r.Message, "removal gate passed") {
+	if r := testbed.PolicyRow(got, m.c1); !strings.Contains(r.Message, "removal gate passed") {
 		t.Errorf("cluster1 should have left through its gate: %+v", *r)
 	}
 	f.waitForEventNote(t, m.ns, "GatePassed", m.c1, 10*time.Second)
@@ -443,7 +444,7 @@ func TestMaxDrainDurationRemove(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "deadline")
 	f := m.f
-	m.traffic.set(map[string]float64{m.c1: 50, m.c2: 50})
+	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
 	p := m.policy()
 	p.Spec.ConsecutiveSuccesses = 2
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
@@ -459,10 +460,10 @@ func TestMaxDrainDurationRemove(t *testing.T) {
 
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 60*time.Second)
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := row(p, m.c1)
+		r := testbed.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	r := row(got, m.c1)
+	r := testbed.PolicyRow(got, m.c1)
 	if r.Message != "removed: maximum drain duration exceeded" || r.LastResult != trafficv1alpha1.EvaluationFail || r.ConsecutiveSuccesses >= p.Spec.ConsecutiveSuccesses {
 		t.Errorf("cluster1's row should show a removal at the deadline of a cluster whose checks failed: %+v", *r)
 	}

@@ -57,6 +57,19 @@ var (
 	ProgramPrometheus    = Program{Name: "prometheus", EnvVar: "TESTBED_PROMETHEUS"}
 )
 
+// Unconfigured says why the test bed cannot start when the programs every suite needs
+// are not configured, as when the tests run through plain 'go test ./...' rather than
+// 'make test'; it is empty when they are. A TestMain prints it and skips its package;
+// a single test passes it to t.Skip.
+func Unconfigured() string {
+	for _, p := range []Program{ProgramEtcd, ProgramKubeAPIServer, ProgramPrometheus} {
+		if os.Getenv(p.EnvVar) == "" {
+			return fmt.Sprintf("skipped: these tests need the test bed and %s is not set; run them with 'make test' (or 'make test-integration'), which builds the test bed's programs and sets the TESTBED_* variables", p.EnvVar)
+		}
+	}
+	return ""
+}
+
 // Path returns the path of the program's binary, or an error that says how to get it.
 func (p Program) Path() (string, error) {
 	path := os.Getenv(p.EnvVar)

@@ -14,6 +14,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
 
 // MaxGateways is the most Gateways the agent reports, the first by namespace/name. It
@@ -124,11 +125,7 @@ func installedMessage(selector string, matching, reported int, skipped []string)
 		fmt.Fprintf(&b, "reporting %d %s", reported, which)
 	}
 	if len(skipped) > 0 {
-		listed := skipped[:min(len(skipped), maxListedSkipped)]
-		fmt.Fprintf(&b, "; not reported, as their namespace and name are too long for a condition type: %s", strings.Join(listed, ", "))
-		if more := len(skipped) - len(listed); more > 0 {
-			fmt.Fprintf(&b, " and %d more", more)
-		}
+		fmt.Fprintf(&b, "; not reported, as their namespace and name are too long for a condition type: %s", shortlist.Join(skipped, maxListedSkipped))
 	}
 	return b.String()
 }

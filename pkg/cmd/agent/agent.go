@@ -53,9 +53,6 @@ verbosity is set with -v.`,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			defer klog.Flush()
-			if err := o.Validate(); err != nil {
-				return err
-			}
 			return o.Run(cmd.Context())
 		},
 	}

@@ -11,13 +11,13 @@ import (
 	"k8s.io/klog/v2"
 
 	"open-cluster-management.io/traffic-migration/pkg/cmd/logflags"
-	hubmanager "open-cluster-management.io/traffic-migration/pkg/hub/manager"
+	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 )
 
 // NewCommand returns the manager command. start runs the hub controllers once this
-// process leads; see hubmanager.StartFunc for its contract.
-func NewCommand(out, errOut io.Writer, start hubmanager.StartFunc) *cobra.Command {
-	o := hubmanager.NewOptions()
+// process leads; see process.StartFunc for its contract.
+func NewCommand(out, errOut io.Writer, start process.StartFunc) *cobra.Command {
+	o := process.NewOptions()
 	cmd := &cobra.Command{
 		Use:   "manager",
 		Short: "Run the traffic-migration hub manager",
@@ -39,10 +39,7 @@ verbosity is set with -v.`,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			defer klog.Flush()
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return hubmanager.Run(cmd.Context(), o, start)
+			return process.Run(cmd.Context(), o, start)
 		},
 	}
 	cmd.SetOut(out)

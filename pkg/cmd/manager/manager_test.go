@@ -14,15 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
-	hubmanager "open-cluster-management.io/traffic-migration/pkg/hub/manager"
+	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 )
 
 // neverStart is a StartFunc for commands that must fail before starting anything.
-func neverStart(context.Context, *rest.Config, prometheus.Registerer, int) error {
+func neverStart(context.Context, process.Env) error {
 	return fmt.Errorf("the StartFunc must not be called")
 }
 
@@ -91,10 +89,10 @@ current-context: hub
 	defer cancel()
 	var gotWorkers int
 	var verbose bool
-	start := func(ctx context.Context, cfg *rest.Config, _ prometheus.Registerer, workers int) error {
-		gotWorkers = workers
+	start := func(ctx context.Context, env process.Env) error {
+		gotWorkers = env.Workers
 		verbose = klog.V(4).Enabled()
-		hubmanager.MarkReady(ctx)
+		env.Ready()
 		cancel() // as a signal would
 		<-ctx.Done()
 		return nil

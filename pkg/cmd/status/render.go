@@ -83,6 +83,10 @@ func renderDetail(w io.Writer, v PolicyView) error {
 			queries = append(queries, "  "+c.Name+": "+strings.ReplaceAll(strings.TrimSpace(c.ResolvedQuery), "\n", "\n    "))
 		}
 	}
+	if trend := historyLines(v); len(trend) > 0 {
+		b.WriteString("\nCheck history (oldest first; ✓ passed, ✗ did not):\n")
+		b.WriteString(strings.Join(trend, "\n") + "\n")
+	}
 	if len(queries) > 0 {
 		b.WriteString("\nResolved queries of draining clusters:\n")
 		b.WriteString(strings.Join(queries, "\n") + "\n")
@@ -182,12 +186,66 @@ func valueCell(c ClusterView, expectation string) string {
 	return value + " / " + expectation
 }
 
-// successesCell shows a draining cluster's run of passed checks: "2/3".
+// successesCell shows a draining cluster's run of passed checks: "2/3", and "3/3 met"
+// once the run is long enough, however long it has grown since: the gate waits for
+// something else then, and the message says what.
 func successesCell(c ClusterView) string {
 	if !c.Draining() {
 		return none
 	}
+	if c.RequiredSuccesses > 0 && c.ConsecutiveSuccesses >= c.RequiredSuccesses {
+		return fmt.Sprintf("%d/%d met", c.RequiredSuccesses, c.RequiredSuccesses)
+	}
 	return fmt.Sprintf("%d/%d", c.ConsecutiveSuccesses, c.RequiredSuccesses)
+}
+
+// historyLines shows each cluster's check history as a trend, one line per cluster
+// that has one: the threshold, then the values in a row, each marked passed or not,
+// "cluster2  <= 5:  48✗  12✗  4.9✓  4.1✓".
+func historyLines(v PolicyView) []string {
+	rows := [][]string{}
+	for _, c := range v.Clusters {
+		if len(c.History) == 0 {
+			continue
+		}
+		cells := make([]string, 0, len(c.History))
+		for _, h := range c.History {
+			cells = append(cells, historyCell(h, v.Check.NoDataPolicy))
+		}
+		threshold := v.Check.Expectation
+		if threshold == "" {
+			threshold = none
+		}
+		rows = append(rows, []string{c.Name, threshold + ":", strings.Join(cells, "  ")})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	if err := writeTable(&b, "  ", rows); err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+}
+
+// historyCell is one check of a history: its value, or what it got instead, and a
+// mark for whether it passed (no data passes with noDataPolicy Pass).
+func historyCell(h trafficv1alpha1.CheckRecord, noDataPolicy string) string {
+	value := formatValue(h.Value)
+	switch {
+	case h.Value != "":
+	case h.Result == trafficv1alpha1.EvaluationError:
+		value = "error"
+	case h.Result == trafficv1alpha1.EvaluationNoData:
+		value = "nodata"
+	default:
+		value = none
+	}
+	if h.Result == trafficv1alpha1.EvaluationPass ||
+		(h.Result == trafficv1alpha1.EvaluationNoData && noDataPolicy == string(trafficv1alpha1.NoDataPass)) {
+		return value + "✓"
+	}
+	return value + "✗"
 }
 
 // formatValue shortens a value as Prometheus formats it to at most six significant

@@ -170,6 +170,8 @@ func TestClusterCells(t *testing.T) {
 		"removed, last value":  {cluster: ClusterView{Phase: "Removed", LastValue: "0.5"}, expectation: "<= 5", wantValue: "0.5 / <= 5", wantSuccesses: "-"},
 		"unparsable threshold": {cluster: ClusterView{Phase: "Draining", LastValue: "7"}, wantValue: "7", wantSuccesses: "0/0"},
 		"not a number":         {cluster: ClusterView{Phase: "Draining", LastValue: "many"}, expectation: "<= 5", wantValue: "many / <= 5", wantSuccesses: "0/0"},
+		"draining, run met":    {cluster: ClusterView{Phase: "Draining", LastValue: "1", ConsecutiveSuccesses: 3, RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "1 / <= 5", wantSuccesses: "3/3 met"},
+		"draining, run longer": {cluster: ClusterView{Phase: "Draining", LastValue: "1", ConsecutiveSuccesses: 4, RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "1 / <= 5", wantSuccesses: "3/3 met"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -199,5 +201,34 @@ func TestRenderDetailKeepsTablesOnOneLine(t *testing.T) {
 		if !bytes.Contains(b.Bytes(), []byte(want)) {
 			t.Errorf("detail lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+func TestRenderDetailShowsHistory(t *testing.T) {
+	record := func(d time.Duration, result trafficv1alpha1.EvaluationResult, value string) trafficv1alpha1.CheckRecord {
+		return trafficv1alpha1.CheckRecord{Time: *at(d), Result: result, Value: value}
+	}
+	p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Status.Clusters[1].History = []trafficv1alpha1.CheckRecord{
+			record(-90*time.Second, trafficv1alpha1.EvaluationFail, "48.123456789"),
+			record(-60*time.Second, trafficv1alpha1.EvaluationError, ""),
+			record(-30*time.Second, trafficv1alpha1.EvaluationNoData, ""),
+			record(0, trafficv1alpha1.EvaluationPass, "2.1"),
+		}
+	})
+	var b bytes.Buffer
+	if err := renderDetail(&b, buildView(objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}), now)); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nCheck history (oldest first; ✓ passed, ✗ did not):\n  cluster2  <= 5:  48.1235✗  error✗  nodata✗  2.1✓\n"
+	if !bytes.Contains(b.Bytes(), []byte(want)) {
+		t.Errorf("detail lacks %q:\n%s", want, b.String())
+	}
+	var j bytes.Buffer
+	if err := renderStructured(&j, "json", buildView(objects(p, nil), now)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(j.Bytes(), []byte(`"history": [`)) || !bytes.Contains(j.Bytes(), []byte(`"value": "48.123456789"`)) {
+		t.Errorf("-o json lacks the history:\n%s", j.String())
 	}
 }

@@ -126,6 +126,10 @@ type ClusterView struct {
 	RemovalTime   *metav1.Time `json:"removalTime,omitempty"`
 	ResolvedQuery string       `json:"resolvedQuery,omitempty"`
 	Message       string       `json:"message,omitempty"`
+	// LastCheckDetail is what the last check reported beyond its value.
+	LastCheckDetail string `json:"lastCheckDetail,omitempty"`
+	// History are the cluster's last checks while it drains, oldest first.
+	History []trafficv1alpha1.CheckRecord `json:"history,omitempty"`
 }
 
 // Draining reports whether the cluster is still draining (Held included).
@@ -278,6 +282,8 @@ func buildClusters(in policyObjects, check Check, now time.Time) []ClusterView {
 			RemovalTime:          s.RemovalTime,
 			ResolvedQuery:        s.ResolvedQuery,
 			Message:              s.Message,
+			LastCheckDetail:      s.LastCheckDetail,
+			History:              s.History,
 		}
 		if row.Draining() {
 			if s.DrainStartTime != nil {
@@ -334,6 +340,10 @@ func gatewayState(addon *addonv1alpha1.ManagedClusterAddOn, readErr error, condi
 		return GatewayNoAgent, fmt.Sprintf("the %s add-on is not enabled on the cluster", trafficv1alpha1.AddonName)
 	}
 	conds := addon.Status.Conditions
+	if trafficv1alpha1.GatewayReady(conds, conditionType) {
+		return GatewayReady, meta.FindStatusCondition(conds, conditionType).Message
+	}
+	// Not ready: say why, from the most basic reason on.
 	if !meta.IsStatusConditionTrue(conds, addonv1alpha1.ManagedClusterAddOnConditionAvailable) {
 		detail := "the agent is not available"
 		if c := meta.FindStatusCondition(conds, addonv1alpha1.ManagedClusterAddOnConditionAvailable); c != nil {
@@ -344,14 +354,10 @@ func gatewayState(addon *addonv1alpha1.ManagedClusterAddOn, readErr error, condi
 	if c := meta.FindStatusCondition(conds, trafficv1alpha1.ConditionGatewayAPI); c != nil && c.Status == metav1.ConditionFalse {
 		return GatewayNotReady, "the cluster has no Gateway API" + conditionDetail(c)
 	}
-	c := meta.FindStatusCondition(conds, conditionType)
-	switch {
-	case c == nil:
-		return GatewayNotReady, "the agent reports no such Gateway"
-	case c.Status != metav1.ConditionTrue:
+	if c := meta.FindStatusCondition(conds, conditionType); c != nil {
 		return GatewayNotReady, "the Gateway is not programmed" + conditionDetail(c)
 	}
-	return GatewayReady, c.Message
+	return GatewayNotReady, "the agent reports no such Gateway"
 }
 
 // conditionDetail formats a condition's reason and message for a detail text.

@@ -182,6 +182,18 @@ func (r row) checked(t *metav1.Time, successes int32, result v1alpha1.Evaluation
 	return r
 }
 
+// recorded appends the last check, as checked() set it, to the row's history.
+func (r row) recorded() row {
+	r.History = append(slices.Clone(r.History), v1alpha1.CheckRecord{Time: *r.LastEvaluationTime, Result: r.LastResult, Value: r.LastValue})
+	return r
+}
+
+// detail sets what the last check reported beyond its value.
+func (r row) detail(d string) row {
+	r.LastCheckDetail = d
+	return r
+}
+
 func (r row) next(t *metav1.Time) row {
 	r.NextEvaluationTime = t
 	return r

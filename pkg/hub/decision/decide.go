@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -75,9 +76,8 @@ func Decide(in Input) Output {
 		}
 	}
 	skipped := pl.forceRemove(removed)
-	if in.RealKnown && !pl.policy.Suspend {
-		pl.removePassed(removed)
-	}
+	pl.countReady(removed)
+	pl.removePassed(removed)
 	return pl.output(removed, skipped)
 }
 
@@ -88,8 +88,6 @@ type drainRow struct {
 	row v1alpha1.ClusterStatus
 	// group is the index of the cluster's group in the proxy.
 	group int32
-	// detail is what the last check reported when it did not pass.
-	detail string
 }
 
 // plan is the state shared by Due and Decide: the input sorted into active and
@@ -110,6 +108,9 @@ type plan struct {
 	draining map[string]*drainRow
 	// retained are the Removed rows still within RemovedRowRetention.
 	retained []v1alpha1.ClusterStatus
+	// readyLeft counts the clusters left in the proxy with the Gateway ready: set by
+	// countReady, then lowered by each removal.
+	readyLeft int
 }
 
 // newPlan sorts the input's clusters into active and draining ones, carries the drain
@@ -193,12 +194,9 @@ func (pl *plan) carry(name string, group int32, prev *v1alpha1.ClusterStatus) *d
 	d.row.LastResult = prev.LastResult
 	d.row.LastValue = prev.LastValue
 	d.row.ResolvedQuery = prev.ResolvedQuery
+	d.row.History = tailOf(prev.History, v1alpha1.MaxCheckHistory)
 	if !pl.policy.passes(prev.LastResult) {
-		// The last check's message is the part after msgLastCheck; no other part of
-		// a message contains it.
-		if _, detail, ok := strings.Cut(prev.Message, msgLastCheck); ok {
-			d.detail = detail
-		}
+		d.row.LastCheckDetail = prev.LastCheckDetail
 	}
 	return d
 }
@@ -222,15 +220,46 @@ func (pl *plan) record(d *drainRow, ev Evaluation) {
 	d.row.LastResult = result
 	d.row.LastValue = ev.Value
 	d.row.ResolvedQuery = ev.Query
+	d.row.History = append(tailOf(d.row.History, v1alpha1.MaxCheckHistory-1), v1alpha1.CheckRecord{
+		Time:   *d.row.LastEvaluationTime,
+		Result: result,
+		Value:  truncate(ev.Value, MaxHistoryValueLength),
+	})
 	if pl.policy.passes(result) {
 		if d.row.ConsecutiveSuccesses < math.MaxInt32 {
 			d.row.ConsecutiveSuccesses++
 		}
-		d.detail = ""
+		d.row.LastCheckDetail = ""
 		return
 	}
 	d.row.ConsecutiveSuccesses = 0
-	d.detail = ev.Message
+	d.row.LastCheckDetail = truncate(ev.Message, MaxCheckDetailLength)
+}
+
+// tailOf returns a copy of the last n records of h, nil when there are none: a
+// history never grows past MaxCheckHistory, and never shares its array with a row of
+// the input.
+func tailOf(h []v1alpha1.CheckRecord, n int) []v1alpha1.CheckRecord {
+	if len(h) > n {
+		h = h[len(h)-n:]
+	}
+	if len(h) == 0 {
+		return nil
+	}
+	return slices.Clone(h)
+}
+
+// truncate cuts s to at most n bytes, on a UTF-8 boundary, marking the cut with "...".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "..."
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
 
 // checkStamp is the time a check of d is recorded at: when it was evaluated, if that is
@@ -274,43 +303,45 @@ func (pl *plan) forceRemove(removed map[string]RemovalReason) []ForceRemoveSkip 
 	return skipped
 }
 
-// removePassed removes, in name order, the draining clusters whose gate passed or whose
-// deadline removes them, as long as a cluster with the Gateway ready is left (rule 3).
-func (pl *plan) removePassed(removed map[string]RemovalReason) {
-	ready := 0
+// countReady counts the clusters left in the proxy with the Gateway ready, once the
+// removals made so far (rule 6, force-remove) are taken out.
+func (pl *plan) countReady(removed map[string]RemovalReason) {
+	pl.readyLeft = 0
 	for name := range pl.active {
 		if pl.ready(name) {
-			ready++
+			pl.readyLeft++
 		}
 	}
 	for name := range pl.draining {
 		if removed[name] == "" && pl.ready(name) {
-			ready++
+			pl.readyLeft++
 		}
 	}
+}
+
+// otherReady is how many clusters other than name are left in the proxy with the
+// Gateway ready.
+func (pl *plan) otherReady(name string) int {
+	if pl.ready(name) {
+		return pl.readyLeft - 1
+	}
+	return pl.readyLeft
+}
+
+// removePassed removes, in name order, the draining clusters whose removal gate lets
+// them go (rule 3, rule 8), each removal counting for the next: the removals stop
+// short of leaving no cluster with the Gateway ready.
+func (pl *plan) removePassed(removed map[string]RemovalReason) {
 	for _, name := range sortedKeys(pl.draining) {
 		if removed[name] != "" {
 			continue
 		}
-		d := pl.draining[name]
-		var reason RemovalReason
-		switch {
-		case pl.minDrainReached(d) && pl.checksPassed(d):
-			reason = RemovalGatePassed
-		case pl.deadlineRemoves(d):
-			reason = RemovalMaxDrainDuration
-		default:
-			continue
+		if reason, _ := pl.gate(pl.draining[name], pl.otherReady(name)); reason != "" {
+			removed[name] = reason
+			if pl.ready(name) {
+				pl.readyLeft--
+			}
 		}
-		left := ready
-		if pl.ready(name) {
-			left--
-		}
-		if left < 1 {
-			continue
-		}
-		ready = left
-		removed[name] = reason
 	}
 }
 
@@ -322,19 +353,12 @@ func (pl *plan) output(removed map[string]RemovalReason, skipped []ForceRemoveSk
 	for index := range pl.baseGroups {
 		members[index] = nil
 	}
-	readyLeft := 0
 	for name, index := range pl.active {
 		members[index] = append(members[index], name)
-		if pl.ready(name) {
-			readyLeft++
-		}
 	}
 	for name, d := range pl.draining {
 		if removed[name] == "" {
 			members[d.group] = append(members[d.group], name)
-			if pl.ready(name) {
-				readyLeft++
-			}
 		}
 	}
 	for _, index := range sortedKeys(members) {
@@ -357,11 +381,7 @@ func (pl *plan) output(removed map[string]RemovalReason, skipped []ForceRemoveSk
 			pl.requeueAt(&out.RequeueAt, row.RemovalTime.Add(RemovedRowRetention))
 			continue
 		}
-		otherReady := readyLeft
-		if pl.ready(name) {
-			otherReady--
-		}
-		out.Clusters = append(out.Clusters, pl.drainingRow(d, otherReady > 0))
+		out.Clusters = append(out.Clusters, pl.drainingRow(d, pl.otherReady(name)))
 		pl.requeueDrain(&out.RequeueAt, d)
 	}
 	for _, row := range pl.retained {
@@ -374,34 +394,18 @@ func (pl *plan) output(removed map[string]RemovalReason, skipped []ForceRemoveSk
 }
 
 // drainingRow is the row of a draining cluster that stays: Held past its deadline,
-// Draining before, with a message listing what its removal still waits for.
-func (pl *plan) drainingRow(d *drainRow, otherReady bool) v1alpha1.ClusterStatus {
+// Draining before, with a message listing what its removal still waits for and what
+// its last check reported.
+func (pl *plan) drainingRow(d *drainRow, otherReady int) v1alpha1.ClusterStatus {
 	row := d.row
 	row.Phase = v1alpha1.ClusterDraining
-	row.NextEvaluationTime = ptrTime(pl.dueAt(d))
-
-	var parts []string
-	if !pl.in.RealKnown {
-		parts = append(parts, msgRealUnknown)
-	}
 	if pl.pastDeadline(d) {
 		row.Phase = v1alpha1.ClusterHeld
-		parts = append(parts, msgPastDeadline)
 	}
-	if pl.policy.Suspend {
-		parts = append(parts, msgSuspended)
-	}
-	if !pl.minDrainReached(d) {
-		parts = append(parts, msgMinDrain)
-	}
-	if !pl.checksPassed(d) && !pl.deadlineRemoves(d) {
-		parts = append(parts, waitingForChecks(pl.policy.ConsecutiveSuccesses-row.ConsecutiveSuccesses))
-	}
-	if !otherReady {
-		parts = append(parts, msgNoOtherReady)
-	}
-	if d.detail != "" {
-		parts = append(parts, msgLastCheck+d.detail)
+	row.NextEvaluationTime = ptrTime(pl.dueAt(d))
+	_, parts := pl.gate(d, otherReady)
+	if row.LastCheckDetail != "" {
+		parts = append(parts, msgLastCheck+row.LastCheckDetail)
 	}
 	row.Message = strings.Join(parts, msgSeparator)
 	return row

@@ -112,7 +112,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1")},
 			Clusters: rows(active("c1"),
-				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).removedAt(ago(0)).
+				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
 					msg("removed: the removal gate passed")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
 			RequeueAt: now.Add(RemovedRowRetention),
@@ -126,7 +126,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).next(after(30*time.Second)).
+				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
 					msg("removals suspended")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
@@ -139,7 +139,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(time.Minute)).checked(ago(0), 3, pass).next(after(30*time.Second)).
+				draining("c2").started(ago(time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
 					msg("minimum drain duration not reached")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
@@ -152,7 +152,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1")},
 			Clusters: rows(active("c1"),
-				removed("c2").started(ago(0)).checked(ago(0), 1, pass).removedAt(ago(0)).
+				removed("c2").started(ago(0)).checked(ago(0), 1, pass).recorded().removedAt(ago(0)).
 					msg("removed: the removal gate passed")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
 			RequeueAt: now.Add(RemovedRowRetention),
@@ -166,7 +166,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).next(after(30*time.Second)).
+				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().next(after(30*time.Second)).
 					msg("waiting for 2 more passing checks")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
@@ -179,7 +179,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 2, pass).next(after(30*time.Second)).
+				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 2, pass).recorded().next(after(30*time.Second)).
 					msg("waiting for 1 more passing check")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
@@ -204,7 +204,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).next(after(30*time.Second)).
+				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
 					msg("no other cluster has the Gateway ready")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
@@ -219,9 +219,9 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c3")},
 			Clusters: rows(active("c1"),
-				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).removedAt(ago(0)).
+				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
 					msg("removed: the removal gate passed"),
-				draining("c3").started(ago(5*time.Minute)).checked(ago(0), 3, pass).next(after(30*time.Second)).
+				draining("c3").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
 					msg("no other cluster has the Gateway ready")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
 			RequeueAt: now.Add(30 * time.Second),
@@ -237,9 +237,9 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1")},
 			Clusters: rows(active("c1"),
-				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).removedAt(ago(0)).
+				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
 					msg("removed: the removal gate passed"),
-				removed("c3").started(ago(5*time.Minute)).checked(ago(0), 3, pass).removedAt(ago(0)).
+				removed("c3").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
 					msg("removed: the removal gate passed")),
 			Removed: []Removal{
 				{Cluster: "c2", Reason: RemovalGatePassed},
@@ -257,7 +257,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1")},
 			Clusters: rows(active("c1"),
-				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, noData).removedAt(ago(0)).
+				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, noData).recorded().removedAt(ago(0)).
 					msg("removed: the removal gate passed")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
 			RequeueAt: now.Add(RemovedRowRetention),
@@ -271,8 +271,8 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, errd).next(after(30*time.Second)).
-					msg("waiting for 3 more passing checks; last check: query failed: connection refused")),
+				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, errd).recorded().next(after(30*time.Second)).
+					msg("waiting for 3 more passing checks; last check: query failed: connection refused").detail("query failed: connection refused")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
 	},
@@ -284,8 +284,8 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, noData).next(after(30*time.Second)).
-					msg("waiting for 3 more passing checks; last check: the query returned no data")),
+				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, noData).recorded().next(after(30*time.Second)).
+					msg("waiting for 3 more passing checks; last check: the query returned no data").detail("the query returned no data")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
 	},
@@ -297,7 +297,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, fail).next(after(30*time.Second)).
+				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, fail).recorded().next(after(30*time.Second)).
 					msg("waiting for 3 more passing checks")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
@@ -305,13 +305,13 @@ var decideCases = map[string]struct {
 	"rule 4: the last check's message stays until the next check": {
 		in: input().real("c1").proxy("c1", "c2").ready("c1").
 			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 0, errd).
-				msg("waiting for 3 more passing checks; last check: query failed: timeout")),
+				msg("waiting for 3 more passing checks; last check: query failed: timeout").detail("query failed: timeout")),
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
 				draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 0, errd).
 					next(after(20*time.Second)).
-					msg("waiting for 3 more passing checks; last check: query failed: timeout")),
+					msg("waiting for 3 more passing checks; last check: query failed: timeout").detail("query failed: timeout")),
 			RequeueAt: now.Add(20 * time.Second),
 		},
 	},
@@ -323,8 +323,8 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, errd).next(after(30*time.Second)).
-					msg("waiting for 3 more passing checks; last check: odd")),
+				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, errd).recorded().next(after(30*time.Second)).
+					msg("waiting for 3 more passing checks; last check: odd").detail("odd")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
 	},
@@ -377,7 +377,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c3")},
 			Clusters: rows(active("c1"),
-				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).removedAt(ago(0)).
+				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().removedAt(ago(0)).
 					msg("removed: the removal gate passed"),
 				active("c3")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
@@ -393,7 +393,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).next(after(30*time.Second)).
+				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().next(after(30*time.Second)).
 					msg("no other cluster has the Gateway ready")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
@@ -464,7 +464,7 @@ var decideCases = map[string]struct {
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1")},
 			Clusters: rows(active("c1"),
-				removed("c2").started(ago(2*time.Hour)).checked(ago(0), 3, pass).removedAt(ago(0)).
+				removed("c2").started(ago(2*time.Hour)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
 					msg("removed: the removal gate passed")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
 			RequeueAt: now.Add(RemovedRowRetention),
@@ -623,7 +623,7 @@ var decideCases = map[string]struct {
 			Proxy: []Group{grp(0, "", "c1", "c3")},
 			Clusters: rows(active("c1"),
 				removed("c2").started(ago(0)).removedAt(ago(0)).msg("removed: named in the force-remove annotation"),
-				draining("c3").started(ago(5*time.Minute)).checked(ago(0), 3, pass).next(after(30*time.Second)).
+				draining("c3").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
 					msg("no other cluster has the Gateway ready")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalForceRemoved}},
 			RequeueAt: now.Add(30 * time.Second),

@@ -20,7 +20,8 @@
 //     several pass at once they are taken in name order and the removals stop short of
 //     leaving no ready cluster.
 //  4. A check that fails, errs or (with noDataPolicy Hold) finds no data starts the run
-//     of successes over; its message stays in the cluster's row until the next check.
+//     of successes over; what it reported stays in the row's lastCheckDetail (and its
+//     message) until the next check.
 //  5. A draining cluster that is in R again is Active, its drain state dropped.
 //  6. A draining cluster whose ManagedCluster is gone is removed at once.
 //  7. When R cannot be read the proxy keeps what it has.
@@ -57,4 +58,12 @@
 //     metav1.Time, so a status read back equals the one written and rounding never
 //     makes a drain or an interval shorter.
 //   - Messages hold no timestamps or values, so a row changes only when its state does.
+//   - State that must survive from one sync to the next lives in fields of the row,
+//     never in its message: a message is rebuilt each time from the fields.
+//   - Each recorded check is appended to the row's history, oldest first, at most
+//     v1alpha1.MaxCheckHistory (a bounded ring). The history lives in the same row, so
+//     it is written with the same status write as the check itself; a Removed row
+//     keeps it, an Active row has none.
+//   - The removal gate is the ordered list removalGate (gate.go): one walk gives both
+//     the verdict and the row's list of what the removal still waits for.
 package decision

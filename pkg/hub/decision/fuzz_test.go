@@ -491,6 +491,12 @@ func (v *verifier) removalsAllowed() {
 func (v *verifier) rowsMatch() {
 	t := v.t
 	p := v.in.Policy
+	for c, row := range v.rows {
+		if len(row.History) > v1alpha1.MaxCheckHistory || len(row.LastCheckDetail) > MaxCheckDetailLength {
+			t.Errorf("row of %s keeps %d checks and a detail of %d bytes, bounds %d and %d",
+				c, len(row.History), len(row.LastCheckDetail), v1alpha1.MaxCheckHistory, MaxCheckDetailLength)
+		}
+	}
 	for c := range v.result {
 		row, ok := v.rows[c]
 		switch {

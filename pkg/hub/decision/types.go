@@ -16,6 +16,17 @@ import (
 // short enough that the status does not grow with every migration.
 const RemovedRowRetention = 10 * time.Minute
 
+// Bounds of what a check leaves in a row, so that a status stays small however many
+// clusters drain (see the API's ClusterStatus): the history keeps
+// v1alpha1.MaxCheckHistory checks.
+const (
+	// MaxHistoryValueLength bounds a value kept in the history, as the CRD does.
+	MaxHistoryValueLength = 64
+	// MaxCheckDetailLength bounds lastCheckDetail, and so a row's message: an error
+	// of megabytes must not bloat the status.
+	MaxCheckDetailLength = 512
+)
+
 // Group is one decision group of a Placement: its index and name, as the labels
 // cluster.open-cluster-management.io/decision-group-index and -group-name of its
 // PlacementDecisions carry them, and the clusters it lists. The proxy mirrors the real

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
 
 // maxListedSeries bounds how many label sets a message about too many series names.
@@ -137,14 +138,9 @@ func readValue(value model.Value, ev *Evaluation) (model.SampleValue, bool) {
 			sets = append(sets, s.Metric.String())
 		}
 		slices.Sort(sets)
-		more := ""
-		if len(sets) > maxListedSeries {
-			more = fmt.Sprintf(" and %d more", len(sets)-maxListedSeries)
-			sets = sets[:maxListedSeries]
-		}
 		return fail(v1alpha1.ReasonUnexpectedResult, fmt.Sprintf(
-			"the query returned %d series (%s%s); %s: aggregate it, for example with sum(...)",
-			len(v), strings.Join(sets, ", "), more, hint))
+			"the query returned %d series (%s); %s: aggregate it, for example with sum(...)",
+			len(v), shortlist.Join(sets, maxListedSeries), hint))
 	case model.Matrix:
 		return fail(v1alpha1.ReasonUnexpectedResult, fmt.Sprintf(
 			"the query returned a range vector (matrix) of %d series; %s: drop the range selector such as [5m], or wrap it in a function such as rate()", len(v), hint))

@@ -13,6 +13,7 @@ import (
 	"text/template"
 
 	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
 
 // Defaults of trafficShare, for specs that were not defaulted by the API server.
@@ -189,10 +190,5 @@ func describeKeys(m reflect.Value) string {
 		keys = append(keys, fmt.Sprint(k.Interface()))
 	}
 	slices.Sort(keys)
-	more := ""
-	if len(keys) > maxListedKeys {
-		more = fmt.Sprintf(" and %d more", len(keys)-maxListedKeys)
-		keys = keys[:maxListedKeys]
-	}
-	return "the map; it has " + strings.Join(keys, ", ") + more
+	return "the map; it has " + shortlist.Join(keys, maxListedKeys)
 }

@@ -5,18 +5,15 @@ package policy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/equality"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	"open-cluster-management.io/sdk-go/pkg/patcher"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
@@ -43,39 +40,30 @@ func (c *Controller) apply(ctx context.Context, policy *trafficv1alpha1.TrafficM
 // left (rule 11). Scheduling is disabled on it, so OCM's placement controller leaves its
 // decisions to this controller (rule 10).
 func (c *Controller) ensureProxyPlacement(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state) (*clusterv1beta1.Placement, error) {
-	client := c.clusterClient.ClusterV1beta1().Placements(policy.Namespace)
+	w := c.placementWriter(policy.Namespace)
 	if st.proxy == nil {
-		p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{
+		created, err := w.create(ctx, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{
 			Name:        st.proxyName,
 			Namespace:   policy.Namespace,
 			Labels:      map[string]string{trafficv1alpha1.PolicyLabel: policy.Name},
 			Annotations: map[string]string{clusterv1beta1.PlacementDisableAnnotation: "true"},
-		}}
-		created, err := client.Create(ctx, p, metav1.CreateOptions{FieldManager: ControllerName})
+		}})
 		if err != nil {
 			return nil, fmt.Errorf("create proxy Placement %s: %w", st.proxyName, err)
 		}
-		c.written.placements.wrote(created)
-		c.event(policy, false, "ProxyPlacementCreated", fmt.Sprintf("Created proxy Placement %s", st.proxyName))
+		c.event(policy, corev1.EventTypeNormal, ReasonProxyPlacementCreated, fmt.Sprintf("Created proxy Placement %s", st.proxyName))
 		return created, nil
 	}
-	if st.proxy.Labels[trafficv1alpha1.PolicyLabel] != policy.Name {
+	if previous := st.proxy.Labels[trafficv1alpha1.PolicyLabel]; previous != policy.Name {
 		// The Placement as the patch left it, with its new resourceVersion: its status
 		// is written next, and a write that carried the old one would fail.
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"uid":             st.proxy.UID,
-			"resourceVersion": st.proxy.ResourceVersion,
-			"labels":          map[string]string{trafficv1alpha1.PolicyLabel: policy.Name},
-		}})
+		labelled := st.proxy.ObjectMeta.DeepCopy()
+		metav1.SetMetaDataLabel(labelled, trafficv1alpha1.PolicyLabel, policy.Name)
+		adopted, err := w.patchMeta(ctx, st.proxy, *labelled, st.proxy.ObjectMeta)
 		if err != nil {
 			return nil, fmt.Errorf("adopt proxy Placement %s: %w", st.proxyName, err)
 		}
-		adopted, err := client.Patch(ctx, st.proxyName, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: ControllerName})
-		if err != nil {
-			return nil, fmt.Errorf("adopt proxy Placement %s: %w", st.proxyName, err)
-		}
-		c.written.placements.wrote(adopted)
-		c.event(policy, false, "ProxyPlacementAdopted", fmt.Sprintf("Adopted proxy Placement %s from policy %s", st.proxyName, st.proxy.Labels[trafficv1alpha1.PolicyLabel]))
+		c.event(policy, corev1.EventTypeNormal, ReasonProxyPlacementAdopted, fmt.Sprintf("Adopted proxy Placement %s from policy %s", st.proxyName, previous))
 		return adopted, nil
 	}
 	return st.proxy, nil
@@ -84,7 +72,7 @@ func (c *Controller) ensureProxyPlacement(ctx context.Context, policy *trafficv1
 // applyDecisions makes the proxy's PlacementDecisions the desired ones: first every
 // addition (new objects, and clusters added to existing ones), then every removal.
 func (c *Controller) applyDecisions(ctx context.Context, placement *clusterv1beta1.Placement, desired, existing []*clusterv1beta1.PlacementDecision) error {
-	client := c.clusterClient.ClusterV1beta1().PlacementDecisions(placement.Namespace)
+	w := c.decisionWriter(placement.Namespace)
 	current := map[string]*clusterv1beta1.PlacementDecision{}
 	for _, d := range existing {
 		current[d.Name] = d
@@ -98,14 +86,13 @@ func (c *Controller) applyDecisions(ctx context.Context, placement *clusterv1bet
 			obj := want.DeepCopy()
 			obj.OwnerReferences = []metav1.OwnerReference{*owner}
 			obj.Status = clusterv1beta1.PlacementDecisionStatus{}
-			created, err := client.Create(ctx, obj, metav1.CreateOptions{FieldManager: ControllerName})
+			created, err := w.create(ctx, obj)
 			if apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("create PlacementDecision %s: %w (retrying with a fresh cache)", want.Name, err)
 			}
 			if err != nil {
 				return fmt.Errorf("create PlacementDecision %s: %w", want.Name, err)
 			}
-			c.written.decisions.wrote(created)
 			current[want.Name] = created
 			have = created
 		}
@@ -117,7 +104,7 @@ func (c *Controller) applyDecisions(ctx context.Context, placement *clusterv1bet
 		if union.Len() != clusterSet(want).Len() {
 			next = withClusters(have, sets.List(union)) // it also loses some: add first
 		}
-		updated, err := c.writeDecision(ctx, have, next)
+		updated, err := writeDecision(ctx, w, have, next)
 		if err != nil {
 			return err
 		}
@@ -128,7 +115,7 @@ func (c *Controller) applyDecisions(ctx context.Context, placement *clusterv1bet
 	wanted := sets.New[string]()
 	for _, want := range desired {
 		wanted.Insert(want.Name)
-		if _, err := c.writeDecision(ctx, current[want.Name], want); err != nil {
+		if _, err := writeDecision(ctx, w, current[want.Name], want); err != nil {
 			return err
 		}
 	}
@@ -139,41 +126,28 @@ func (c *Controller) applyDecisions(ctx context.Context, placement *clusterv1bet
 		// Only the object as this sync read it: a cache that has not seen the last
 		// write to it (say, a cluster added by the previous sync) must not delete what
 		// that write listed. Every other write carries its resourceVersion too.
-		err := client.Delete(ctx, have.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &have.UID, ResourceVersion: &have.ResourceVersion}})
+		err := w.delete(ctx, have)
 		if apierrors.IsConflict(err) {
 			return fmt.Errorf("delete PlacementDecision %s: %w (retrying with a fresh cache)", have.Name, err)
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete PlacementDecision %s: %w", have.Name, err)
 		}
-		c.written.decisions.deleted(have.Namespace, have.Name, have.UID, have.ResourceVersion)
 	}
 	return nil
 }
 
-// writeDecision makes have's clusters and labels those of want, through the status
-// subresource for the clusters, and writes nothing when they already are.
-func (c *Controller) writeDecision(ctx context.Context, have, want *clusterv1beta1.PlacementDecision) (*clusterv1beta1.PlacementDecision, error) {
-	client := c.clusterClient.ClusterV1beta1().PlacementDecisions(have.Namespace)
-	if !equality.Semantic.DeepEqual(have.Status.Decisions, want.Status.Decisions) {
-		obj := have.DeepCopy()
-		obj.Status.Decisions = want.Status.Decisions
-		updated, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: ControllerName})
-		if err != nil {
-			return nil, fmt.Errorf("write PlacementDecision %s: %w", have.Name, err)
-		}
-		c.written.decisions.wrote(updated)
-		have = updated
+// writeDecision makes have's clusters and labels those of want, the clusters through
+// the status subresource, and writes nothing that already is.
+func writeDecision(ctx context.Context, w *decisionWriter, have, want *clusterv1beta1.PlacementDecision) (*clusterv1beta1.PlacementDecision, error) {
+	have, err := w.patchStatus(ctx, have, want.Status, have.Status)
+	if err != nil {
+		return nil, fmt.Errorf("write PlacementDecision %s: %w", want.Name, err)
 	}
-	if !equality.Semantic.DeepEqual(have.Labels, want.Labels) {
-		obj := have.DeepCopy()
-		obj.Labels = want.Labels
-		updated, err := client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: ControllerName})
-		if err != nil {
-			return nil, fmt.Errorf("label PlacementDecision %s: %w", have.Name, err)
-		}
-		c.written.decisions.wrote(updated)
-		have = updated
+	labelled := have.ObjectMeta.DeepCopy()
+	labelled.Labels = want.Labels
+	if have, err = w.patchMeta(ctx, have, *labelled, have.ObjectMeta); err != nil {
+		return nil, fmt.Errorf("label PlacementDecision %s: %w", want.Name, err)
 	}
 	return have, nil
 }
@@ -197,9 +171,7 @@ func (c *Controller) applyProxyStatus(ctx context.Context, placement *clusterv1b
 		satisfied.Status, satisfied.Reason, satisfied.Message = metav1.ConditionFalse, "NoManagedClusterMatched", "No cluster is in the real Placement or draining"
 	}
 	meta.SetStatusCondition(&status.Conditions, satisfied)
-	p := patcher.NewPatcher[*clusterv1beta1.Placement, clusterv1beta1.PlacementSpec, clusterv1beta1.PlacementStatus](
-		c.written.placements.patchClient(c.clusterClient.ClusterV1beta1().Placements(placement.Namespace)))
-	if _, err := p.PatchStatus(ctx, placement, *status, placement.Status); err != nil {
+	if _, err := c.placementWriter(placement.Namespace).patchStatus(ctx, placement, *status, placement.Status); err != nil {
 		return fmt.Errorf("write proxy Placement %s status: %w", placement.Name, err)
 	}
 	return nil

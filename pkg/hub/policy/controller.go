@@ -1,16 +1,6 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-// Package policy is the hub manager's policy controller: for each
-// TrafficMigrationPolicy it keeps the proxy Placement and its PlacementDecisions true to
-// the rules of the proxy decision (package decision), checks draining clusters against
-// Prometheus (package gate) and reports in the policy's status.
-//
-// A sync gathers its inputs (listers, the agents' conditions, Prometheus for the
-// draining clusters that are due), decides with one pure function, applies the proxy,
-// and writes the status once. It reads the policy and its proxy through the
-// controller's own last writes (see written), so it never decides from a cache that
-// has not yet seen what the sync before it wrote.
 package policy
 
 import (
@@ -18,9 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	kevents "k8s.io/client-go/tools/events"
@@ -127,7 +117,7 @@ func NewController(
 		addons:        informers.Addons.Lister(),
 		clusterSynced: informers.ManagedClusters.Informer().HasSynced,
 		recorder:      recorder,
-		queriers:      newQuerierCache(),
+		queriers:      newQuerierCache(clk),
 		metrics:       metrics,
 		clock:         clk,
 		written:       newWritten(clk),
@@ -261,9 +251,13 @@ func indexByCluster(obj any) ([]string, error) {
 	return names, nil
 }
 
+// keysByIndex returns the keys of the policies the index maps value to. An index that
+// cannot be read (one NewController did not add) is a bug: it is reported, and wakes
+// nothing.
 func (c *Controller) keysByIndex(index, value string) []string {
 	objs, err := c.policyIndex.ByIndex(index, value)
 	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("look up the policies of %s %q: %w", index, value, err))
 		return nil
 	}
 	keys := make([]string, 0, len(objs))
@@ -306,18 +300,6 @@ func isOurAddon(obj any) bool {
 	}
 	a, ok := obj.(*addonv1alpha1.ManagedClusterAddOn)
 	return ok && a.Name == trafficv1alpha1.AddonName
-}
-
-// event records an event on the policy.
-func (c *Controller) event(policy *trafficv1alpha1.TrafficMigrationPolicy, warning bool, reason, note string) {
-	if c.recorder == nil {
-		return
-	}
-	eventType := corev1.EventTypeNormal
-	if warning {
-		eventType = corev1.EventTypeWarning
-	}
-	c.recorder.Eventf(policy, nil, eventType, reason, "Reconcile", "%s", note)
 }
 
 // since is a small helper for metrics.

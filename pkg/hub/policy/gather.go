@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -63,7 +62,11 @@ func (c *Controller) gather(policy *trafficv1alpha1.TrafficMigrationPolicy, now 
 	}
 
 	st.proxy, st.conflict = c.proxyPlacement(policy, st.proxyName)
-	st.proxyDecisions = c.proxyDecisionsOf(policy.Namespace, st.proxyName)
+	var err error
+	if st.proxyDecisions, err = c.proxyDecisionsOf(policy.Namespace, st.proxyName); err != nil && st.conflict == "" {
+		// Without P nothing can be decided safely: write nothing, as for a conflict.
+		st.conflict = err.Error() + ": nothing is written"
+	}
 	st.input.Proxy = proxy.Groups(st.proxyDecisions)
 	st.input.Real, st.realProblem = c.realGroups(policy)
 	st.input.RealKnown = st.realProblem == ""
@@ -159,10 +162,10 @@ func (c *Controller) proxyPlacement(policy *trafficv1alpha1.TrafficMigrationPoli
 }
 
 // decisionsOf lists the PlacementDecisions of a Placement, by their label.
-func (c *Controller) decisionsOf(namespace, placement string) []*clusterv1beta1.PlacementDecision {
+func (c *Controller) decisionsOf(namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error) {
 	objs, err := c.decisionIndex.ByIndex(byPlacement, namespace+"/"+placement)
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("look up the PlacementDecisions of Placement %s/%s: %w", namespace, placement, err)
 	}
 	ds := make([]*clusterv1beta1.PlacementDecision, 0, len(objs))
 	for _, o := range objs {
@@ -170,16 +173,20 @@ func (c *Controller) decisionsOf(namespace, placement string) []*clusterv1beta1.
 			ds = append(ds, d)
 		}
 	}
-	return ds
+	return ds, nil
 }
 
 // proxyDecisionsOf lists the proxy's PlacementDecisions as this controller last wrote
 // them: the cache's copies, newer ones this controller wrote, without those it deleted
 // and with those it created, until the cache has caught up (see written).
-func (c *Controller) proxyDecisionsOf(namespace, proxyName string) []*clusterv1beta1.PlacementDecision {
-	return c.written.decisions.list(c.decisionsOf(namespace, proxyName), func(d *clusterv1beta1.PlacementDecision) bool {
+func (c *Controller) proxyDecisionsOf(namespace, proxyName string) ([]*clusterv1beta1.PlacementDecision, error) {
+	cached, err := c.decisionsOf(namespace, proxyName)
+	if err != nil {
+		return nil, err
+	}
+	return c.written.decisions.list(cached, func(d *clusterv1beta1.PlacementDecision) bool {
 		return d.Namespace == namespace && d.Labels[clusterv1beta1.PlacementLabel] == proxyName
-	})
+	}), nil
 }
 
 // realGroups reads the real Placement's decision groups, or says why they are not
@@ -196,7 +203,10 @@ func (c *Controller) realGroups(policy *trafficv1alpha1.TrafficMigrationPolicy) 
 	case p.DeletionTimestamp != nil:
 		return nil, fmt.Sprintf("Placement %s is being deleted: the proxy keeps its clusters", name)
 	}
-	ds := c.decisionsOf(policy.Namespace, name)
+	ds, err := c.decisionsOf(policy.Namespace, name)
+	if err != nil {
+		return nil, fmt.Sprintf("Placement %s's decisions cannot be read (%v): the proxy keeps its clusters", name, err)
+	}
 	if len(ds) == 0 {
 		return nil, fmt.Sprintf("Placement %s has no PlacementDecisions yet: the proxy keeps its clusters", name)
 	}
@@ -230,8 +240,7 @@ func (c *Controller) readAgents(policy *trafficv1alpha1.TrafficMigrationPolicy, 
 				if l := meta.FindStatusCondition(addon.Status.Conditions, trafficv1alpha1.ConditionClusterLabels); l != nil && l.Status == metav1.ConditionTrue {
 					r.labels[cluster] = trafficv1alpha1.ParseClusterLabels(l.Message)
 				}
-				if meta.IsStatusConditionTrue(addon.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) &&
-					meta.IsStatusConditionTrue(addon.Status.Conditions, gatewayCondition) {
+				if trafficv1alpha1.GatewayReady(addon.Status.Conditions, gatewayCondition) {
 					r.ready.Insert(cluster)
 				}
 			}
@@ -295,6 +304,7 @@ func (c *Controller) querierFor(ctx context.Context, policy *trafficv1alpha1.Tra
 	secret, err := c.kubeClient.CoreV1().Secrets(policy.Namespace).Get(quiet, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
+		c.queriers.forget(policy.Namespace, name)
 		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretNotFound,
 			Message: fmt.Sprintf("Secret %s not found in namespace %s", name, policy.Namespace)}
 	case apierrors.IsForbidden(err):

@@ -5,7 +5,6 @@ package policy
 
 import (
 	"cmp"
-	"context"
 	"strconv"
 	"sync"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	"open-cluster-management.io/sdk-go/pkg/patcher"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 )
@@ -228,23 +226,4 @@ func compareVersions(a, b string) (c int, known bool) {
 func isNewer(a, b string) bool {
 	c, known := compareVersions(a, b)
 	return known && c > 0
-}
-
-// patchClient returns client recording what its successful patches wrote, for the
-// sdk-go patcher, which does not return the patched object.
-func (w *ownWrites[T]) patchClient(client patcher.PatchClient[T]) patcher.PatchClient[T] {
-	return recordingPatchClient[T]{client: client, writes: w}
-}
-
-type recordingPatchClient[T object] struct {
-	client patcher.PatchClient[T]
-	writes *ownWrites[T]
-}
-
-func (r recordingPatchClient[T]) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error) {
-	obj, err := r.client.Patch(ctx, name, pt, data, opts, subresources...)
-	if err == nil {
-		r.writes.wrote(obj)
-	}
-	return obj, err
 }

@@ -9,16 +9,15 @@ import (
 	"slices"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
-	"open-cluster-management.io/sdk-go/pkg/patcher"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
 
 // maxNamesInMessage bounds how many cluster names a condition message lists.
@@ -138,38 +137,14 @@ func heldCondition(names []string) metav1.Condition {
 		Reason: trafficv1alpha1.ReasonMaxDrainDurationExceeded, Message: "Kept past maxDrainDuration: " + nameList(names)}
 }
 
-func nameList(names []string) string {
-	if len(names) > maxNamesInMessage {
-		return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamesInMessage], ", "), len(names)-maxNamesInMessage)
-	}
-	return strings.Join(names, ", ")
-}
+func nameList(names []string) string { return shortlist.Join(names, maxNamesInMessage) }
 
-// writeStatus writes the status once, and not at all when nothing changed. The patch
-// carries the resourceVersion the sync read, so a concurrent change fails it and the
-// sync runs again.
+// writeStatus writes the status once, and not at all when nothing changed.
 func (c *Controller) writeStatus(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, status trafficv1alpha1.TrafficMigrationPolicyStatus) error {
-	policies := c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace)
-	p := patcher.NewPatcher[*trafficv1alpha1.TrafficMigrationPolicy, trafficv1alpha1.TrafficMigrationPolicySpec, trafficv1alpha1.TrafficMigrationPolicyStatus](
-		c.written.policies.patchClient(policies))
-	// The proxy's decisions are written already: if someone changed the policy since
-	// it was read (a label, an annotation, its spec), the status still has to say what
-	// was done, or a removal would go unrecorded. Only this controller writes the
-	// status, so it is written again on the policy as it is now.
-	current := policy
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		_, err := p.PatchStatus(ctx, current, status, current.Status)
-		if apierrors.IsConflict(err) {
-			if fresh, getErr := policies.Get(ctx, policy.Name, metav1.GetOptions{}); getErr == nil && fresh.UID == policy.UID {
-				current = fresh
-			}
-		}
+	return c.patchPolicy(ctx, policy, "write status", func(w *policyWriter, current *trafficv1alpha1.TrafficMigrationPolicy) error {
+		_, err := w.patchStatus(ctx, current, status, current.Status)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("write status of %s/%s: %w", policy.Namespace, policy.Name, err)
-	}
-	return nil
 }
 
 // report records events for what changed (conditions, cluster phases, removals) and
@@ -187,21 +162,21 @@ func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.Traffic
 			// policies created at once would otherwise make thousands of events.
 			continue
 		}
-		c.event(policy, warning, nc.Reason, fmt.Sprintf("%s is %s: %s", nc.Type, nc.Status, nc.Message))
+		c.event(policy, eventTypeOf(warning), nc.Reason, fmt.Sprintf("%s is %s: %s", nc.Type, nc.Status, nc.Message))
 	}
 	if applyErr != nil {
 		c.metrics.errors.WithLabelValues(trafficv1alpha1.ReasonApplyFailed).Inc()
 		return
 	}
 	for _, changed := range phaseChanges(policy.Status.Clusters, newStatus.Clusters) {
-		c.event(policy, changed.phase == trafficv1alpha1.ClusterHeld, "Cluster"+string(changed.phase), changed.note())
+		c.event(policy, eventTypeOf(changed.phase == trafficv1alpha1.ClusterHeld), phaseEventReasons[changed.phase], changed.note())
 	}
 	for _, r := range out.Removed {
 		c.metrics.removed(r)
-		c.event(policy, false, string(r.Reason), fmt.Sprintf("Removed cluster %s from proxy Placement %s (%s)", r.Cluster, st.proxyName, r.Reason))
+		c.event(policy, corev1.EventTypeNormal, string(r.Reason), fmt.Sprintf("Removed cluster %s from proxy Placement %s (%s)", r.Cluster, st.proxyName, r.Reason))
 	}
 	for _, s := range out.ForceRemoveSkipped {
-		c.event(policy, true, string(s.Reason), fmt.Sprintf("Force-remove of cluster %s removed nothing (%s)", s.Cluster, s.Reason))
+		c.event(policy, corev1.EventTypeWarning, string(s.Reason), fmt.Sprintf("Force-remove of cluster %s removed nothing (%s)", s.Cluster, s.Reason))
 	}
 	c.metrics.setDraining(policy.Namespace, policy.Name, newStatus.DrainingClusters)
 	klog.FromContext(ctx).V(6).Info("Reported", "conditions", len(newStatus.Conditions))
@@ -246,19 +221,13 @@ func (p phaseChange) note() string {
 	if len(p.rows) == 1 {
 		return fmt.Sprintf("Cluster %s is %s: %s", p.rows[0].Name, p.phase, p.rows[0].Message)
 	}
-	names := make([]string, 0, maxNamesInEvent)
+	names := make([]string, 0, len(p.rows))
 	same := true
-	for i, row := range p.rows {
-		if i < maxNamesInEvent {
-			names = append(names, row.Name)
-		}
+	for _, row := range p.rows {
+		names = append(names, row.Name)
 		same = same && row.Message == p.rows[0].Message
 	}
-	list := strings.Join(names, ", ")
-	if more := len(p.rows) - len(names); more > 0 {
-		list += fmt.Sprintf(" and %d more", more)
-	}
-	note := fmt.Sprintf("%d clusters are %s: %s", len(p.rows), p.phase, list)
+	note := fmt.Sprintf("%d clusters are %s: %s", len(p.rows), p.phase, shortlist.Join(names, maxNamesInEvent))
 	if same && p.rows[0].Message != "" {
 		note += ": " + p.rows[0].Message
 	}
@@ -280,11 +249,7 @@ func (c *Controller) clearForceRemove(ctx context.Context, policy *trafficv1alph
 			acted.Delete(s.Cluster)
 		}
 	}
-	policies := c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace)
-	p := patcher.NewPatcher[*trafficv1alpha1.TrafficMigrationPolicy, trafficv1alpha1.TrafficMigrationPolicySpec, trafficv1alpha1.TrafficMigrationPolicyStatus](
-		c.written.policies.patchClient(policies))
-	current := policy
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	return c.patchPolicy(ctx, policy, "clear the force-remove annotation", func(w *policyWriter, current *trafficv1alpha1.TrafficMigrationPolicy) error {
 		var keep []string
 		for _, name := range trafficv1alpha1.ParseForceRemove(current.Annotations[trafficv1alpha1.ForceRemoveAnnotation]) {
 			if !acted.Has(name) {
@@ -297,16 +262,7 @@ func (c *Controller) clearForceRemove(ctx context.Context, policy *trafficv1alph
 		} else {
 			updated.Annotations[trafficv1alpha1.ForceRemoveAnnotation] = strings.Join(keep, ",")
 		}
-		_, err := p.PatchLabelAnnotations(ctx, current, updated.ObjectMeta, current.ObjectMeta)
-		if apierrors.IsConflict(err) {
-			if fresh, getErr := policies.Get(ctx, policy.Name, metav1.GetOptions{}); getErr == nil && fresh.UID == policy.UID {
-				current = fresh
-			}
-		}
+		_, err := w.patchMeta(ctx, current, updated.ObjectMeta, current.ObjectMeta)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("clear the force-remove annotation of %s/%s: %w", policy.Namespace, policy.Name, err)
-	}
-	return nil
 }

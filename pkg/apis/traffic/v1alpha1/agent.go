@@ -6,6 +6,9 @@ package v1alpha1
 import (
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The contract between the spoke agent and the hub manager: the conditions the agent
@@ -54,6 +57,20 @@ const (
 // GatewayConditionType is the type of the agent's condition for a Gateway.
 func GatewayConditionType(namespace, name string) string {
 	return GatewayConditionPrefix + namespace + "." + name
+}
+
+// ConditionAddonAvailable is the add-on framework's condition of a ManagedClusterAddOn
+// that says its agent is available (it renews its lease).
+const ConditionAddonAvailable = "Available"
+
+// GatewayReady is the hub's rule for "the cluster has the target Gateway ready", read
+// from the conditions of the cluster's ManagedClusterAddOn: the agent is available and
+// reports the Gateway's condition (gatewayConditionType, see GatewayConditionType)
+// True. The manager's removal gate and the status command both read readiness through
+// it, so the two never disagree.
+func GatewayReady(addonConditions []metav1.Condition, gatewayConditionType string) bool {
+	return meta.IsStatusConditionTrue(addonConditions, ConditionAddonAvailable) &&
+		meta.IsStatusConditionTrue(addonConditions, gatewayConditionType)
 }
 
 // FormatClusterLabels writes labels as the ClusterLabels condition's message: sorted

@@ -1,7 +1,7 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package manager
+package process
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func listen(ctx context.Context, o *Options, reg *prometheus.Registry, ready *at
 	if s.health, err = probe.Listen("health probes", o.HealthProbeBindAddress, health); err != nil {
 		return nil, err
 	}
-	if o.MetricsBindAddress != disabledAddress {
+	if o.MetricsBindAddress != probe.DisabledAddress {
 		metrics := http.NewServeMux()
 		metrics.Handle("/metrics", promhttp.InstrumentMetricHandler(reg,
 			promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: promErrorLogger{klog.FromContext(ctx)}})))

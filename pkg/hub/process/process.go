@@ -1,10 +1,10 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-// Package manager is the process around the hub controllers of traffic-migration: it
+// Package process is the process around the hub controllers of traffic-migration: it
 // connects to the hub, serves the manager's metrics and health probes, elects a leader
 // among replicas and runs the controllers on the leader only.
-package manager
+package process
 
 import (
 	"context"
@@ -28,13 +28,21 @@ const userAgent = "traffic-migration-manager"
 // StartFunc starts the hub controllers. Run calls it once this process leads (at once
 // without leader election). It must block until ctx is done, then return nil once its
 // controllers have stopped; an error, or returning before ctx is done, stops the manager.
-//
-// cfg reaches the hub with the configured QPS and burst; reg is the registry served on
-// /metrics; workers is the number of workers each controller runs.
-//
-// Without leader election, /readyz answers 503 until the StartFunc calls MarkReady(ctx), typically once its
-// informer caches have synced.
-type StartFunc func(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int) error
+type StartFunc func(ctx context.Context, env Env) error
+
+// Env is what Run gives a StartFunc.
+type Env struct {
+	// Config reaches the hub with the configured QPS, burst and User-Agent.
+	Config *rest.Config
+	// Registry is the registry served on /metrics.
+	Registry prometheus.Registerer
+	// Workers is the number of workers each controller runs.
+	Workers int
+	// Ready marks the controllers ready, typically once their informer caches have
+	// synced: without leader election, /readyz answers 503 until it is called. Calling
+	// it again is harmless.
+	Ready func()
+}
 
 // Addresses are the addresses the manager's HTTP servers are bound to.
 type Addresses struct {
@@ -42,19 +50,6 @@ type Addresses struct {
 	Health string
 	// Metrics serves /metrics; empty when metrics are disabled.
 	Metrics string
-}
-
-// readinessKey is the context key of the *atomic.Bool that MarkReady sets.
-type readinessKey struct{}
-
-// MarkReady tells the manager that the controllers started by a StartFunc are ready, so
-// /readyz answers 200 from now on. ctx is the context Run gave to the StartFunc, or one
-// derived from it; on any other context MarkReady does nothing. Calling it again is
-// harmless.
-func MarkReady(ctx context.Context) {
-	if ready, ok := ctx.Value(readinessKey{}).(*atomic.Bool); ok {
-		ready.Store(true)
-	}
 }
 
 // Run runs the manager until ctx is done: it validates o, serves the health probes and
@@ -88,7 +83,7 @@ func Run(ctx context.Context, o *Options, start StartFunc) error {
 	// lead while the old one holds the lease, and the old one is not stopped until the
 	// new one is ready.
 	ready.Store(o.LeaderElect)
-	ctx = context.WithValue(ctx, readinessKey{}, ready)
+	env := Env{Config: cfg, Registry: reg, Workers: o.Workers, Ready: func() { ready.Store(true) }}
 
 	srv, err := listen(ctx, o, reg, ready)
 	if err != nil {
@@ -105,17 +100,17 @@ func Run(ctx context.Context, o *Options, start StartFunc) error {
 
 	start = withLeaderGauge(start, leading)
 	if o.LeaderElect {
-		err = runWithLeaderElection(ctx, o, cfg, reg, start)
+		err = runWithLeaderElection(ctx, o, env, start)
 	} else {
 		logger.Info("Leader election is off, starting the hub controllers")
-		err = runControllers(ctx, cfg, reg, o.Workers, start)
+		err = runControllers(ctx, env, start)
 	}
 	return errors.Join(err, running.Shutdown(ctx))
 }
 
 // runControllers calls start and checks that it kept to the StartFunc contract.
-func runControllers(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int, start StartFunc) error {
-	if err := start(ctx, cfg, reg, workers); err != nil {
+func runControllers(ctx context.Context, env Env, start StartFunc) error {
+	if err := start(ctx, env); err != nil {
 		return fmt.Errorf("run the hub controllers: %w", err)
 	}
 	if ctx.Err() == nil {
@@ -126,10 +121,10 @@ func runControllers(ctx context.Context, cfg *rest.Config, reg prometheus.Regist
 
 // withLeaderGauge sets the leader gauge while start runs.
 func withLeaderGauge(start StartFunc, leading prometheus.Gauge) StartFunc {
-	return func(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int) error {
+	return func(ctx context.Context, env Env) error {
 		leading.Set(1)
 		defer leading.Set(0)
-		return start(ctx, cfg, reg, workers)
+		return start(ctx, env)
 	}
 }
 
@@ -143,8 +138,7 @@ func (o *Options) restConfig() (*rest.Config, error) {
 	}
 	cfg.QPS = o.KubeAPIQPS
 	cfg.Burst = o.KubeAPIBurst
-	info := version.Get()
-	cfg.UserAgent = fmt.Sprintf("%s/%s (%s)", userAgent, info.Version, info.Platform)
+	cfg.UserAgent = version.UserAgent(userAgent)
 	return cfg, nil
 }
 

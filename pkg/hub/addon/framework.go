@@ -33,14 +33,39 @@ import (
 // only it reads.
 const frameworkResync = 10 * time.Minute
 
-// StartManager starts the add-on framework's controllers for agentAddon, as the
+// frameworkIndexers are the indexes the framework's controllers look up, by informer,
+// as the framework's own Start adds them. TestFrameworkIndexers fails when a framework
+// upgrade adds one that is not here.
+var frameworkIndexers = struct {
+	manifestWorks, managedClusterAddOns, clusterManagementAddOns cache.Indexers
+}{
+	manifestWorks: cache.Indexers{
+		index.ManifestWorkByAddon:           index.IndexManifestWorkByAddon,
+		index.ManifestWorkByHostedAddon:     index.IndexManifestWorkByHostedAddon,
+		index.ManifestWorkHookByHostedAddon: index.IndexManifestWorkHookByHostedAddon,
+	},
+	managedClusterAddOns: cache.Indexers{
+		index.ManagedClusterAddonByNamespace: index.IndexManagedClusterAddonByNamespace,
+		index.AddonByConfig:                  index.IndexAddonByConfig,
+	},
+	clusterManagementAddOns: cache.Indexers{
+		index.ClusterManagementAddonByConfig: index.IndexClusterManagementAddonByConfig,
+	},
+}
+
+// StartFramework starts the add-on framework's controllers for agentAddon, as the
 // framework's own Start does, but with caches sized for a large fleet: the
 // ManagedClusters come from the hub's shared cluster informers (one cache, not two),
 // the add-on informers hold only this add-on's ManagedClusterAddOns and
 // ClusterManagementAddOn (not every add-on's of the fleet), and every cache is stored
 // through transform (the manager drops managedFields). It returns once the
 // controllers are started; they and their informers stop with ctx.
-func StartManager(ctx context.Context, cfg *rest.Config, agentAddon agent.AgentAddon, clusters clusterinformers.SharedInformerFactory, transform cache.TransformFunc) error {
+//
+// The framework's ManagedClusterAddOn informer is of the v1beta1 API, which OCM serves
+// through its conversion webhook; the policy controller keeps its own cache of the
+// v1alpha1 objects, the version the agents write. Both hold only this add-on's
+// objects (one per cluster); sharing one would move the policy controller to v1beta1.
+func StartFramework(ctx context.Context, cfg *rest.Config, agentAddon agent.AgentAddon, clusters clusterinformers.SharedInformerFactory, transform cache.TransformFunc) error {
 	mgr, err := addonmanager.New(cfg)
 	if err != nil {
 		return fmt.Errorf("build the add-on manager: %w", err)
@@ -50,19 +75,19 @@ func StartManager(ctx context.Context, cfg *rest.Config, agentAddon agent.AgentA
 	}
 	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("build the add-on framework's Kubernetes client: %w", err)
 	}
 	workClient, err := workclient.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("build the add-on framework's work client: %w", err)
 	}
 	dynamicClient, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("build the add-on framework's dynamic client: %w", err)
 	}
 	addonClient, err := addonclient.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("build the add-on framework's add-on client: %w", err)
 	}
 
 	// The objects the framework makes for this add-on carry its label.
@@ -82,25 +107,19 @@ func StartManager(ctx context.Context, cfg *rest.Config, agentAddon agent.AgentA
 		}), addoninformers.WithTransform(transform))
 	dynamicInformers := dynamicinformer.NewDynamicSharedInformerFactory(dynamicClient, frameworkResync)
 
-	// The indexes the framework's controllers look up, as its Start adds them.
 	works := workInformers.Work().V1().ManifestWorks()
-	if err := works.Informer().AddIndexers(cache.Indexers{
-		index.ManifestWorkByAddon:           index.IndexManifestWorkByAddon,
-		index.ManifestWorkByHostedAddon:     index.IndexManifestWorkByHostedAddon,
-		index.ManifestWorkHookByHostedAddon: index.IndexManifestWorkHookByHostedAddon,
-	}); err != nil {
-		return err
-	}
-	if err := addonInformers.Addon().V1beta1().ManagedClusterAddOns().Informer().AddIndexers(cache.Indexers{
-		index.ManagedClusterAddonByNamespace: index.IndexManagedClusterAddonByNamespace,
-		index.AddonByConfig:                  index.IndexAddonByConfig,
-	}); err != nil {
-		return err
-	}
-	if err := addonInformers.Addon().V1beta1().ClusterManagementAddOns().Informer().AddIndexers(cache.Indexers{
-		index.ClusterManagementAddonByConfig: index.IndexClusterManagementAddonByConfig,
-	}); err != nil {
-		return err
+	for _, ix := range []struct {
+		what     string
+		informer cache.SharedIndexInformer
+		indexers cache.Indexers
+	}{
+		{"ManifestWorks", works.Informer(), frameworkIndexers.manifestWorks},
+		{"ManagedClusterAddOns", addonInformers.Addon().V1beta1().ManagedClusterAddOns().Informer(), frameworkIndexers.managedClusterAddOns},
+		{"ClusterManagementAddOns", addonInformers.Addon().V1beta1().ClusterManagementAddOns().Informer(), frameworkIndexers.clusterManagementAddOns},
+	} {
+		if err := ix.informer.AddIndexers(ix.indexers); err != nil {
+			return fmt.Errorf("add the add-on framework's indexes of %s: %w", ix.what, err)
+		}
 	}
 
 	if err := mgr.StartWithInformers(ctx, workClient, works, kubeInformers, addonInformers, clusters, dynamicInformers); err != nil {

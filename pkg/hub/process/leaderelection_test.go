@@ -1,7 +1,7 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package manager
+package process
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -190,9 +188,9 @@ func TestRunWithLeaderElection(t *testing.T) {
 
 	leading := make(chan string, 1)
 	holderAtReturn := make(chan string, 1)
-	start := func(ctx context.Context, _ *rest.Config, _ prometheus.Registerer, _ int) error {
+	start := func(ctx context.Context, env Env) error {
 		leading <- leases.holder("tm")
-		MarkReady(ctx)
+		env.Ready()
 		<-ctx.Done()
 		// Controllers take a while to stop: the lease must stay held meanwhile.
 		time.Sleep(3 * o.RetryPeriod)
@@ -233,7 +231,7 @@ func TestRunLosesLeadership(t *testing.T) {
 
 	leading := make(chan struct{})
 	stopped := make(chan struct{})
-	start := func(ctx context.Context, _ *rest.Config, _ prometheus.Registerer, _ int) error {
+	start := func(ctx context.Context, env Env) error {
 		close(leading)
 		<-ctx.Done()
 		close(stopped)
@@ -267,7 +265,7 @@ func TestRunWaitsForLease(t *testing.T) {
 	}
 	o, addrs := leaderOptions(t, server)
 	called := make(chan struct{}, 1)
-	start := func(ctx context.Context, _ *rest.Config, _ prometheus.Registerer, _ int) error {
+	start := func(ctx context.Context, env Env) error {
 		called <- struct{}{}
 		<-ctx.Done()
 		return nil

@@ -1,7 +1,7 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package manager
+package process
 
 import (
 	"context"
@@ -131,19 +131,19 @@ func TestRunWithoutLeaderElection(t *testing.T) {
 	o, addrs := testOptions(t, "http://127.0.0.1:1")
 	called := make(chan *rest.Config, 1)
 	markReady := make(chan struct{})
-	start := func(ctx context.Context, cfg *rest.Config, reg prometheus.Registerer, workers int) error {
-		if workers != 4 {
-			return fmt.Errorf("workers = %d, want 4", workers)
+	start := func(ctx context.Context, env Env) error {
+		if env.Workers != 4 {
+			return fmt.Errorf("workers = %d, want 4", env.Workers)
 		}
 		syncs := prometheus.NewCounter(prometheus.CounterOpts{Name: "test_controller_syncs_total", Help: "Syncs."})
-		if err := reg.Register(syncs); err != nil {
+		if err := env.Registry.Register(syncs); err != nil {
 			return err
 		}
 		syncs.Inc()
-		called <- cfg
+		called <- env.Config
 		select {
 		case <-markReady:
-			MarkReady(ctx)
+			env.Ready()
 		case <-ctx.Done():
 		}
 		<-ctx.Done()
@@ -166,7 +166,7 @@ func TestRunWithoutLeaderElection(t *testing.T) {
 		t.Errorf("rest config: host %q, qps %v, burst %d, user agent %q", cfg.Host, cfg.QPS, cfg.Burst, cfg.UserAgent)
 	}
 	if code, body := get(t, "http://"+a.Health+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not ready") {
-		t.Errorf("/readyz before MarkReady = %d %q, want 503", code, body)
+		t.Errorf("/readyz before Ready = %d %q, want 503", code, body)
 	}
 	close(markReady)
 	waitForStatus(t, "http://"+a.Health+"/readyz", http.StatusOK)
@@ -204,17 +204,17 @@ func TestRunFailures(t *testing.T) {
 		wantIs  error
 	}{
 		"controllers fail": {
-			start:   func(context.Context, *rest.Config, prometheus.Registerer, int) error { return errBoom },
+			start:   func(context.Context, Env) error { return errBoom },
 			wantErr: "run the hub controllers: boom",
 			wantIs:  errBoom,
 		},
 		"controllers stop on their own": {
-			start:   func(context.Context, *rest.Config, prometheus.Registerer, int) error { return nil },
+			start:   func(context.Context, Env) error { return nil },
 			wantErr: "the hub controllers stopped before the manager was asked to stop",
 		},
 		"controllers register a runtime metric again": {
-			start: func(_ context.Context, _ *rest.Config, reg prometheus.Registerer, _ int) error {
-				return reg.Register(prometheus.NewGauge(prometheus.GaugeOpts{Name: "go_goroutines", Help: "Again."}))
+			start: func(_ context.Context, env Env) error {
+				return env.Registry.Register(prometheus.NewGauge(prometheus.GaugeOpts{Name: "go_goroutines", Help: "Again."}))
 			},
 			wantErr: `run the hub controllers: a previously registered descriptor with the same fully-qualified name as Desc{fqName: "go_goroutines"`,
 		},
@@ -263,7 +263,7 @@ func TestRunFailures(t *testing.T) {
 			}
 			start := tc.start
 			if start == nil {
-				start = func(ctx context.Context, _ *rest.Config, _ prometheus.Registerer, _ int) error {
+				start = func(ctx context.Context, env Env) error {
 					<-ctx.Done()
 					return nil
 				}
@@ -290,8 +290,8 @@ func TestRunMetricsDisabled(t *testing.T) {
 	o.MetricsBindAddress = "0"
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	done := runInBackground(ctx, o, func(ctx context.Context, _ *rest.Config, _ prometheus.Registerer, _ int) error {
-		MarkReady(ctx)
+	done := runInBackground(ctx, o, func(ctx context.Context, env Env) error {
+		env.Ready()
 		<-ctx.Done()
 		return nil
 	})
@@ -308,9 +308,4 @@ func TestRunMetricsDisabled(t *testing.T) {
 		t.Fatalf("Run returned %v, want nil", err)
 	}
 	assertClosed(t, a.Health)
-}
-
-func TestMarkReadyOutsideRun(t *testing.T) {
-	// A context that does not come from Run has nothing to mark; it must not panic.
-	MarkReady(t.Context())
 }

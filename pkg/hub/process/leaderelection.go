@@ -1,17 +1,15 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package manager
+package process
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
@@ -28,59 +26,22 @@ var errLeadershipLost = errors.New("lost the leader election lease")
 // runWithLeaderElection runs start while this process holds the leader Lease. When ctx
 // ends, it stops start first and releases the Lease only after start has returned, so
 // two leaders never run controllers at once.
-func runWithLeaderElection(ctx context.Context, o *Options, cfg *rest.Config, reg prometheus.Registerer, start StartFunc) error {
+func runWithLeaderElection(ctx context.Context, o *Options, env Env, start StartFunc) error {
 	logger := klog.FromContext(ctx)
-	lock, err := newLeaseLock(o, cfg)
+	lock, err := newLeaseLock(o, env.Config)
 	if err != nil {
 		return err
 	}
+	lease := klog.KRef(o.LeaderElectionNamespace, o.LeaderElectionID)
 
 	// client-go releases the Lease as soon as the context of LeaderElector.Run ends,
 	// even while the controllers still run. So leader election gets a context of its
-	// own, cancelled only once start has returned or was never called.
+	// own, cancelled only once the controllers have stopped or were never started. The
+	// controllers run here, not in the elector's callback, which only hands over the
+	// context that ends when the lease is lost.
 	electionCtx, stopElection := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopElection()
-
-	var (
-		mu       sync.Mutex
-		started  bool // start was called
-		stopping bool // ctx ended before start was called: never call it
-		startErr = make(chan error, 1)
-	)
-	lease := klog.KRef(o.LeaderElectionNamespace, o.LeaderElectionID)
-	leading := func(leaderCtx context.Context) {
-		mu.Lock()
-		if stopping {
-			mu.Unlock()
-			return
-		}
-		started = true
-		mu.Unlock()
-		defer stopElection()
-
-		logger.Info("Became the leader, starting the hub controllers", "lease", lease, "identity", lock.Identity())
-		// The controllers stop when the manager stops or leadership is lost.
-		runCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stopOnLoss := context.AfterFunc(leaderCtx, cancel)
-		defer stopOnLoss()
-		err := runControllers(runCtx, cfg, reg, o.Workers, start)
-		if ctx.Err() == nil && leaderCtx.Err() != nil {
-			err = errors.Join(fmt.Errorf("lease %s: %w", lease, errLeadershipLost), err)
-		}
-		logger.Info("The hub controllers stopped", "lease", lease)
-		startErr <- err
-	}
-	stopWaiting := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !started {
-			stopping = true
-			stopElection()
-		}
-	})
-	defer stopWaiting()
-
+	leading := make(chan context.Context, 1) // the elector calls OnStartedLeading once at most
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   o.LeaseDuration,
@@ -89,7 +50,7 @@ func runWithLeaderElection(ctx context.Context, o *Options, cfg *rest.Config, re
 		ReleaseOnCancel: true,
 		Name:            o.LeaderElectionID,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: leading,
+			OnStartedLeading: func(leaderCtx context.Context) { leading <- leaderCtx },
 			OnStoppedLeading: func() {},
 			OnNewLeader: func(identity string) {
 				logger.Info("Observed a new leader", "identity", identity)
@@ -99,24 +60,42 @@ func runWithLeaderElection(ctx context.Context, o *Options, cfg *rest.Config, re
 	if err != nil {
 		return fmt.Errorf("set up leader election: %w", err)
 	}
+	electionDone := make(chan struct{})
 	logger.Info("Waiting for the leader lease", "lease", lease, "identity", lock.Identity())
-	elector.Run(electionCtx)
+	go func() {
+		defer close(electionDone)
+		elector.Run(electionCtx)
+	}()
+	// stop ends the election, which releases the lease if this process holds it.
+	stop := func() { stopElection(); <-electionDone }
 
-	// The elector calls OnStartedLeading in a goroutine of its own and may return
-	// before that goroutine runs: make sure it never starts the controllers late.
-	mu.Lock()
-	stopping = true
-	wasStarted := started
-	mu.Unlock()
-	if wasStarted {
-		// The elector returns once the lease is released or lost; the controllers
-		// may still be stopping.
-		return <-startErr
+	var leaderCtx context.Context
+	select {
+	case <-ctx.Done():
+		stop()
+		return nil
+	case <-electionDone:
+		return fmt.Errorf("lease %s: %w", lease, errLeadershipLost)
+	case leaderCtx = <-leading:
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil { // both were ready: never start late
+		stop()
 		return nil
 	}
-	return fmt.Errorf("lease %s: %w", lease, errLeadershipLost)
+
+	logger.Info("Became the leader, starting the hub controllers", "lease", lease, "identity", lock.Identity())
+	// The controllers stop when the manager stops or leadership is lost.
+	runCtx, cancel := context.WithCancel(ctx)
+	stopOnLoss := context.AfterFunc(leaderCtx, cancel)
+	err = runControllers(runCtx, env, start)
+	stopOnLoss()
+	cancel()
+	if ctx.Err() == nil && leaderCtx.Err() != nil {
+		err = errors.Join(fmt.Errorf("lease %s: %w", lease, errLeadershipLost), err)
+	}
+	logger.Info("The hub controllers stopped", "lease", lease)
+	stop()
+	return err
 }
 
 // newLeaseLock returns the Lease lock of this process, with an identity unique to it.

@@ -1,7 +1,7 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package manager
+package process
 
 import (
 	"os"

@@ -1,7 +1,7 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package manager
+package process
 
 import (
 	"errors"
@@ -9,13 +9,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/leaderelection"
+
+	"open-cluster-management.io/traffic-migration/pkg/probe"
 )
 
 const (
@@ -28,9 +29,6 @@ const (
 	DefaultLeaderElectionNamespace = "open-cluster-management"
 	// DefaultLeaderElectionID is the name of the leader election Lease.
 	DefaultLeaderElectionID = "traffic-migration-manager"
-
-	// disabledAddress turns a listener off, as in controller-runtime.
-	disabledAddress = "0"
 )
 
 // Options are the settings of the hub manager process: how it reaches the hub, where it
@@ -144,8 +142,8 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--workers must be at least 1, not %d", o.Workers))
 	}
 
-	metricsErr := validateAddress("metrics-bind-address", o.MetricsBindAddress, true)
-	healthErr := validateAddress("health-probe-bind-address", o.HealthProbeBindAddress, false)
+	metricsErr := probe.ValidateAddress("metrics-bind-address", o.MetricsBindAddress, true)
+	healthErr := probe.ValidateAddress("health-probe-bind-address", o.HealthProbeBindAddress, false)
 	errs = append(errs, metricsErr, healthErr)
 	if metricsErr == nil && healthErr == nil && o.MetricsBindAddress == o.HealthProbeBindAddress {
 		// Both valid and equal, so neither is "0"; equal addresses with port 0 are fine:
@@ -198,24 +196,4 @@ func (o *Options) validateLeaderElection() []error {
 		errs = append(errs, fmt.Errorf("--leader-election-renew-deadline (%s) must be longer than %v times --leader-election-retry-period (%s)", o.RenewDeadline, leaderelection.JitterFactor, o.RetryPeriod))
 	}
 	return errs
-}
-
-// validateAddress checks that addr is host:port with a numeric port, or "0" when the
-// listener may be disabled.
-func validateAddress(flag, addr string, mayDisable bool) error {
-	if mayDisable && addr == disabledAddress {
-		return nil
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		hint := ""
-		if mayDisable {
-			hint = ` or "0" to disable`
-		}
-		return fmt.Errorf("--%s %q must be host:port%s: %w", flag, addr, hint, err)
-	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return fmt.Errorf("--%s %q: port must be a number from 0 to 65535", flag, addr)
-	}
-	return nil
 }

@@ -1,0 +1,81 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package decision
+
+// gateCheck is one named check of a draining cluster's removal gate (rule 3). The gate
+// is the ordered list removalGate; one walk of it gives both the verdict and what the
+// cluster's row says its removal still waits for, so the two cannot drift apart.
+type gateCheck struct {
+	// name names the check in tests and in this file.
+	name string
+	// waitsFor returns what the cluster's removal waits for while the check fails,
+	// and "" when it passes. otherReady is how many other clusters are left in the
+	// proxy with the Gateway ready.
+	waitsFor func(pl *plan, d *drainRow, otherReady int) string
+	// deadlineOverrides: past the deadline, with onMaxDrainDuration Remove, the cluster
+	// is removed even while this check fails (rule 8).
+	deadlineOverrides bool
+	// reportOnly: the check never holds the cluster; it is only reported in the row.
+	reportOnly bool
+}
+
+// removalGate is the removal gate, in the order its row lists what it waits for.
+var removalGate = []gateCheck{
+	{name: "realDecisionsKnown", waitsFor: func(pl *plan, _ *drainRow, _ int) string {
+		return unless(pl.in.RealKnown, msgRealUnknown)
+	}},
+	{name: "pastDeadline", reportOnly: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
+		return unless(!pl.pastDeadline(d), msgPastDeadline)
+	}},
+	{name: "notSuspended", waitsFor: func(pl *plan, _ *drainRow, _ int) string {
+		return unless(!pl.policy.Suspend, msgSuspended)
+	}},
+	{name: "minDrainDuration", deadlineOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
+		return unless(pl.minDrainReached(d), msgMinDrain)
+	}},
+	{name: "consecutiveSuccesses", deadlineOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
+		return unless(pl.checksPassed(d), waitingForChecks(pl.policy.ConsecutiveSuccesses-d.row.ConsecutiveSuccesses))
+	}},
+	{name: "otherGatewayReady", waitsFor: func(_ *plan, _ *drainRow, otherReady int) string {
+		return unless(otherReady > 0, msgNoOtherReady)
+	}},
+}
+
+// gate walks the removal gate for d. It returns why d may leave the proxy now
+// (RemovalGatePassed, or RemovalMaxDrainDuration when only checks the deadline
+// overrides failed), or "" when it stays, and the list of what its removal waits for.
+func (pl *plan) gate(d *drainRow, otherReady int) (RemovalReason, []string) {
+	deadlineRemoves := pl.deadlineRemoves(d)
+	var waiting []string
+	held, overridden := false, false
+	for _, c := range removalGate {
+		w := c.waitsFor(pl, d, otherReady)
+		switch {
+		case w == "":
+		case c.reportOnly:
+			waiting = append(waiting, w)
+		case c.deadlineOverrides && deadlineRemoves:
+			overridden = true
+		default:
+			waiting = append(waiting, w)
+			held = true
+		}
+	}
+	switch {
+	case held:
+		return "", waiting
+	case overridden:
+		return RemovalMaxDrainDuration, waiting
+	default:
+		return RemovalGatePassed, waiting
+	}
+}
+
+// unless returns msg when ok is false, and "" when it is true.
+func unless(ok bool, msg string) string {
+	if ok {
+		return ""
+	}
+	return msg
+}

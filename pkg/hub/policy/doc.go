@@ -1,0 +1,58 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package policy is the hub manager's policy controller: for each
+// TrafficMigrationPolicy it keeps the proxy Placement and its PlacementDecisions true to
+// the rules of the proxy decision (package decision), checks draining clusters against
+// Prometheus (package gate) and reports in the policy's status.
+//
+// A sync gathers its inputs (listers, the agents' conditions, the results of the last
+// round of checks), decides with one pure function, applies the proxy, and writes the
+// status once. Two mechanisms around it need care when the code changes.
+//
+// # The own-writes record (ownwrites.go, write.go)
+//
+// The policy, the proxy Placement and the proxy's PlacementDecisions come from three
+// informers fed by separate watches, and one may show the previous sync's writes
+// before another. A sync that read the new status (a cluster Removed) with the old
+// decisions (the cluster still listed) would start draining the removed cluster again;
+// one that read the old status with the new decisions could act on drain state that
+// was reset and remove a cluster early. So the controller remembers its own last write
+// of each of these objects (written) and reads them through it: each is at least as
+// new as the controller last wrote it. The invariants:
+//
+//   - Every write goes through a writer (write.go): creates, patches through sdk-go's
+//     patcher, deletes with preconditions. The writer records what the API server
+//     returned, or the deletion; nothing else writes these objects.
+//   - A sync reads the policy, the proxy Placement and the proxy decisions through
+//     written (get, list), never from the listers alone.
+//   - Every write carries the resourceVersion it was decided from (the patcher's, the
+//     delete's precondition), so a write from a stale view conflicts and the sync runs
+//     again, rather than overwrite what it did not see.
+//   - A write is forgotten once the cache shows it (or a newer version), or after
+//     ownWriteTTL; never because of how many writes there are.
+//   - The proxy's decisions are written before the status (additions before
+//     removals), and the status says what the decisions now are: the status is the
+//     durable drain state that goes with them (rule 9). A status write that conflicts
+//     is made again on the policy as it is now (patchPolicy), so no removal goes
+//     unrecorded.
+//
+// # Evaluation rounds (evaluator.go)
+//
+// A slow or hung Prometheus must delay nothing but its own checks: additions reach the
+// proxy at once (rule 1) and other policies keep syncing. So a sync never queries
+// Prometheus. It starts a round of checks of the policy's due clusters and returns;
+// the round runs apart, bounded by maxParallelQueries over all policies, and wakes the
+// policy when it is done; the next sync takes its results into the decision. The
+// invariants:
+//
+//   - At most one round per policy is in flight; a sync while it runs decides without
+//     new checks.
+//   - A round's results are dropped when the policy was deleted or its spec changed
+//     (UID or generation) since it started: they answered another question.
+//   - The decision counts a result only for a cluster that is still due, stamped with
+//     the time its queries were evaluated at, so successes stay an interval apart.
+//   - A round writes nothing: its checks reach the API in the next sync's one status
+//     write, with the row's history (a bounded ring of checks), never in a write of
+//     their own.
+package policy

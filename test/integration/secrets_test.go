@@ -1,0 +1,239 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	cryptorand "crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// TestSecretsNeverLeak: the manager reads two Prometheus Secrets, one with a bearer
+// token and one with a username and password, both with a CA certificate, and uses
+// them for the checks of a draining cluster (a recording proxy in front of Prometheus
+// sees the credentials arrive). Neither the token, the password, the CA certificate
+// nor their base64 forms appear in the manager's log at -v=10, in any Event of the hub
+// or in any policy. The same search over the Secrets themselves finds every one.
+// Rules: none of section 5; PRODUCT.md section 4 (the Prometheus Secret and its keys).
+func TestSecretsNeverLeak(t *testing.T) {
+	t.Parallel()
+	m := newMigration(t, "secrets")
+	f := m.f
+	ctx := context.Background()
+	token := "tok" + rand.String(32)
+	username, password := "reader-"+rand.String(6), "pw"+rand.String(32)+"!%"
+	caPEM, caDER := throwawayCACert(t)
+	auth := newAuthRecorder(t, bed.Prometheus.URL)
+
+	secrets := map[string]map[string]string{
+		"prometheus-token": {"url": auth.url, "token": token, "ca.crt": string(caPEM)},
+		"prometheus-basic": {"url": auth.url, "username": username, "password": password, "ca.crt": string(caPEM)},
+	}
+	var policies []string
+	for name, data := range secrets {
+		f.prometheusSecret(t, m.ns, name, data)
+		p := m.policy()
+		p.Name = "uses-" + name
+		p.Spec.PrometheusSecret.Name = name
+		p.Spec.ProxyPlacementName = name + "-proxy"
+		f.createPolicy(t, p)
+		f.waitForClusters(t, m.ns, p.Spec.ProxyPlacementName, []string{m.c1}, 30*time.Second)
+		policies = append(policies, p.Name)
+	}
+
+	// cluster1 drains and its checks get answers through both Secrets.
+	m.moveToC2(t)
+	for _, name := range policies {
+		f.waitForPolicy(t, m.ns, name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+			r := testbed.PolicyRow(p, m.c1)
+			return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail &&
+				statusOf(condition(p, trafficv1alpha1.ConditionPrometheusReachable)) == metav1.ConditionTrue
+		})
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte(username + ":" + password))
+	for _, header := range []string{"Bearer " + token, "Basic " + basic} {
+		if !auth.saw(header) {
+			t.Fatalf("Prometheus never received the credentials of a Secret: the checks did not use them")
+		}
+	}
+
+	caBody := base64.StdEncoding.EncodeToString(caDER)
+	caData := base64.StdEncoding.EncodeToString(caPEM)
+	needles := map[string]string{
+		"the token":                          token,
+		"the password":                       password,
+		"the token in base64":                base64.StdEncoding.EncodeToString([]byte(token)),
+		"the password in base64":             base64.StdEncoding.EncodeToString([]byte(password)),
+		"the basic credentials in base64":    basic,
+		"the CA certificate (PEM body)":      caBody[70:120], // within the PEM's second line
+		"the CA certificate in Secret data":  caData[200:260],
+		"the CA certificate's first PEM row": caBody[:64],
+	}
+	search := func(haystack string) (found []string) {
+		for name, needle := range needles {
+			if strings.Contains(haystack, needle) {
+				found = append(found, name)
+			}
+		}
+		slices.Sort(found)
+		return found
+	}
+
+	log, err := manager.proc.Log()
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := f.kube.EventsV1().Events("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coreEvents, err := f.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allPolicies, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The manager's log names each policy it synced (its logger's "policy" value).
+	logged := true
+	for _, name := range policies {
+		logged = logged && strings.Contains(log, "/"+name+`"`)
+	}
+	if len(events.Items) == 0 || len(allPolicies.Items) < len(policies) || !logged {
+		t.Fatalf("nothing to search: %d events, %d policies, %d bytes of log", len(events.Items), len(allPolicies.Items), len(log))
+	}
+	for _, h := range []struct{ name, text string }{
+		{"the manager's log", log},
+		{"the hub's events (events.k8s.io)", jsonString(t, events)},
+		{"the hub's events (core)", jsonString(t, coreEvents)},
+		{"the policies", jsonString(t, allPolicies)},
+	} {
+		if found := search(h.text); len(found) > 0 {
+			t.Errorf("%s (%d bytes) holds %s", h.name, len(h.text), strings.Join(found, ", "))
+		}
+	}
+
+	// The search finds what is there: every needle is in the Secrets as the API
+	// serves them and in their values.
+	var control strings.Builder
+	for name := range secrets {
+		s, err := f.kube.CoreV1().Secrets(m.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		control.WriteString(jsonString(t, s))
+		for _, v := range s.Data {
+			control.Write(v)
+			control.WriteString("\n")
+		}
+	}
+	control.WriteString(auth.headers()) // as the manager sent them: derived, never stored
+	if found := search(control.String()); len(found) != len(needles) {
+		t.Errorf("the search is broken: over the Secrets themselves it finds only %v of %d needles", found, len(needles))
+	}
+}
+
+// authRecorder is a reverse proxy in front of Prometheus that remembers every
+// Authorization header it was sent.
+type authRecorder struct {
+	url  string
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func newAuthRecorder(t *testing.T, target string) *authRecorder {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &authRecorder{seen: map[string]bool{}}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.seen[req.Header.Get("Authorization")] = true
+		r.mu.Unlock()
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.url = srv.URL
+	return r
+}
+
+// headers returns every Authorization header seen, one a line.
+func (r *authRecorder) headers() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for h := range r.seen {
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
+
+func (r *authRecorder) saw(header string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[header]
+}
+
+// throwawayCACert makes a self-signed CA certificate for this test only, in PEM and DER.
+func throwawayCACert(t *testing.T) ([]byte, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, err := cryptorand.Int(cryptorand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "throwaway CA " + rand.String(8), Organization: []string{"traffic-migration tests"}},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), der
+}
+
+func jsonString(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
