@@ -56,7 +56,7 @@ func ParseComparison(s string) (Comparison, error) {
 	}
 	m := comparisonPattern.FindStringSubmatch(s)
 	if m == nil {
-		return Comparison{}, fmt.Errorf("%q is not a comparison operator (<=, <, >=, >, ==, !=) and a number with an exponent of at most two digits", s)
+		return Comparison{}, fmt.Errorf("%q is not a comparison operator (<=, <, >=, >, ==, !=) and a number", s)
 	}
 	threshold, err := strconv.ParseFloat(m[2], 64)
 	if err != nil {
