@@ -86,19 +86,10 @@ func TestCheckCommand(t *testing.T) {
 	t.Run("policy from a file, not applied", func(t *testing.T) {
 		dry := m.policy()
 		dry.Name = "not-applied"
-		dry.TypeMeta = metav1.TypeMeta{APIVersion: trafficv1alpha1.SchemeGroupVersion.String(), Kind: "TrafficMigrationPolicy"}
 		dry.Spec.TrafficShare = nil
 		dry.Spec.MetricsQuery = fmt.Sprintf(`sum(rate(test_gateway_requests_total{job=%q,cluster="{{ .Cluster.Name }}"}[4s]))`, m.traffic.job)
 		dry.Spec.ExpectedMetricsResult = "<= 1000"
-		b, err := yaml.Marshal(dry)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(t.TempDir(), "policy.yaml")
-		if err := os.WriteFile(file, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		r := runCheckJSON(t, admin, "check", "-f", file)
+		r := runCheckJSON(t, admin, "check", "-f", writeManifest(t, dry))
 		c1, c2 := reportRow(t, r, m.c1), reportRow(t, r, m.c2)
 		assertMatchesPrometheus(t, r, c1, c2)
 		if c1.Result != trafficv1alpha1.EvaluationPass || c2.Result != trafficv1alpha1.EvaluationPass || r.Expectation != "<= 1000" {
@@ -109,7 +100,7 @@ func TestCheckCommand(t *testing.T) {
 		if c1.Gate == nil || c1.Gate.WouldRemove || !strings.Contains(c1.Gate.WaitingFor, "minimum drain duration not reached") {
 			t.Errorf("cluster1 would drain and wait: %+v", c1.Gate)
 		}
-		_, err = f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(context.Background(), dry.Name, metav1.GetOptions{})
+		_, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(context.Background(), dry.Name, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("check created the policy from the file: %v", err)
 		}
@@ -132,18 +123,9 @@ func TestCheckCommand(t *testing.T) {
 
 	t.Run("query that cannot be run", func(t *testing.T) {
 		bad := m.policy()
-		bad.TypeMeta = metav1.TypeMeta{APIVersion: trafficv1alpha1.SchemeGroupVersion.String(), Kind: "TrafficMigrationPolicy"}
 		bad.Spec.TrafficShare = nil
 		bad.Spec.MetricsQuery, bad.Spec.ExpectedMetricsResult = "sum(", "<= 1"
-		b, err := yaml.Marshal(bad)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(t.TempDir(), "bad.yaml")
-		if err := os.WriteFile(file, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		out, errOut, err := runCheck(t, admin, "check", "-f", file, "-o", "json")
+		out, errOut, err := runCheck(t, admin, "check", "-f", writeManifest(t, bad), "-o", "json")
 		if err == nil || !strings.Contains(errOut, "the query could not be run for") {
 			t.Fatalf("want a non-zero exit naming the clusters, got %v:\n%s", err, errOut)
 		}
@@ -155,6 +137,21 @@ func TestCheckCommand(t *testing.T) {
 			t.Errorf("want an Error with reason %s: %+v", trafficv1alpha1.ReasonQueryFailed, c)
 		}
 	})
+}
+
+// writeManifest writes a policy as a manifest file, as a user would before applying it.
+func writeManifest(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy) string {
+	t.Helper()
+	p.TypeMeta = metav1.TypeMeta{APIVersion: trafficv1alpha1.SchemeGroupVersion.String(), Kind: "TrafficMigrationPolicy"}
+	b, err := yaml.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), p.Name+".yaml")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 // runCheck runs the traffic-migration binary with args and the kubeconfig.

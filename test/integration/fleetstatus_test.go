@@ -19,7 +19,6 @@ import (
 
 	"open-cluster-management.io/traffic-migration/pkg/agent"
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // TestFleetByCluster: while cluster1 drains, the manager puts the Draining condition on
@@ -144,13 +143,7 @@ func TestFleetByCluster(t *testing.T) {
 	}
 
 	// The agent writes after the hub: the Gateway API arrives on the spoke.
-	crdFiles, err := testbed.GatewayAPICRDFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := testbed.InstallCRDs(ctx, spoke.Config, crdFiles...); err != nil {
-		t.Fatalf("install the Gateway API: %v", err)
-	}
+	installGatewayAPI(t, spoke.Config)
 	afterAgent := waitForAddon("the agent reports the Gateway API", get1, has(trafficv1alpha1.ConditionGatewayAPI, metav1.ConditionTrue, trafficv1alpha1.AgentReasonInstalled))
 	hubCond := meta.FindStatusCondition(draining.Status.Conditions, trafficv1alpha1.AddonConditionDraining)
 	if c := meta.FindStatusCondition(afterAgent.Status.Conditions, trafficv1alpha1.AddonConditionDraining); c == nil || *c != *hubCond {

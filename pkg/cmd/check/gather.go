@@ -38,24 +38,11 @@ type clients struct {
 
 // loadClients builds the hub clients from the kubeconfig as kubectl finds it.
 func (o *Options) loadClients() (*clients, string, error) {
-	cfg, namespace, err := o.Flags.Load("traffic-migration-check")
+	c, namespace, err := o.Flags.Clients("traffic-migration-check")
 	if err != nil {
 		return nil, "", err
 	}
-	c := &clients{}
-	if c.kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, "", fmt.Errorf("create the Kubernetes client: %w", err)
-	}
-	if c.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
-		return nil, "", fmt.Errorf("create the traffic client: %w", err)
-	}
-	if c.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
-		return nil, "", fmt.Errorf("create the cluster client: %w", err)
-	}
-	if c.addon, err = addonclient.NewForConfig(cfg); err != nil {
-		return nil, "", fmt.Errorf("create the add-on client: %w", err)
-	}
-	return c, namespace, nil
+	return &clients{kube: c.Kube, traffic: c.Traffic, cluster: c.Cluster, addon: c.Addon}, namespace, nil
 }
 
 // policy gets a policy from the hub, with an error a person can act on.

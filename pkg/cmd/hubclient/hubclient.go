@@ -10,8 +10,13 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+
+	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 )
 
 // Flags are the kubeconfig flags of a command that reads the hub.
@@ -51,4 +56,35 @@ func (f *Flags) Load(userAgent string) (*rest.Config, string, error) {
 		return nil, "", fmt.Errorf("read the namespace from the kubeconfig: %w", err)
 	}
 	return rest.AddUserAgent(rest.CopyConfig(cfg), userAgent), namespace, nil
+}
+
+// Clients are the hub clients the read-only commands read through.
+type Clients struct {
+	Kube    kubernetes.Interface
+	Traffic trafficclient.Interface
+	Cluster clusterclient.Interface
+	Addon   addonclient.Interface
+}
+
+// Clients loads the kubeconfig (see Load) and builds the hub clients on it; it also
+// returns the namespace to read.
+func (f *Flags) Clients(userAgent string) (*Clients, string, error) {
+	cfg, namespace, err := f.Load(userAgent)
+	if err != nil {
+		return nil, "", err
+	}
+	c := &Clients{}
+	if c.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, "", fmt.Errorf("create the Kubernetes client: %w", err)
+	}
+	if c.Traffic, err = trafficclient.NewForConfig(cfg); err != nil {
+		return nil, "", fmt.Errorf("create the traffic client: %w", err)
+	}
+	if c.Cluster, err = clusterclient.NewForConfig(cfg); err != nil {
+		return nil, "", fmt.Errorf("create the cluster client: %w", err)
+	}
+	if c.Addon, err = addonclient.NewForConfig(cfg); err != nil {
+		return nil, "", fmt.Errorf("create the add-on client: %w", err)
+	}
+	return c, namespace, nil
 }

@@ -46,21 +46,11 @@ type clients struct {
 // returns the namespace to read: --namespace, or the context's, or "default".
 func (o *Options) loadClients() (*clients, string, error) {
 	flags := hubclient.Flags{Kubeconfig: o.Kubeconfig, Context: o.Context, Namespace: o.Namespace}
-	cfg, namespace, err := flags.Load("traffic-migration-status")
+	c, namespace, err := flags.Clients("traffic-migration-status")
 	if err != nil {
 		return nil, "", err
 	}
-	c := &clients{}
-	if c.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
-		return nil, "", fmt.Errorf("create the traffic client: %w", err)
-	}
-	if c.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
-		return nil, "", fmt.Errorf("create the cluster client: %w", err)
-	}
-	if c.addon, err = addonclient.NewForConfig(cfg); err != nil {
-		return nil, "", fmt.Errorf("create the add-on client: %w", err)
-	}
-	return c, namespace, nil
+	return &clients{traffic: c.Traffic, cluster: c.Cluster, addon: c.Addon}, namespace, nil
 }
 
 // reader is what the views need of the hub. apiReader asks the API server; the watch

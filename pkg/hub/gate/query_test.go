@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -185,29 +186,11 @@ func TestWindowGrammarMatchesCRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var crd struct {
-		Spec struct {
-			Versions []struct {
-				Schema struct {
-					OpenAPIV3Schema struct {
-						Properties map[string]struct {
-							Properties map[string]struct {
-								Properties map[string]struct {
-									Validations []struct {
-										Rule string `json:"rule"`
-									} `json:"x-kubernetes-validations"`
-								} `json:"properties"`
-							} `json:"properties"`
-						} `json:"properties"`
-					} `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
-	}
+	var crd apiextensionsv1.CustomResourceDefinition
 	if err := yaml.Unmarshal(b, &crd); err != nil {
 		t.Fatal(err)
 	}
-	rules := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["trafficShare"].Properties["window"].Validations
+	rules := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["trafficShare"].Properties["window"].XValidations
 	// Each rule is a conjunction of self.matches('<regex>') and self != '', with the
 	// regex as a CEL string literal.
 	matches := regexp.MustCompile(`self\.matches\('([^']*)'\)`)
