@@ -49,7 +49,9 @@ func TestCheckCommand(t *testing.T) {
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastEvaluationTime != nil
 	})
 	share := fmt.Sprintf(`100 * sum(rate(test_gateway_requests_total{cluster=%q,job=%q}[4s])) / sum(rate(test_gateway_requests_total{job=%q}[4s]))`, m.c1, m.traffic.job, m.traffic.job)
-	waitForPromValue(t, share, func(v float64) bool { return v > 55 && v < 65 })
+	// The check evaluates at the start of the current second: wait until Prometheus has
+	// had the share for longer than that.
+	waitForPromValueAt(t, share, func() time.Time { return time.Now().Add(-2 * time.Second) }, func(v float64) bool { return v > 55 && v < 65 })
 	admin := bed.Hub.KubeconfigPath
 
 	t.Run("policy on the hub", func(t *testing.T) {
