@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,6 +24,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // fleetChildEnv makes the test binary run as 'make fleet' (see TestFleetChild).
@@ -67,12 +70,16 @@ func TestFleet(t *testing.T) {
 	go func() {
 		defer close(copied)
 		exportLine := regexp.MustCompile(`^\s*export KUBECONFIG=(\S+)$`)
+		var kubeconfig string
 		scanner := bufio.NewScanner(stdout)
 		for scanner.Scan() {
 			line := scanner.Text()
 			out.WriteString(line + "\n")
 			if m := exportLine.FindStringSubmatch(line); m != nil {
-				kubeconfigs <- m[1]
+				kubeconfig = m[1]
+			}
+			if strings.HasPrefix(line, "Press Ctrl-C") && kubeconfig != "" {
+				kubeconfigs <- kubeconfig // the instructions are all printed
 			}
 		}
 		_, _ = io.Copy(io.Discard, stdout)
@@ -123,6 +130,17 @@ func TestFleet(t *testing.T) {
 		t.Errorf("ManagedClusters %v, want %s and %s", names, cluster1, cluster2)
 	}
 
+	// A command it suggests works through that kubeconfig.
+	bin, err := testbed.ProgramTrafficMigration.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := exec.CommandContext(ctx, bin, "check", policyName, "-n", namespace)
+	check.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if b, err := check.CombinedOutput(); err != nil || !strings.Contains(string(b), cluster1) {
+		t.Errorf("traffic-migration check on the fleet: %v\n%s", err, b)
+	}
+
 	// Every process the fleet started, before the interrupt.
 	started := descendants(t, cmd.Process.Pid)
 	if len(started) < 5 {
@@ -139,6 +157,14 @@ func TestFleet(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Stopped everything the fleet started") {
 		t.Errorf("the fleet did not say it stopped everything")
+	}
+	// Its data went with it: the directory that holds the printed kubeconfig.
+	dir := kubeconfig
+	for dir != "/" && !strings.HasPrefix(filepath.Base(dir), "traffic-migration-demo-") {
+		dir = filepath.Dir(dir)
+	}
+	if _, err := os.Stat(dir); dir == "/" || !os.IsNotExist(err) {
+		t.Errorf("the fleet's directory %s is left behind (%v)", dir, err)
 	}
 	for pid, start := range started {
 		if s, ok := startTime(pid); ok && s == start {
