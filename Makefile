@@ -155,6 +155,13 @@ DEMO_FLAGS ?=
 demo: testbed build ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
 	$(GO) run ./test/demo $(DEMO_FLAGS)
 
+# The fleet runs as a binary of its own, not under 'go run', so that the SIGTERM make
+# passes on reaches it and it stops everything it started.
+.PHONY: fleet
+fleet: testbed build ## Start the demo's local fleet and leave it running to try the product by hand: prints the KUBECONFIG and commands to try; Ctrl-C stops it all.
+	$(GO) build -o $(BIN_DIR)/traffic-migration-fleet ./test/demo
+	exec $(BIN_DIR)/traffic-migration-fleet -fleet
+
 .PHONY: testbed
 testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.
 

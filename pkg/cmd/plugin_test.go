@@ -51,3 +51,20 @@ func TestSetInvokedName(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckInKubectlPlugin proves that the check command is there, with its examples,
+// when the binary runs as the kubectl plugin.
+func TestCheckInKubectlPlugin(t *testing.T) {
+	var out bytes.Buffer
+	root := NewRootCommand(&out, &out)
+	SetInvokedName(root, "kubectl-traffic_migration")
+	root.SetArgs([]string{"check", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kubectl traffic-migration check [NAME | -f FILE] [flags]", "  kubectl traffic-migration check -f policy.yaml --prometheus-url"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -1,8 +1,9 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-// Package hub wires the hub manager's controllers: the clients, the informers and the
-// policy controller, started by the manager command once it leads.
+// Package hub wires the hub manager's controllers: the clients, the informers, the
+// policy controller and the fleet-by-cluster controller, started by the manager
+// command once it leads.
 package hub
 
 import (
@@ -34,6 +35,7 @@ import (
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	"open-cluster-management.io/traffic-migration/pkg/hub/addon"
+	"open-cluster-management.io/traffic-migration/pkg/hub/fleetstatus"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 	"open-cluster-management.io/traffic-migration/pkg/version"
@@ -124,6 +126,11 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		return err
 	}
 
+	fleetCtrl, err := fleetstatus.NewController(addonClient, informers.Policies, informers.Addons)
+	if err != nil {
+		return err
+	}
+
 	agentAddon, err := addon.NewAgentAddon(kubeClient, addonClient, addon.Options{AgentImage: o.AgentImage})
 	if err != nil {
 		return err
@@ -137,6 +144,7 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	trafficInformers.Start(ctx.Done())
 	addonInformers.Start(ctx.Done())
 	go ctrl.Run(ctx, env.Workers)
+	go fleetCtrl.Run(ctx, 1)
 
 	synced := []cache.InformerSynced{
 		informers.Policies.Informer().HasSynced, informers.Placements.Informer().HasSynced,

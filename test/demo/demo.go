@@ -72,6 +72,34 @@ type demo struct {
 func run(ctx context.Context, cfg config, out, errOut io.Writer) (_ *summary, err error) {
 	d := &demo{cfg: cfg, con: newConsole(out), clusterOf: map[netip.Addr]string{}, servers: map[string]*gatewayServer{}}
 	intro(d.con, cfg)
+	stop, err := d.start(ctx, errOut)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { stop(err) }()
+
+	v, moveAt, err := d.migrate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.stopOwnParts()
+	s, err := summarize(ctx, d.hub, d.spokes, v, moveAt, d.clients, cfg)
+	if err != nil {
+		return nil, err
+	}
+	processes := len(d.bed.Processes())
+	d.bed.Stop()
+	s.Took = time.Since(d.con.start)
+	s.print(out)
+	fmt.Fprintf(out, "Stopped everything the demo started: %d processes, the gateways, the DNS and the clients.\n", processes)
+	return s, nil
+}
+
+// start starts the fleet and what the demo plays on it, and waits until it is steady:
+// cluster1 serves the clients, the agents report and the policy is Ready. It returns
+// the function that stops everything it started, to be called with the error the run
+// ends with; on an error of its own it has stopped everything already.
+func (d *demo) start(ctx context.Context, errOut io.Writer) (stop func(error), err error) {
 	if err := testbed.CheckOCMHubPorts(); err != nil {
 		return nil, err
 	}
@@ -80,7 +108,7 @@ func run(ctx context.Context, cfg config, out, errOut io.Writer) (_ *summary, er
 		return nil, err
 	}
 	d.parts, d.stopParts = context.WithCancel(ctx)
-	defer func() {
+	stop = func(err error) {
 		d.stopOwnParts()
 		failed := err != nil && ctx.Err() == nil // not interrupted
 		if d.bed != nil {
@@ -97,8 +125,12 @@ func run(ctx context.Context, cfg config, out, errOut io.Writer) (_ *summary, er
 		if ctx.Err() != nil {
 			fmt.Fprintln(errOut, "interrupted: stopped everything the demo started")
 		}
+	}
+	defer func() {
+		if err != nil {
+			stop(err)
+		}
 	}()
-
 	if err := d.startFleet(ctx, dir); err != nil {
 		return nil, err
 	}
@@ -108,21 +140,7 @@ func run(ctx context.Context, cfg config, out, errOut io.Writer) (_ *summary, er
 	if err := d.waitSteady(ctx); err != nil {
 		return nil, err
 	}
-	v, moveAt, err := d.migrate(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d.stopOwnParts()
-	s, err := summarize(ctx, d.hub, d.spokes, v, moveAt, d.clients, cfg)
-	if err != nil {
-		return nil, err
-	}
-	processes := len(d.bed.Processes())
-	d.bed.Stop()
-	s.Took = time.Since(d.con.start)
-	s.print(out)
-	fmt.Fprintf(out, "Stopped everything the demo started: %d processes, the gateways, the DNS and the clients.\n", processes)
-	return s, nil
+	return stop, nil
 }
 
 // startFleet starts the test bed's programs: the clusters and Prometheus, the OCM hub,

@@ -11,8 +11,11 @@
 // took, cluster1's share at removal, and the client requests served, retried and
 // failed (none may fail).
 //
+// With -fleet it starts the same fleet, with the clients sending to cluster1, and leaves
+// it running until interrupted, for trying the product by hand ('make fleet').
+//
 // It finds the test bed's programs through the TESTBED_* variables that the Makefile
-// sets: run it with 'make demo' (or 'make demo DEMO_FLAGS=-short').
+// sets: run it with 'make demo' (or 'make demo DEMO_FLAGS=-short') or 'make fleet'.
 package main
 
 import (
@@ -27,6 +30,7 @@ import (
 func main() {
 	short := flag.Bool("short", false, "run the short form: fewer clients, shorter TTLs, window, interval and minimum drain")
 	seed := flag.Uint64("seed", 0, "seed of the clients' cache ages and request phases (default: the form's own)")
+	fleet := flag.Bool("fleet", false, "start the demo's fleet and leave it running for trying the product by hand, until interrupted, instead of running the migration")
 	flag.Parse()
 
 	cfg := fullConfig()
@@ -38,6 +42,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *fleet {
+		if err := runFleet(ctx, cfg, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "fleet:", err)
+			stop()
+			os.Exit(1)
+		}
+		return
+	}
 	s, err := run(ctx, cfg, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -142,13 +143,7 @@ func TestAgent(t *testing.T) {
 	}
 
 	// The Gateway API arrives while the agent runs.
-	crdFiles, err := testbed.GatewayAPICRDFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := testbed.InstallCRDs(ctx, spoke.Config, crdFiles...); err != nil {
-		t.Fatalf("install the Gateway API: %v", err)
-	}
+	crdFiles := installGatewayAPI(t, spoke.Config)
 	wantCondition("the Gateway API reported installed", trafficv1alpha1.ConditionGatewayAPI, is(metav1.ConditionTrue, trafficv1alpha1.AgentReasonInstalled,
 		"Gateway API v1 is installed; reporting 0 Gateways labelled example.com/skip!=true"))
 
@@ -275,6 +270,19 @@ func agentHubKubeconfig(t *testing.T, cluster string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// installGatewayAPI installs the Gateway API's CRDs on a spoke and returns their files.
+func installGatewayAPI(t *testing.T, spoke *rest.Config) []string {
+	t.Helper()
+	crdFiles, err := testbed.GatewayAPICRDFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testbed.InstallCRDs(context.Background(), spoke, crdFiles...); err != nil {
+		t.Fatalf("install the Gateway API: %v", err)
+	}
+	return crdFiles
 }
 
 // createGateway creates a Gateway in namespace apps of the spoke.

@@ -207,12 +207,26 @@ func TestCRDValidationOnCreate(t *testing.T) {
 		"expectedMetricsResult without a number": {
 			policy:     queryPolicy,
 			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.ExpectedMetricsResult = "<=" },
-			wantErrors: []string{"expectedMetricsResult must be a comparison operator (<=, <, >=, >, ==, !=) and a number, for example '<= 0.05'; a bare number means '<='"},
+			wantErrors: []string{"expectedMetricsResult must be a comparison operator (<=, <, >=, >, ==, !=) and a number, for example '<= 0.05', with an exponent of at most two digits such as 1e-3 or 2.5e12; a bare number means '<='"},
 		},
 		"expectedMetricsResult unknown operator": {
 			policy:     queryPolicy,
 			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.ExpectedMetricsResult = "=< 0.05" },
 			wantErrors: []string{"expectedMetricsResult must be a comparison operator"},
+		},
+		"expectedMetricsResult beyond float64": {
+			policy:     queryPolicy,
+			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.ExpectedMetricsResult = "<= 1e999" },
+			wantErrors: []string{"expectedMetricsResult must be a comparison operator", "with an exponent of at most two digits"},
+		},
+		"expectedMetricsResult below float64": {
+			policy:     queryPolicy,
+			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.ExpectedMetricsResult = ">= 1e-999" },
+			wantErrors: []string{"with an exponent of at most two digits"},
+		},
+		"expectedMetricsResult with a two-digit exponent": {
+			policy: queryPolicy,
+			mutate: func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.ExpectedMetricsResult = "<= 1e99" },
 		},
 		"expectedMetricsResult with a unit": {
 			policy:     queryPolicy,
@@ -313,6 +327,30 @@ func TestCRDValidationOnCreate(t *testing.T) {
 			policy:     sharePolicy,
 			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.TrafficShare.Window = "5 minutes" },
 			wantErrors: []string{"trafficShare.window must be a Prometheus duration, for example 5m or 1h30m"},
+		},
+		"trafficShare.window zero": {
+			policy:     sharePolicy,
+			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.TrafficShare.Window = "0s" },
+			wantErrors: []string{"trafficShare.window must be longer than 0s: a rate over an empty range has no data"},
+		},
+		"trafficShare.window zero in two units": {
+			policy:     sharePolicy,
+			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.TrafficShare.Window = "0h0m" },
+			wantErrors: []string{"trafficShare.window must be longer than 0s"},
+		},
+		"trafficShare.window units out of order": {
+			policy:     sharePolicy,
+			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.TrafficShare.Window = "30s1m" },
+			wantErrors: []string{"with its units from the largest to the smallest (y, w, d, h, m, s, ms), each at most once"},
+		},
+		"trafficShare.window beyond what Prometheus holds": {
+			policy:     sharePolicy,
+			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.TrafficShare.Window = "999y" },
+			wantErrors: []string{"trafficShare.window must be a Prometheus duration"},
+		},
+		"trafficShare.window in every unit": {
+			policy: sharePolicy,
+			mutate: func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.TrafficShare.Window = "1y2w3d4h5m6s7ms" },
 		},
 		"trafficShare.maxPercent above 100": {
 			policy:     sharePolicy,

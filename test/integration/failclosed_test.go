@@ -420,6 +420,13 @@ func noSuchMetric(m *migration) string {
 // that ok accepts.
 func waitForPromValue(t *testing.T, query string, ok func(float64) bool) {
 	t.Helper()
+	waitForPromValueAt(t, query, time.Now, ok)
+}
+
+// waitForPromValueAt asks the test bed's Prometheus, at the time at gives, until query
+// returns a single value that ok accepts.
+func waitForPromValueAt(t *testing.T, query string, at func() time.Time, ok func(float64) bool) {
+	t.Helper()
 	client, err := api.NewClient(api.Config{Address: bed.Prometheus.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -428,7 +435,7 @@ func waitForPromValue(t *testing.T, query string, ok func(float64) bool) {
 	var last model.Value
 	var lastErr error
 	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		last, _, lastErr = prom.Query(ctx, query, time.Now())
+		last, _, lastErr = prom.Query(ctx, query, at())
 		vec, isVector := last.(model.Vector)
 		return lastErr == nil && isVector && len(vec) == 1 && ok(float64(vec[0].Value)), nil
 	})

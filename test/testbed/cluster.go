@@ -129,6 +129,13 @@ func (c *Cluster) UserConfig(user string, groups ...string) (*rest.Config, error
 	return cfg, err
 }
 
+// UserKubeconfig writes a kubeconfig file for a user with a certificate signed by the
+// cluster's CA and returns its path, for tests that run a command as that user.
+func (c *Cluster) UserKubeconfig(user string, groups ...string) (string, error) {
+	path, _, err := c.writeKubeconfig("user-"+user, user, groups)
+	return path, err
+}
+
 // writeKubeconfig issues a client certificate and writes a kubeconfig that uses it.
 func (c *Cluster) writeKubeconfig(fileName, user string, groups []string) (string, *rest.Config, error) {
 	pair, err := c.CA.issue(c.dir, fileName, user, groups)

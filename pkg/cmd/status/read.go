@@ -13,8 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
@@ -22,6 +20,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 )
 
 // errCRDNotInstalled is returned when the hub does not serve TrafficMigrationPolicies.
@@ -46,31 +45,12 @@ type clients struct {
 // (--kubeconfig, then $KUBECONFIG, then ~/.kube/config, or the in-cluster config) and
 // returns the namespace to read: --namespace, or the context's, or "default".
 func (o *Options) loadClients() (*clients, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.Kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.Context}
-	overrides.Context.Namespace = o.Namespace
-	config := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	cfg, err := config.ClientConfig()
+	flags := hubclient.Flags{Kubeconfig: o.Kubeconfig, Context: o.Context, Namespace: o.Namespace}
+	c, namespace, err := flags.Clients("traffic-migration-status")
 	if err != nil {
-		return nil, "", fmt.Errorf("load the kubeconfig: %w", err)
+		return nil, "", err
 	}
-	namespace, _, err := config.Namespace()
-	if err != nil {
-		return nil, "", fmt.Errorf("read the namespace from the kubeconfig: %w", err)
-	}
-	cfg = rest.AddUserAgent(rest.CopyConfig(cfg), "traffic-migration-status")
-	c := &clients{}
-	if c.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
-		return nil, "", fmt.Errorf("create the traffic client: %w", err)
-	}
-	if c.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
-		return nil, "", fmt.Errorf("create the cluster client: %w", err)
-	}
-	if c.addon, err = addonclient.NewForConfig(cfg); err != nil {
-		return nil, "", fmt.Errorf("create the add-on client: %w", err)
-	}
-	return c, namespace, nil
+	return &clients{traffic: c.Traffic, cluster: c.Cluster, addon: c.Addon}, namespace, nil
 }
 
 // reader is what the views need of the hub. apiReader asks the API server; the watch

@@ -37,6 +37,8 @@ type Options struct {
 	Output string
 	// Name is the policy to show in detail; empty for a table of all policies.
 	Name string
+	// Clusters shows the fleet by cluster instead of policies (see clusters.go).
+	Clusters bool
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -81,6 +83,10 @@ and when it is checked next. The query each draining cluster was last checked wi
 listed below. A cluster that the proxy's PlacementDecisions list but the status does
 not, or the other way round, is marked with *.
 
+With --clusters it lists the fleet by cluster instead: each ManagedCluster's agent, the
+Gateways it reports and their readiness, its metrics labels, and the policies that drain
+it, as the manager's Draining condition on its ManagedClusterAddOn names them.
+
 The kubeconfig is found as kubectl finds it: --kubeconfig, $KUBECONFIG, ~/.kube/config.
 --watch shows the view again whenever a policy, PlacementDecision or add-on changes,
 until interrupted.`,
@@ -92,7 +98,10 @@ until interrupted.`,
   traffic-migration status example-traffic-migration -n gateway-system --watch
 
   # The same as JSON, for scripts
-  traffic-migration status example-traffic-migration -n gateway-system -o json`,
+  traffic-migration status example-traffic-migration -n gateway-system -o json
+
+  # The fleet by cluster: Gateways, labels and the policies that drain each cluster
+  traffic-migration status --clusters`,
 		Args:          cobra.MaximumNArgs(1),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -121,6 +130,7 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "list the policies of every namespace")
 	fs.BoolVarP(&o.Watch, "watch", "w", o.Watch, "show the view again whenever a policy, PlacementDecision or add-on changes, until interrupted")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (text), "json" or "yaml"`)
+	fs.BoolVar(&o.Clusters, "clusters", o.Clusters, "show the fleet by cluster: each ManagedCluster's agent, Gateways, labels and the policies that drain it")
 }
 
 // Validate checks the flags and arguments.
@@ -133,6 +143,9 @@ func (o *Options) Validate() error {
 	if o.AllNamespaces && o.Name != "" {
 		return fmt.Errorf("a policy NAME cannot be combined with --all-namespaces: give its namespace with -n")
 	}
+	if o.Clusters && (o.Name != "" || o.Watch) {
+		return fmt.Errorf("--clusters shows the whole fleet: it takes no policy NAME and no --watch")
+	}
 	if o.AllNamespaces && o.Namespace != "" {
 		return fmt.Errorf("--namespace and --all-namespaces cannot be combined")
 	}
@@ -144,6 +157,9 @@ func (o *Options) Run(ctx context.Context) error {
 	c, namespace, err := o.newClients()
 	if err != nil {
 		return err
+	}
+	if o.Clusters {
+		return o.runClusters(ctx, c)
 	}
 	q := query{namespace: namespace, name: o.Name, detail: o.Name != "" || o.Output != ""}
 	if o.AllNamespaces {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/prometheus/common/model"
+
 	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
@@ -105,6 +107,9 @@ func trafficShareQuery(ts *v1alpha1.TrafficShare, data QueryData) (string, error
 	if window == "" {
 		window = DefaultWindow
 	}
+	if err := checkWindow(window); err != nil {
+		return "", err
+	}
 	value := data.Cluster.Name
 	if ts.ClusterLabelValue != "" {
 		v, err := render("trafficShare.clusterLabelValue", ts.ClusterLabelValue, data)
@@ -126,6 +131,21 @@ func trafficShareQuery(ts *v1alpha1.TrafficShare, data QueryData) (string, error
 		total += "{" + selector + "}"
 	}
 	return fmt.Sprintf("100 * sum(rate(%s{%s}[%s])) / sum(rate(%s[%s]))", ts.Metric, cluster, window, total, window), nil
+}
+
+// checkWindow fails for a trafficShare.window that Prometheus would refuse in a range
+// selector: one its duration parser rejects (units out of order, repeated, unknown,
+// or a total it cannot hold), or zero. The CRD refuses all of these too; this keeps a
+// policy that was never validated by an API server failing with a clear reason.
+func checkWindow(window string) error {
+	d, err := model.ParseDuration(window)
+	if err != nil {
+		return fmt.Errorf("trafficShare.window %q is not a Prometheus duration: %w", window, err)
+	}
+	if d <= 0 {
+		return fmt.Errorf("trafficShare.window %q must be longer than 0s", window)
+	}
+	return nil
 }
 
 // render executes text as a template named name on data.

@@ -4,10 +4,14 @@
 package gate
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 )
@@ -171,5 +175,65 @@ func TestNewQueryData(t *testing.T) {
 	policy.Spec.TargetRef.Namespace = "gateways"
 	if got := NewQueryData(policy, cluster); got.Gateway.Namespace != "gateways" {
 		t.Errorf("want the Gateway in targetRef.namespace, got %+v", got.Gateway)
+	}
+}
+
+// TestWindowGrammarMatchesCRD proves that every trafficShare.window the CRD accepts is
+// one the built query accepts (Prometheus's own duration parser, longer than zero),
+// and that the windows Prometheus would refuse are refused by both.
+func TestWindowGrammarMatchesCRD(t *testing.T) {
+	b, err := os.ReadFile("../../../manifests/crd/traffic.open-cluster-management.io_trafficmigrationpolicies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(b, &crd); err != nil {
+		t.Fatal(err)
+	}
+	rules := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["trafficShare"].Properties["window"].XValidations
+	// Each rule is a conjunction of self.matches('<regex>') and self != '', with the
+	// regex as a CEL string literal.
+	matches := regexp.MustCompile(`self\.matches\('([^']*)'\)`)
+	var patterns []*regexp.Regexp
+	for _, r := range rules {
+		rest := matches.ReplaceAllString(r.Rule, "")
+		if strings.Trim(strings.ReplaceAll(rest, "self != ''", ""), " &") != "" {
+			t.Fatalf("rule %q has more than self.matches and self != '': extend this test", r.Rule)
+		}
+		for _, m := range matches.FindAllStringSubmatch(r.Rule, -1) {
+			patterns = append(patterns, regexp.MustCompile(strings.ReplaceAll(m[1], `\\`, `\`)))
+		}
+	}
+	if len(patterns) == 0 {
+		t.Fatal("no self.matches rule on trafficShare.window")
+	}
+	crdAccepts := func(s string) bool {
+		if s == "" {
+			return false
+		}
+		for _, p := range patterns {
+			if !p.MatchString(s) {
+				return false
+			}
+		}
+		return true
+	}
+
+	tests := map[string]bool{ // window: both accept it
+		"5m": true, "1h30m": true, "30s": true, "1ms": true, "1y2w3d4h5m6s7ms": true, "90s": true,
+		"99y999w9999d99999h999999m9999999s999999999ms": true, // the largest the CRD accepts
+		"0s": false, "0m0s": false, "0": false, "": false,
+		"5m1h": false, "1h1h": false, "5 minutes": false, "5": false, "1.5m": false, "-5m": false,
+		"999y": false, "99999999999999999999s": false,
+	}
+	for in, want := range tests {
+		_, err := trafficShareQuery(&v1alpha1.TrafficShare{Metric: "m", ClusterLabel: "cluster", Window: in}, testData())
+		if in == "" {
+			err = checkWindow(in) // an unset window means the default
+		}
+		goAccepts := err == nil
+		if got := crdAccepts(in); got != want || goAccepts != want {
+			t.Errorf("window %q: CRD accepts it: %v, the query accepts it: %v (%v); want %v", in, got, goAccepts, err, want)
+		}
 	}
 }

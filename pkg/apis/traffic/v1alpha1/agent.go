@@ -35,6 +35,21 @@ const (
 	ConditionClusterLabels = GroupName + "/ClusterLabels"
 )
 
+// The one condition the hub manager writes on a ManagedClusterAddOn, for the fleet by
+// cluster. The agent leaves it as it is, and the hub leaves every other condition.
+const (
+	// AddonConditionDraining is True while the cluster drains for one or more
+	// policies; its message names them and their Gateways. It is removed when no policy
+	// drains the cluster. Reasons: AddonReasonDraining, AddonReasonHeld (some policy
+	// holds the cluster past its maximum drain duration).
+	AddonConditionDraining = GroupName + "/Draining"
+
+	// AddonReasonDraining: the cluster drains for the policies the message names.
+	AddonReasonDraining = "Draining"
+	// AddonReasonHeld: some policy holds the cluster past its maximum drain duration.
+	AddonReasonHeld = "Held"
+)
+
 // Reasons of the agent's conditions.
 const (
 	AgentReasonProgrammed      = "Programmed"

@@ -41,11 +41,19 @@ type Comparison struct {
 	Threshold float64
 }
 
-var comparisonPattern = regexp.MustCompile(`^\s*(<=|>=|<|>|==|!=)?\s*([-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?)\s*$`)
+// MaxComparisonLength is the longest expectedMetricsResult, as the CRD's maxLength.
+// With the exponent's two digits at most, it keeps every threshold a finite float64.
+const MaxComparisonLength = 64
+
+var comparisonPattern = regexp.MustCompile(`^\s*(<=|>=|<|>|==|!=)?\s*([-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]{1,2})?)\s*$`)
 
 // ParseComparison parses an expectedMetricsResult such as "<= 0.05". A bare number
-// means "<=". It accepts exactly what the CRD's validation accepts.
+// means "<=". It accepts exactly what the CRD's validation accepts: the same grammar,
+// the same length limit, so a number that would overflow is refused by both.
 func ParseComparison(s string) (Comparison, error) {
+	if len(s) > MaxComparisonLength {
+		return Comparison{}, fmt.Errorf("%q is longer than %d characters", s, MaxComparisonLength)
+	}
 	m := comparisonPattern.FindStringSubmatch(s)
 	if m == nil {
 		return Comparison{}, fmt.Errorf("%q is not a comparison operator (<=, <, >=, >, ==, !=) and a number", s)

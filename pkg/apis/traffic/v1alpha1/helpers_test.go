@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 )
@@ -164,6 +165,7 @@ func TestComparisonGrammarMatchesCRD(t *testing.T) {
 					OpenAPIV3Schema struct {
 						Properties map[string]struct {
 							Properties map[string]struct {
+								MaxLength   int `json:"maxLength"`
 								Validations []struct {
 									Rule string `json:"rule"`
 								} `json:"x-kubernetes-validations"`
@@ -177,7 +179,11 @@ func TestComparisonGrammarMatchesCRD(t *testing.T) {
 	if err := yaml.Unmarshal(b, &crd); err != nil {
 		t.Fatal(err)
 	}
-	rules := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["expectedMetricsResult"].Validations
+	field := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["expectedMetricsResult"]
+	rules := field.Validations
+	if field.MaxLength != MaxComparisonLength {
+		t.Fatalf("CRD maxLength of expectedMetricsResult is %d, ParseComparison's limit %d", field.MaxLength, MaxComparisonLength)
+	}
 	if len(rules) != 1 {
 		t.Fatalf("want one rule on expectedMetricsResult, got %d", len(rules))
 	}
@@ -193,10 +199,20 @@ func TestComparisonGrammarMatchesCRD(t *testing.T) {
 	for _, in := range []string{
 		"<= 0.05", "0.05", "<1", ">= 1e3", "> -2.5", "== .5", " != 0 ", "<= +3", "1.", "1E-3", "\t<=\t7",
 		"<=", "", "=< 1", "<= 5%", "less than 5", "<= 1 2", "<= NaN", "<= Inf", "1e", "..5", "<<= 1", "- 1",
+		// Numbers at the edges of float64: a three-digit exponent would overflow (or
+		// underflow) it, so neither side accepts one; the largest accepted numbers
+		// are still finite.
+		"<= 1e999", "<= 1e308", "1e-999", "<= 1e99", ">= -1e-99", "<= " + strings.Repeat("9", 58) + "e99",
+		// The length limit: 64 characters are accepted, 65 are not.
+		strings.Repeat("9", MaxComparisonLength), strings.Repeat("9", MaxComparisonLength+1),
 	} {
-		_, err := ParseComparison(in)
-		if cel, parsed := celRegex.MatchString(in), err == nil; cel != parsed {
-			t.Errorf("%q: CRD accepts it: %v, ParseComparison accepts it: %v", in, cel, parsed)
+		c, err := ParseComparison(in)
+		cel := celRegex.MatchString(in) && utf8.RuneCountInString(in) <= field.MaxLength
+		if parsed := err == nil; cel != parsed {
+			t.Errorf("%q: CRD accepts it: %v, ParseComparison accepts it: %v (%v)", in, cel, parsed, err)
+		}
+		if err == nil && (math.IsInf(c.Threshold, 0) || math.IsNaN(c.Threshold)) {
+			t.Errorf("%q: accepted with a threshold that is not finite: %v", in, c.Threshold)
 		}
 	}
 }

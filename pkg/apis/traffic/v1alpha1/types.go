@@ -94,11 +94,12 @@ type TrafficMigrationPolicySpec struct {
 
 	// expectedMetricsResult is what metricsQuery must return for a check to pass: a
 	// comparison operator (<=, <, >=, >, ==, !=) and a number, for example "<= 0.05".
-	// A bare number means "<=". Required with metricsQuery, not allowed with
-	// trafficShare.
+	// A bare number means "<=". The exponent has at most two digits, so every number
+	// the API accepts is a finite float64 (with the length limit, below 1e164).
+	// Required with metricsQuery, not allowed with trafficShare.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\s*(<=|>=|<|>|==|!=)?\\\\s*[-+]?([0-9]+(\\\\.[0-9]*)?|\\\\.[0-9]+)([eE][-+]?[0-9]+)?\\\\s*$')",message="expectedMetricsResult must be a comparison operator (<=, <, >=, >, ==, !=) and a number, for example '<= 0.05'; a bare number means '<='"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\s*(<=|>=|<|>|==|!=)?\\\\s*[-+]?([0-9]+(\\\\.[0-9]*)?|\\\\.[0-9]+)([eE][-+]?[0-9]{1,2})?\\\\s*$')",message="expectedMetricsResult must be a comparison operator (<=, <, >=, >, ==, !=) and a number, for example '<= 0.05', with an exponent of at most two digits such as 1e-3 or 2.5e12; a bare number means '<='"
 	ExpectedMetricsResult string `json:"expectedMetricsResult,omitempty"`
 
 	// trafficShare is the first-class form of the common check "at most maxPercent of
@@ -245,12 +246,15 @@ type TrafficShare struct {
 	// +kubebuilder:validation:MaxLength=1024
 	ClusterLabelValue string `json:"clusterLabelValue,omitempty"`
 
-	// window is the range of the rate() in the built query, as a Prometheus duration.
-	// Default 5m.
+	// window is the range of the rate() in the built query, as a Prometheus duration:
+	// units from the largest to the smallest (y, w, d, h, m, s, ms), each at most once,
+	// longer than zero. The number of digits of each unit is bounded so that the total
+	// stays within the range Prometheus can hold. Default 5m.
 	// +optional
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:MaxLength=32
-	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(ms|s|m|h|d|w|y))+$')",message="trafficShare.window must be a Prometheus duration, for example 5m or 1h30m"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]{1,2}y)?([0-9]{1,3}w)?([0-9]{1,4}d)?([0-9]{1,5}h)?([0-9]{1,6}m)?([0-9]{1,7}s)?([0-9]{1,9}ms)?$') && self != ''",message="trafficShare.window must be a Prometheus duration, for example 5m or 1h30m, with its units from the largest to the smallest (y, w, d, h, m, s, ms), each at most once"
+	// +kubebuilder:validation:XValidation:rule="self.matches('[1-9]')",message="trafficShare.window must be longer than 0s: a rate over an empty range has no data"
 	Window string `json:"window,omitempty"`
 
 	// maxPercent is the largest share of the Gateway's traffic, in percent (0 to 100),

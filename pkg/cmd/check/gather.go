@@ -1,0 +1,188 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package check
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
+)
+
+// clients are the hub clients the command reads through.
+type clients struct {
+	kube    kubernetes.Interface
+	traffic trafficclient.Interface
+	cluster clusterclient.Interface
+	addon   addonclient.Interface
+}
+
+// loadClients builds the hub clients from the kubeconfig as kubectl finds it.
+func (o *Options) loadClients() (*clients, string, error) {
+	c, namespace, err := o.Flags.Clients("traffic-migration-check")
+	if err != nil {
+		return nil, "", err
+	}
+	return &clients{kube: c.Kube, traffic: c.Traffic, cluster: c.Cluster, addon: c.Addon}, namespace, nil
+}
+
+// policy gets a policy from the hub, with an error a person can act on.
+func (c *clients) policy(ctx context.Context, namespace, name string) (*trafficv1alpha1.TrafficMigrationPolicy, error) {
+	p, err := c.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("no TrafficMigrationPolicy %s in namespace %s (to check a manifest that is not applied, use -f)", name, namespace)
+	case apierrors.IsForbidden(err):
+		return nil, fmt.Errorf("forbidden: you may not get TrafficMigrationPolicy %s in namespace %s: %w", name, namespace, err)
+	case err != nil:
+		return nil, fmt.Errorf("get TrafficMigrationPolicy %s in namespace %s: %w", name, namespace, err)
+	}
+	return p, nil
+}
+
+// querier returns the Prometheus client the check queries through, built by the
+// manager's own gate code, and says which Prometheus it is for the report. It reads
+// the policy's Secret, unless --prometheus-url replaces it.
+func (o *Options) querier(ctx context.Context, c *clients, policy *trafficv1alpha1.TrafficMigrationPolicy) (gate.Querier, string, error) {
+	var secret *corev1.Secret
+	var from string
+	if o.PrometheusURL != "" {
+		secret = &corev1.Secret{StringData: map[string]string{gate.KeyURL: o.PrometheusURL}}
+		from = "--prometheus-url"
+	} else {
+		name, ns := policy.Spec.PrometheusSecret.Name, policy.Namespace
+		// client-go logs response bodies at high verbosity with the request context's
+		// logger: this request gets none, so the Secret's data never reaches a log.
+		quiet := klog.NewContext(ctx, logr.Discard())
+		s, err := c.kube.CoreV1().Secrets(ns).Get(quiet, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsForbidden(err):
+			return nil, "", fmt.Errorf("you may not read Secret %s in namespace %s, which says how to reach Prometheus; "+
+				"the check reads Prometheus through it, as the manager does: ask for get on that Secret, or give --prometheus-url", name, ns)
+		case apierrors.IsNotFound(err):
+			return nil, "", fmt.Errorf("the policy's Secret %s does not exist in namespace %s: create it, or give --prometheus-url", name, ns)
+		case err != nil:
+			return nil, "", fmt.Errorf("read Secret %s in namespace %s: %w", name, ns, err)
+		}
+		secret, from = s, "Secret "+name
+	}
+	cfg, err := gate.ConfigFromSecret(secret)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", from, err)
+	}
+	cfg.Timeout = o.Timeout
+	q, err := gate.NewQuerier(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", from, err)
+	}
+	return q, cfg.URL + " (" + from + ")", nil
+}
+
+// hubState is what the check gathered from the hub for the decision.
+type hubState struct {
+	// real are the real Placement's decision groups; realProblem says why they are
+	// not known, when they are not.
+	real        []decision.Group
+	realProblem string
+	// proxy are the proxy's decision groups; none when it does not exist yet.
+	proxy []decision.Group
+	// managedClusters are the clusters whose ManagedCluster exists; nil when they
+	// cannot be read.
+	managedClusters sets.Set[string]
+	// ready are the clusters whose agent reports the target Gateway ready.
+	ready sets.Set[string]
+	// labels are the agents' metrics labels, by cluster.
+	labels map[string]map[string]string
+}
+
+// gather reads the real and proxy decisions and, for each of their clusters, the
+// ManagedCluster and what its agent reports.
+func gather(ctx context.Context, c *clients, policy *trafficv1alpha1.TrafficMigrationPolicy) (*hubState, error) {
+	st := &hubState{ready: sets.New[string](), labels: map[string]map[string]string{}}
+	real, err := c.decisions(ctx, policy.Namespace, policy.Spec.PlacementRef.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(real) == 0 {
+		st.realProblem = fmt.Sprintf("Placement %s has no PlacementDecisions: the manager would keep every cluster of the proxy", policy.Spec.PlacementRef.Name)
+	}
+	st.real = proxy.Groups(real)
+	proxyDecisions, err := c.decisions(ctx, policy.Namespace, policy.ProxyPlacementName())
+	if err != nil {
+		return nil, err
+	}
+	st.proxy = proxy.Groups(proxyDecisions)
+
+	st.managedClusters = sets.New[string]()
+	gatewayCondition := trafficv1alpha1.GatewayConditionType(policy.TargetNamespace(), policy.Spec.TargetRef.Name)
+	for _, name := range sets.List(clusterNames(st.real, st.proxy)) {
+		if st.managedClusters != nil {
+			_, err := c.cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case err == nil:
+				st.managedClusters.Insert(name)
+			case !apierrors.IsNotFound(err):
+				st.managedClusters = nil // not known: nothing is removed for being gone
+			}
+		}
+		addon, err := c.addon.AddonV1alpha1().ManagedClusterAddOns(name).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			continue // not installed or not readable: not ready, no labels
+		}
+		if l := meta.FindStatusCondition(addon.Status.Conditions, trafficv1alpha1.ConditionClusterLabels); l != nil && l.Status == metav1.ConditionTrue {
+			st.labels[name] = trafficv1alpha1.ParseClusterLabels(l.Message)
+		}
+		if meta.IsStatusConditionTrue(addon.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) &&
+			meta.IsStatusConditionTrue(addon.Status.Conditions, gatewayCondition) {
+			st.ready.Insert(name)
+		}
+	}
+	return st, nil
+}
+
+// decisions lists the PlacementDecisions of a Placement, by their label.
+func (c *clients) decisions(ctx context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error) {
+	sel := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement}).String()
+	list, err := c.cluster.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("list the PlacementDecisions of Placement %s in namespace %s: %w", placement, namespace, err)
+	}
+	out := make([]*clusterv1beta1.PlacementDecision, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}
+
+// clusterNames are the clusters of some decision groups.
+func clusterNames(groups ...[]decision.Group) sets.Set[string] {
+	names := sets.New[string]()
+	for _, gs := range groups {
+		for _, g := range gs {
+			names.Insert(g.Clusters...)
+		}
+	}
+	return names
+}

@@ -1,0 +1,123 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+)
+
+// render writes the report as text or, with output "json", as JSON.
+func render(w io.Writer, output string, r *Report) error {
+	if output == "json" {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode the report: %w", err)
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Policy %s/%s (from %s), checked at %s\n", r.Namespace, r.Policy, r.Source, r.Time.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "Prometheus: %s\n", r.Prometheus)
+	if r.Expectation != "" {
+		fmt.Fprintf(&b, "Passes when the value is %s\n", r.Expectation)
+	}
+	if r.RealProblem != "" {
+		fmt.Fprintf(&b, "Warning: %s\n", r.RealProblem)
+	}
+	if len(r.Clusters) == 0 {
+		b.WriteString("\nNo cluster to check: neither the real Placement nor the proxy lists one.\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tPHASE\tGATEWAY\tVALUE\tRESULT\tREMOVAL")
+	for _, c := range r.Clusters {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Phase, gatewayWord(c.GatewayReady), orDash(c.Value), c.Result, removalWord(c.Gate))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, c := range r.Clusters {
+		fmt.Fprintf(&b, "\n%s:\n", c.Name)
+		if c.Query != "" {
+			fmt.Fprintf(&b, "  query:   %s\n", oneLine(c.Query))
+		}
+		fmt.Fprintf(&b, "  result:  %s (%s): %s\n", c.Result, c.Reason, c.Message)
+		if g := c.Gate; g != nil {
+			fmt.Fprintf(&b, "  removal: %s\n", gateSentence(g, r.Time.Time))
+		} else {
+			b.WriteString("  removal: none: the cluster is in the real Placement\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// gateSentence says in words what the removal gate would decide.
+func gateSentence(g *GateReport, now time.Time) string {
+	if g.WouldRemove {
+		switch decision.RemovalReason(g.RemovalReason) {
+		case decision.RemovalGatePassed:
+			return "the manager would remove it now: its removal gate passes"
+		case decision.RemovalMaxDrainDuration:
+			return "the manager would remove it now: its maximum drain duration has passed"
+		case decision.RemovalManagedClusterGone:
+			return "the manager would remove it now: its ManagedCluster no longer exists"
+		}
+		return "the manager would remove it now (" + g.RemovalReason + ")"
+	}
+	var b strings.Builder
+	b.WriteString("waits: " + g.WaitingFor)
+	if g.ConsecutiveSuccesses != nil {
+		fmt.Fprintf(&b, " (%d of %d passing checks in a row", *g.ConsecutiveSuccesses, g.Needed)
+		if !g.CheckCounts {
+			b.WriteString("; this check does not count: the manager's next check is not due yet")
+		}
+		if g.NextCheck != nil {
+			if d := g.NextCheck.Sub(now).Round(time.Second); d > 0 {
+				fmt.Fprintf(&b, "; next check in %s", d)
+			}
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func removalWord(g *GateReport) string {
+	switch {
+	case g == nil:
+		return "-"
+	case g.WouldRemove:
+		return "now"
+	}
+	return "waits"
+}
+
+func gatewayWord(ready bool) string {
+	if ready {
+		return "Ready"
+	}
+	return "NotReady"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine folds a multi-line query onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

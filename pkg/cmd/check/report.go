@@ -1,0 +1,168 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package check
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+)
+
+// Report is what a check found, as -o json prints it.
+type Report struct {
+	// Policy and Namespace name the policy checked.
+	Policy    string `json:"policy"`
+	Namespace string `json:"namespace"`
+	// Source is where the policy came from: "the hub" or the manifest's file name.
+	Source string `json:"source"`
+	// Prometheus is the URL queried and where it came from (the Secret or the flag).
+	Prometheus string `json:"prometheus"`
+	// Expectation is what a value must meet to pass, for example "<= 5".
+	Expectation string `json:"expectation"`
+	// Time is when the queries were evaluated.
+	Time metav1.Time `json:"time"`
+	// RealProblem says why the real Placement's decisions are not known, when they
+	// are not: then the manager removes nothing (rule 7).
+	RealProblem string `json:"realProblem,omitempty"`
+	// Clusters are the clusters checked, sorted by name: those of the real Placement
+	// and those draining.
+	Clusters []ClusterReport `json:"clusters"`
+}
+
+// ClusterReport is the check of one cluster.
+type ClusterReport struct {
+	// Name is the cluster's name.
+	Name string `json:"name"`
+	// Phase is Active (in the real Placement), Draining or Held.
+	Phase trafficv1alpha1.ClusterPhase `json:"phase"`
+	// GatewayReady says whether the cluster's agent reports the target Gateway ready.
+	GatewayReady bool `json:"gatewayReady"`
+	// Query is the query with its template filled in for the cluster; empty when the
+	// template does not resolve.
+	Query string `json:"query,omitempty"`
+	// Value is the value Prometheus returned, as it formatted it.
+	Value string `json:"value,omitempty"`
+	// Result is Pass, Fail, NoData or Error.
+	Result trafficv1alpha1.EvaluationResult `json:"result"`
+	// Reason is the reason of the PrometheusReachable condition the manager would set.
+	Reason string `json:"reason"`
+	// Message says what the check found and, unless it passed, what to look at.
+	Message string `json:"message"`
+	// Gate is what the removal gate would decide, for a draining cluster.
+	Gate *GateReport `json:"gate,omitempty"`
+}
+
+// GateReport is the removal gate of a draining cluster, decided by the manager's
+// rules on the policy's status and this check.
+type GateReport struct {
+	// WouldRemove says whether the manager would remove the cluster now.
+	WouldRemove bool `json:"wouldRemove"`
+	// RemovalReason is why it would be removed: GatePassed, MaxDrainDurationRemove
+	// or ManagedClusterGone.
+	RemovalReason string `json:"removalReason,omitempty"`
+	// WaitingFor is what the removal still waits for, as the status row would say it.
+	WaitingFor string `json:"waitingFor,omitempty"`
+	// CheckCounts says whether this check counts towards the run of passing checks:
+	// the manager counts checks at least an interval apart, so a check made before
+	// the cluster's next check is due shows the value but changes no count.
+	CheckCounts bool `json:"checkCounts"`
+	// ConsecutiveSuccesses is the run of passing checks, with this one if it counts;
+	// unset for a cluster that would be removed.
+	ConsecutiveSuccesses *int32 `json:"consecutiveSuccesses,omitempty"`
+	// Needed is how many passing checks in a row the removal needs.
+	Needed int32 `json:"needed"`
+	// DrainStartTime is when the cluster started draining (now, when the manager has
+	// not recorded its drain yet).
+	DrainStartTime *metav1.Time `json:"drainStartTime,omitempty"`
+	// NextCheck is when the manager checks the cluster next.
+	NextCheck *metav1.Time `json:"nextCheck,omitempty"`
+}
+
+// failedClusters are the clusters whose query could not be run.
+func (r *Report) failedClusters() []string {
+	var names []string
+	for _, c := range r.Clusters {
+		if c.Result == trafficv1alpha1.EvaluationError {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// run checks every cluster of the real Placement and every draining one at now, and
+// asks the manager's decision function what it would do with these checks.
+func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hub *hubState, q gate.Querier, now time.Time) *Report {
+	at := now.Truncate(time.Second)
+	in := decision.Input{
+		Now:             now,
+		Policy:          decision.PolicyFromSpec(&policy.Spec),
+		RealKnown:       hub.realProblem == "",
+		Real:            hub.real,
+		Proxy:           hub.proxy,
+		Previous:        policy.Status.Clusters,
+		ManagedClusters: hub.managedClusters,
+		GatewayReady:    hub.ready,
+		Evaluations:     map[string]decision.Evaluation{},
+	}
+	report := &Report{Policy: policy.Name, Namespace: policy.Namespace, Time: metav1.NewTime(at), RealProblem: hub.realProblem}
+	if expect, err := policy.Spec.Expectation(); err == nil {
+		report.Expectation = expect.String()
+	}
+
+	names := clusterNames(hub.real, hub.proxy)
+	for _, name := range sets.List(names) {
+		data := gate.NewQueryData(policy, gate.ClusterInfo{Name: name, Labels: hub.labels[name]})
+		ev := gate.Evaluate(ctx, q, &policy.Spec, data, at)
+		in.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
+		report.Clusters = append(report.Clusters, ClusterReport{
+			Name: name, Phase: trafficv1alpha1.ClusterActive, GatewayReady: hub.ready.Has(name),
+			Query: ev.Query, Value: ev.Value, Result: ev.Result, Reason: ev.Reason, Message: ev.Message,
+		})
+	}
+
+	due := map[string]bool{}
+	for _, name := range decision.Due(in) {
+		due[name] = true
+	}
+	out := decision.Decide(in)
+	rows := map[string]trafficv1alpha1.ClusterStatus{}
+	for _, row := range out.Clusters {
+		rows[row.Name] = row
+	}
+	removed := map[string]decision.RemovalReason{}
+	for _, r := range out.Removed {
+		removed[r.Cluster] = r.Reason
+	}
+	needed := in.Policy.ConsecutiveSuccesses
+	if needed <= 0 {
+		needed = decision.DefaultConsecutiveSuccesses
+	}
+	for i := range report.Clusters {
+		c := &report.Clusters[i]
+		row := rows[c.Name]
+		reason, isRemoved := removed[c.Name]
+		draining := row.Phase == trafficv1alpha1.ClusterDraining || row.Phase == trafficv1alpha1.ClusterHeld
+		if !isRemoved && !draining {
+			continue // active: the decision keeps it for the real Placement
+		}
+		gr := &GateReport{CheckCounts: due[c.Name], Needed: needed}
+		c.Phase = trafficv1alpha1.ClusterDraining
+		if isRemoved {
+			gr.WouldRemove, gr.RemovalReason = true, string(reason)
+		} else {
+			c.Phase = row.Phase
+			successes := row.ConsecutiveSuccesses
+			gr.WaitingFor, gr.ConsecutiveSuccesses = row.Message, &successes
+			gr.DrainStartTime, gr.NextCheck = row.DrainStartTime, row.NextEvaluationTime
+		}
+		c.Gate = gr
+	}
+	return report
+}

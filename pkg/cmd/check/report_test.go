@@ -1,0 +1,152 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package check
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+)
+
+// querier answers every query with the value of the cluster named in it.
+type querier map[string]float64
+
+func (q querier) Query(_ context.Context, query string, _ time.Time) (model.Value, error) {
+	for cluster, v := range q {
+		if strings.Contains(query, `"`+cluster+`"`) {
+			return model.Vector{{Value: model.SampleValue(v)}}, nil
+		}
+	}
+	return model.Vector{}, nil
+}
+
+func TestRun(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(-d)); return &t }
+	policy := func(rows ...trafficv1alpha1.ClusterStatus) *trafficv1alpha1.TrafficMigrationPolicy {
+		return &trafficv1alpha1.TrafficMigrationPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+			Spec: trafficv1alpha1.TrafficMigrationPolicySpec{
+				PlacementRef:         trafficv1alpha1.PlacementReference{Name: "real"},
+				TargetRef:            trafficv1alpha1.GatewayReference{Name: "gw"},
+				TrafficShare:         &trafficv1alpha1.TrafficShare{Metric: "m", MaxPercent: 5},
+				Interval:             &metav1.Duration{Duration: 30 * time.Second},
+				ConsecutiveSuccesses: 3,
+				MinDrainDuration:     &metav1.Duration{Duration: time.Minute},
+			},
+			Status: trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: rows},
+		}
+	}
+	draining := func(successes int32, lastCheck time.Duration) trafficv1alpha1.ClusterStatus {
+		return trafficv1alpha1.ClusterStatus{Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: ago(time.Hour),
+			ConsecutiveSuccesses: successes, LastEvaluationTime: ago(lastCheck), LastResult: trafficv1alpha1.EvaluationPass}
+	}
+	hub := func(ready ...string) *hubState {
+		return &hubState{
+			real:            []decision.Group{{Clusters: []string{"c2"}}},
+			proxy:           []decision.Group{{Clusters: []string{"c1", "c2"}}},
+			managedClusters: sets.New("c1", "c2"),
+			ready:           sets.New(ready...),
+		}
+	}
+	tests := map[string]struct {
+		policy    *trafficv1alpha1.TrafficMigrationPolicy
+		hub       *hubState
+		values    querier
+		wantGate  GateReport
+		wantWaits string
+	}{
+		"the third pass opens the gate": {
+			policy: policy(draining(2, time.Minute)), hub: hub("c1", "c2"), values: querier{"c1": 1, "c2": 99},
+			wantGate: GateReport{WouldRemove: true, RemovalReason: "GatePassed", CheckCounts: true, Needed: 3},
+		},
+		"a fail starts the run over": {
+			policy: policy(draining(2, time.Minute)), hub: hub("c1", "c2"), values: querier{"c1": 50, "c2": 50},
+			wantGate: GateReport{CheckCounts: true, Needed: 3, ConsecutiveSuccesses: ptr(0)}, wantWaits: "waiting for 3 more passing checks",
+		},
+		"a check before the next one is due does not count": {
+			policy: policy(draining(2, 10*time.Second)), hub: hub("c1", "c2"), values: querier{"c1": 1, "c2": 99},
+			wantGate: GateReport{CheckCounts: false, Needed: 3, ConsecutiveSuccesses: ptr(2)}, wantWaits: "waiting for 1 more passing check",
+		},
+		"no other ready Gateway keeps it": {
+			policy: policy(draining(2, time.Minute)), hub: hub("c1"), values: querier{"c1": 1, "c2": 99},
+			wantGate: GateReport{CheckCounts: true, Needed: 3, ConsecutiveSuccesses: ptr(3)}, wantWaits: "no other cluster has the Gateway ready",
+		},
+		"a drain the manager has not recorded starts now": {
+			policy: policy(), hub: hub("c1", "c2"), values: querier{"c1": 1, "c2": 99},
+			wantGate: GateReport{CheckCounts: true, Needed: 3, ConsecutiveSuccesses: ptr(1)}, wantWaits: "minimum drain duration not reached",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := run(context.Background(), tc.policy, tc.hub, tc.values, now)
+			if len(r.Clusters) != 2 {
+				t.Fatalf("want rows for c1 and c2, got %+v", r.Clusters)
+			}
+			c1, c2 := r.Clusters[0], r.Clusters[1]
+			if c2.Gate != nil || c2.Phase != trafficv1alpha1.ClusterActive || c2.Result == "" {
+				t.Errorf("c2 is active and checked: %+v", c2)
+			}
+			if c1.Gate == nil {
+				t.Fatalf("c1 drains and has no gate: %+v", c1)
+			}
+			got := *c1.Gate
+			if !strings.Contains(got.WaitingFor, tc.wantWaits) {
+				t.Errorf("waiting for %q, want %q in it", got.WaitingFor, tc.wantWaits)
+			}
+			got.WaitingFor, got.DrainStartTime, got.NextCheck = "", nil, nil
+			if got.WouldRemove != tc.wantGate.WouldRemove || got.RemovalReason != tc.wantGate.RemovalReason ||
+				got.CheckCounts != tc.wantGate.CheckCounts || got.Needed != tc.wantGate.Needed ||
+				(got.ConsecutiveSuccesses == nil) != (tc.wantGate.ConsecutiveSuccesses == nil) ||
+				(got.ConsecutiveSuccesses != nil && *got.ConsecutiveSuccesses != *tc.wantGate.ConsecutiveSuccesses) {
+				t.Errorf("gate %+v (successes %v), want %+v (successes %v)", got, deref(got.ConsecutiveSuccesses), tc.wantGate, deref(tc.wantGate.ConsecutiveSuccesses))
+			}
+			var b bytes.Buffer
+			if err := render(&b, "", r); err != nil || !strings.Contains(b.String(), c1.Query) {
+				t.Errorf("text output lacks the query (%v):\n%s", err, b.String())
+			}
+		})
+	}
+}
+
+func ptr(n int32) *int32 { return &n }
+
+func deref(p *int32) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func TestParseManifest(t *testing.T) {
+	tests := map[string]struct {
+		in      string
+		wantErr string
+	}{
+		"a policy": {in: "apiVersion: traffic.open-cluster-management.io/v1alpha1\nkind: TrafficMigrationPolicy\nmetadata: {name: p}\nspec: {placementRef: {name: r}}\n"},
+		"misspelt field": {
+			in:      "apiVersion: traffic.open-cluster-management.io/v1alpha1\nkind: TrafficMigrationPolicy\nmetadata: {name: p}\nspec: {placement: {name: r}}\n",
+			wantErr: `unknown field "placement"`,
+		},
+		"another kind": {in: "apiVersion: v1\nkind: Secret\nmetadata: {name: p}\n", wantErr: "want kind TrafficMigrationPolicy"},
+		"no name":      {in: "apiVersion: traffic.open-cluster-management.io/v1alpha1\nkind: TrafficMigrationPolicy\n", wantErr: "metadata.name is not set"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := parseManifest([]byte(tc.in))
+			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("got error %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}

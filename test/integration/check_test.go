@@ -1,0 +1,263 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/check"
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// TestCheckCommand runs "traffic-migration check", the real binary, against the test
+// bed's Prometheus: for a policy on the hub with one cluster draining, for a policy
+// manifest that is not applied, for a user who may not read the policy's Secret (with
+// and without --prometheus-url), and for a query Prometheus rejects. Every printed
+// value is compared with Prometheus's own answer to the printed query at the printed
+// time.
+func TestCheckCommand(t *testing.T) {
+	t.Parallel()
+	m := newMigration(t, "check")
+	f := m.f
+	m.traffic.SetByValue(map[string]float64{m.c1: 60, m.c2: 40})
+	p := m.policy()
+	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 10 * time.Minute} // c1 drains throughout
+	f.createPolicy(t, p)
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	m.moveToC2(t)
+	f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := testbed.PolicyRow(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastEvaluationTime != nil
+	})
+	share := fmt.Sprintf(`100 * sum(rate(test_gateway_requests_total{cluster=%q,job=%q}[4s])) / sum(rate(test_gateway_requests_total{job=%q}[4s]))`, m.c1, m.traffic.job, m.traffic.job)
+	// The check evaluates at the start of the current second: wait until Prometheus has
+	// had the share for longer than that.
+	waitForPromValueAt(t, share, func() time.Time { return time.Now().Add(-2 * time.Second) }, func(v float64) bool { return v > 55 && v < 65 })
+	admin := bed.Hub.KubeconfigPath
+
+	t.Run("policy on the hub", func(t *testing.T) {
+		r := runCheckJSON(t, admin, "check", p.Name, "-n", m.ns)
+		if r.Expectation != "<= 5" || r.Source != "the hub" || !strings.HasPrefix(r.Prometheus, bed.Prometheus.URL) {
+			t.Errorf("report header: expectation %q, source %q, prometheus %q", r.Expectation, r.Source, r.Prometheus)
+		}
+		c1, c2 := reportRow(t, r, m.c1), reportRow(t, r, m.c2)
+		assertMatchesPrometheus(t, r, c1, c2)
+		if c1.Phase != trafficv1alpha1.ClusterDraining || c1.Result != trafficv1alpha1.EvaluationFail || c1.Gate == nil || c1.Gate.WouldRemove {
+			t.Fatalf("cluster1 should drain, fail its check and stay: %+v", c1)
+		}
+		for _, want := range []string{"minimum drain duration not reached", "more passing checks", "last check: the query's value does not meet <= 5 yet"} {
+			if !strings.Contains(c1.Gate.WaitingFor, want) {
+				t.Errorf("cluster1's gate: want %q in %q", want, c1.Gate.WaitingFor)
+			}
+		}
+		if c2.Phase != trafficv1alpha1.ClusterActive || c2.Gate != nil || c2.Result != trafficv1alpha1.EvaluationFail {
+			t.Errorf("cluster2 is in the real Placement: %+v", c2)
+		}
+
+		// The text form prints the same values and queries.
+		out, errOut, err := runCheck(t, admin, "check", p.Name, "-n", m.ns)
+		if err != nil {
+			t.Fatalf("check: %v\n%s", err, errOut)
+		}
+		for _, want := range []string{"Passes when the value is <= 5", c1.Query, "waits: minimum drain duration not reached"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("text output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("policy from a file, not applied", func(t *testing.T) {
+		dry := m.policy()
+		dry.Name = "not-applied"
+		dry.Spec.TrafficShare = nil
+		dry.Spec.MetricsQuery = fmt.Sprintf(`sum(rate(test_gateway_requests_total{job=%q,cluster="{{ .Cluster.Name }}"}[4s]))`, m.traffic.job)
+		dry.Spec.ExpectedMetricsResult = "<= 1000"
+		r := runCheckJSON(t, admin, "check", "-f", writeManifest(t, dry))
+		c1, c2 := reportRow(t, r, m.c1), reportRow(t, r, m.c2)
+		assertMatchesPrometheus(t, r, c1, c2)
+		if c1.Result != trafficv1alpha1.EvaluationPass || c2.Result != trafficv1alpha1.EvaluationPass || r.Expectation != "<= 1000" {
+			t.Errorf("both rates are under 1000: %+v, %+v", c1, c2)
+		}
+		// The proxy lists cluster1, the manifest's real Placement does not: it would
+		// drain, starting now, so its minimum drain duration holds it.
+		if c1.Gate == nil || c1.Gate.WouldRemove || !strings.Contains(c1.Gate.WaitingFor, "minimum drain duration not reached") {
+			t.Errorf("cluster1 would drain and wait: %+v", c1.Gate)
+		}
+		_, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(context.Background(), dry.Name, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("check created the policy from the file: %v", err)
+		}
+	})
+
+	t.Run("user who may not read the Secret", func(t *testing.T) {
+		kubeconfig := policyReader(t, m.ns, "check-viewer-"+m.ns)
+		_, errOut, err := runCheck(t, kubeconfig, "check", p.Name, "-n", m.ns)
+		want := fmt.Sprintf("you may not read Secret %s in namespace %s", m.secret, m.ns)
+		if err == nil || !strings.Contains(errOut, want) || !strings.Contains(errOut, "--prometheus-url") {
+			t.Fatalf("want an error saying %q, got %v:\n%s", want, err, errOut)
+		}
+		// With the URL on the command line, the same user runs the check.
+		r := runCheckJSON(t, kubeconfig, "check", p.Name, "-n", m.ns, "--prometheus-url", bed.Prometheus.URL)
+		assertMatchesPrometheus(t, r, reportRow(t, r, m.c1), reportRow(t, r, m.c2))
+		if !strings.HasSuffix(r.Prometheus, "(--prometheus-url)") {
+			t.Errorf("report does not say the URL came from the flag: %q", r.Prometheus)
+		}
+	})
+
+	t.Run("query that cannot be run", func(t *testing.T) {
+		bad := m.policy()
+		bad.Spec.TrafficShare = nil
+		bad.Spec.MetricsQuery, bad.Spec.ExpectedMetricsResult = "sum(", "<= 1"
+		out, errOut, err := runCheck(t, admin, "check", "-f", writeManifest(t, bad), "-o", "json")
+		if err == nil || !strings.Contains(errOut, "the query could not be run for") {
+			t.Fatalf("want a non-zero exit naming the clusters, got %v:\n%s", err, errOut)
+		}
+		var r check.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("the report is still printed as JSON: %v\n%s", err, out)
+		}
+		if c := reportRow(t, r, m.c2); c.Result != trafficv1alpha1.EvaluationError || c.Reason != trafficv1alpha1.ReasonQueryFailed {
+			t.Errorf("want an Error with reason %s: %+v", trafficv1alpha1.ReasonQueryFailed, c)
+		}
+	})
+}
+
+// writeManifest writes a policy as a manifest file, as a user would before applying it.
+func writeManifest(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy) string {
+	t.Helper()
+	p.TypeMeta = metav1.TypeMeta{APIVersion: trafficv1alpha1.SchemeGroupVersion.String(), Kind: "TrafficMigrationPolicy"}
+	b, err := yaml.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), p.Name+".yaml")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// runCheck runs the traffic-migration binary with args and the kubeconfig.
+func runCheck(t *testing.T, kubeconfig string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	bin, err := testbed.ProgramTrafficMigration.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append(args, "--kubeconfig", kubeconfig)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.Env = append(os.Environ(), "KUBECONFIG=")
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// runCheckJSON runs check with -o json and decodes its report; the check must succeed.
+func runCheckJSON(t *testing.T, kubeconfig string, args ...string) check.Report {
+	t.Helper()
+	out, errOut, err := runCheck(t, kubeconfig, append(args, "-o", "json")...)
+	if err != nil {
+		t.Fatalf("%v: %v\n%s\n%s", args, err, out, errOut)
+	}
+	var r check.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("decode the report: %v\n%s", err, out)
+	}
+	return r
+}
+
+func reportRow(t *testing.T, r check.Report, cluster string) check.ClusterReport {
+	t.Helper()
+	for _, c := range r.Clusters {
+		if c.Name == cluster {
+			return c
+		}
+	}
+	t.Fatalf("the report has no row for %s: %+v", cluster, r.Clusters)
+	return check.ClusterReport{}
+}
+
+// assertMatchesPrometheus asks Prometheus each row's query at the report's time and
+// compares its answer with the printed value.
+func assertMatchesPrometheus(t *testing.T, r check.Report, rows ...check.ClusterReport) {
+	t.Helper()
+	client, err := api.NewClient(api.Config{Address: bed.Prometheus.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom := promv1.NewAPI(client)
+	for _, c := range rows {
+		if c.Query == "" || c.Value == "" {
+			t.Errorf("%s: no query or value printed: %+v", c.Name, c)
+			continue
+		}
+		v, _, err := prom.Query(context.Background(), c.Query, r.Time.Time)
+		if err != nil {
+			t.Errorf("%s: Prometheus: %v", c.Name, err)
+			continue
+		}
+		vec, ok := v.(model.Vector)
+		if !ok || len(vec) != 1 {
+			t.Errorf("%s: Prometheus answered %v", c.Name, v)
+			continue
+		}
+		if got := vec[0].Value.String(); got != c.Value {
+			t.Errorf("%s: check printed %s, Prometheus answers %s for %s at %s", c.Name, c.Value, got, c.Query, r.Time.UTC())
+		}
+	}
+}
+
+// policyReader makes a user who may read policies, PlacementDecisions, ManagedClusters
+// and their add-ons, but no Secret, and returns a kubeconfig for them.
+func policyReader(t *testing.T, ns, user string) string {
+	t.Helper()
+	ctx := context.Background()
+	kube := newFleet(t).kube
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{trafficv1alpha1.GroupName}, Resources: []string{"trafficmigrationpolicies"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: []string{"placementdecisions", "managedclusters"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons"}, Verbs: []string{"get", "list"}},
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}
+	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{})
+		_ = kube.RbacV1().ClusterRoles().Delete(ctx, user, metav1.DeleteOptions{})
+	})
+	path, err := bed.Hub.UserKubeconfig(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
