@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"open-cluster-management.io/traffic-migration/pkg/cmd/agent"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/dashboard"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/manager"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/status"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/version"
@@ -37,5 +38,6 @@ its Gateway.`,
 	root.AddCommand(managerCmd)
 	root.AddCommand(agent.NewCommand(out, errOut))
 	root.AddCommand(status.NewCommand(out, errOut))
+	root.AddCommand(dashboard.NewCommand(out, errOut))
 	return root
 }
