@@ -203,7 +203,7 @@ func TestAlertRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	rules, err := testbed.ChartAlertRules()
+	rules, err := testbed.ChartAlertRules(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,10 @@ import (
 )
 
 // ChartAlertRules renders the chart's PrometheusRule (monitoring.prometheusRule) with
-// its default settings and returns its rule groups as a Prometheus rule file, so that
-// promtool and the test bed's Prometheus load exactly the rules the chart installs.
-func ChartAlertRules() ([]byte, error) {
+// its default settings, changed by settings (e.g. {"prometheusUnreachableFor": "10s"}),
+// and returns its rule groups as a Prometheus rule file, so that promtool and the test
+// bed's Prometheus load exactly the rules the chart installs.
+func ChartAlertRules(settings map[string]any) ([]byte, error) {
 	root, err := moduleDir("")
 	if err != nil {
 		return nil, err
@@ -25,7 +26,11 @@ func ChartAlertRules() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the chart: %w", err)
 	}
-	values := map[string]any{"monitoring": map[string]any{"prometheusRule": map[string]any{"enabled": true}}}
+	settingsOn := map[string]any{"enabled": true}
+	for k, v := range settings {
+		settingsOn[k] = v
+	}
+	values := map[string]any{"monitoring": map[string]any{"prometheusRule": settingsOn}}
 	vals, err := chartutil.ToRenderValues(chart, values, chartutil.ReleaseOptions{Name: "traffic-migration", Namespace: "open-cluster-management-addon"}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, fmt.Errorf("values of the chart: %w", err)
