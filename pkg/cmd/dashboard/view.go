@@ -71,6 +71,8 @@ type PolicyPage struct {
 	Gateway string `json:"gateway"`
 	// Check is the removal check in words, e.g. "traffic share <= 5".
 	Check string `json:"check"`
+	// ValueLabel names a check's value on the charts' axis.
+	ValueLabel string `json:"valueLabel"`
 	// Operator and Threshold are what a check's value must meet; HasThreshold is
 	// false when the expectation cannot be parsed.
 	Operator             string          `json:"operator,omitempty"`
@@ -231,6 +233,10 @@ func buildPolicyPage(p *trafficv1alpha1.TrafficMigrationPolicy, inputs map[strin
 		page.Operator, page.Threshold, page.HasThreshold = cmpn.Operator, cmpn.Threshold, true
 	}
 	page.Check = checkSummary(p, page)
+	page.ValueLabel = "query result"
+	if p.Spec.TrafficShare != nil {
+		page.ValueLabel = "share of the traffic (%)"
+	}
 	for _, c := range p.Status.Conditions {
 		page.Conditions = append(page.Conditions, ConditionView{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
 	}

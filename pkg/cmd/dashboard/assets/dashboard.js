@@ -19,6 +19,7 @@
       if (v === undefined || v === null || v === false) continue;
       if (k.startsWith("data-")) el.setAttribute(k, String(v));
       else if (k === "class") el.className = v;
+      else if (k === "color") el.style.color = v; // through the CSSOM: the CSP forbids style attributes
       else el.setAttribute(k, v);
     }
     for (const c of children.flat()) {
@@ -97,7 +98,7 @@
         h("div", { class: "problem", id: "not-found" }, "There is no TrafficMigrationPolicy " + p.name + " in namespace " + p.namespace + " (any more)."));
       return;
     }
-    const facts = h("dl", { class: "facts" },
+    const facts = h("dl", { class: "facts" }, [
       ["Ready", h("span", {}, badge(p.ready || "Unknown"), " ", p.readyReason || "")],
       ["Placement", p.placement + " → proxy " + p.proxyPlacement + " (" + p.proxyClusters + " clusters)"],
       ["Gateway", p.gateway],
@@ -183,7 +184,7 @@
       h("p", { class: "source " + c.source }, c.sourceNote),
       c.query ? h("p", { class: "source" }, "Query: ", h("code", {}, c.query)) : null,
     ];
-    const markList = h("div", { class: "marks" }, marks.map((mk) => h("span", { style: "color:" + mk.color }, mk.label + " " + fmtTime(mk.t))));
+    const markList = h("div", { class: "marks" }, marks.map((mk) => h("span", { color: mk.color }, mk.label + " " + fmtTime(mk.t))));
     let plotEl = box.querySelector(".plot");
     if (!plotEl) plotEl = h("div", { class: "plot" });
     box.replaceChildren(...heading.filter(Boolean), plotEl, markList);
@@ -222,7 +223,7 @@
           return [lo, hi + (hi - lo) * 0.1];
         } },
       },
-      axes: [{}, { size: 60 }],
+      axes: [{}, { size: 60, label: p.valueLabel, labelSize: 20 }],
       series: [
         {},
         { label: c.source === "prometheus" ? "value (Prometheus)" : "value (status history)", stroke: color("active"), width: 2, spanGaps: true,
