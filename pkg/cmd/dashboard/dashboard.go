@@ -24,16 +24,16 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubconfig"
 )
 
 // DefaultAddress is where the dashboard listens unless --address says otherwise.
@@ -41,10 +41,8 @@ const DefaultAddress = "localhost:3100"
 
 // Options are the flags of the dashboard command.
 type Options struct {
-	// Kubeconfig is the kubeconfig file; empty means $KUBECONFIG or ~/.kube/config.
-	Kubeconfig string
-	// Context is the kubeconfig context; empty means its current context.
-	Context string
+	// Hub finds the hub's kubeconfig.
+	Hub hubconfig.Flags
 	// Namespace limits the dashboard to the policies of one namespace; empty means
 	// every namespace.
 	Namespace string
@@ -107,24 +105,17 @@ the binary: it needs nothing from the internet.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:          func(cmd *cobra.Command, _ []string) error { return o.ValidateAndRun(cmd.Context()) },
 	}
 	cmd.SetOut(o.Out)
 	cmd.SetErr(o.ErrOut)
-	o.AddFlags(cmd)
+	o.AddFlags(cmd.Flags())
 	return cmd
 }
 
-// AddFlags adds the command's flags.
-func (o *Options) AddFlags(cmd *cobra.Command) {
-	fs := cmd.Flags()
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "the hub's kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&o.Context, "context", o.Context, "the kubeconfig context to use (default: its current context)")
+// AddFlags adds the command's flags to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.Hub.AddFlags(fs)
 	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "show only the policies of this namespace (default: every namespace)")
 	fs.StringVar(&o.Address, "address", o.Address, "the host:port to serve the dashboard on")
 }
@@ -139,6 +130,14 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--address %q has no port (for example localhost:3100)", o.Address)
 	}
 	return nil
+}
+
+// ValidateAndRun checks the flags, then serves the dashboard until ctx is done.
+func (o *Options) ValidateAndRun(ctx context.Context) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	return o.Run(ctx)
 }
 
 // Run serves the dashboard until ctx is done.
@@ -226,14 +225,10 @@ func listError(err error, namespace string) error {
 
 // loadClients builds the hub clients from the kubeconfig as kubectl finds it.
 func (o *Options) loadClients() (*clients, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.Kubeconfig
-	config := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.Context})
-	cfg, err := config.ClientConfig()
+	cfg, _, err := o.Hub.Load("traffic-migration-dashboard")
 	if err != nil {
-		return nil, fmt.Errorf("load the kubeconfig: %w", err)
+		return nil, err
 	}
-	cfg = rest.AddUserAgent(rest.CopyConfig(cfg), "traffic-migration-dashboard")
 	c := &clients{}
 	if c.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("create the traffic client: %w", err)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/status"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
 
@@ -75,24 +76,16 @@ type PolicyPage struct {
 	ValueLabel string `json:"valueLabel"`
 	// Operator and Threshold are what a check's value must meet; HasThreshold is
 	// false when the expectation cannot be parsed.
-	Operator             string          `json:"operator,omitempty"`
-	Threshold            float64         `json:"threshold"`
-	HasThreshold         bool            `json:"hasThreshold"`
-	Interval             string          `json:"interval"`
-	ConsecutiveSuccesses int32           `json:"consecutiveSuccesses"`
-	MinDrainDuration     string          `json:"minDrainDuration"`
-	MaxDrainDuration     string          `json:"maxDrainDuration,omitempty"`
-	Conditions           []ConditionView `json:"conditions"`
-	Clusters             []ClusterRow    `json:"clusters"`
-	Charts               []Chart         `json:"charts"`
-}
-
-// ConditionView is one condition of the policy.
-type ConditionView struct {
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-	Reason  string `json:"reason"`
-	Message string `json:"message,omitempty"`
+	Operator             string                 `json:"operator,omitempty"`
+	Threshold            float64                `json:"threshold"`
+	HasThreshold         bool                   `json:"hasThreshold"`
+	Interval             string                 `json:"interval"`
+	ConsecutiveSuccesses int32                  `json:"consecutiveSuccesses"`
+	MinDrainDuration     string                 `json:"minDrainDuration"`
+	MaxDrainDuration     string                 `json:"maxDrainDuration,omitempty"`
+	Conditions           []status.ConditionView `json:"conditions"`
+	Clusters             []ClusterRow           `json:"clusters"`
+	Charts               []Chart                `json:"charts"`
 }
 
 // ClusterRow is one cluster of the policy's status.
@@ -222,7 +215,7 @@ func buildPolicyPage(p *trafficv1alpha1.TrafficMigrationPolicy, inputs map[strin
 		Interval:             rules.Interval.String(),
 		ConsecutiveSuccesses: rules.ConsecutiveSuccesses,
 		MinDrainDuration:     rules.MinDrainDuration.String(),
-		Conditions:           []ConditionView{},
+		Conditions:           []status.ConditionView{},
 		Clusters:             []ClusterRow{},
 		Charts:               []Chart{},
 	}
@@ -238,7 +231,7 @@ func buildPolicyPage(p *trafficv1alpha1.TrafficMigrationPolicy, inputs map[strin
 		page.ValueLabel = "share of the traffic (%)"
 	}
 	for _, c := range p.Status.Conditions {
-		page.Conditions = append(page.Conditions, ConditionView{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
+		page.Conditions = append(page.Conditions, status.ConditionView{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime})
 	}
 	for _, row := range p.Status.Clusters {
 		page.Clusters = append(page.Clusters, ClusterRow{
