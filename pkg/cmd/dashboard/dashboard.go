@@ -34,6 +34,7 @@ import (
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubconfig"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/logflags"
 )
 
 // DefaultAddress is where the dashboard listens unless --address says otherwise.
@@ -110,6 +111,7 @@ the binary: it needs nothing from the internet.`,
 	cmd.SetOut(o.Out)
 	cmd.SetErr(o.ErrOut)
 	o.AddFlags(cmd.Flags())
+	logflags.Add(cmd)
 	return cmd
 }
 

@@ -31,6 +31,8 @@
   const badge = (text, cls) => h("span", { class: "badge " + (cls || text) }, text || "none");
   const policyHref = (ns, name) => "/policies/" + encodeURIComponent(ns) + "/" + encodeURIComponent(name);
   const fmtTime = (s) => new Date(s * 1000).toLocaleTimeString();
+  // shortValue shows a value as Prometheus formats it with at most 4 significant digits.
+  const shortValue = (v) => (v && isFinite(Number(v)) ? String(Number(Number(v).toPrecision(4))) : v || "");
 
   // Routing: "/" is the fleet, "/policies/{namespace}/{name}" a policy.
   const m = location.pathname.match(/^\/policies\/([^/]+)\/([^/]+)\/?$/);
@@ -132,7 +134,7 @@
       h("thead", {}, h("tr", {}, ["Cluster", "Phase", "Last check", "Passes in a row", "Message"].map((t) => h("th", {}, t)))),
       h("tbody", {}, p.clusters.map((c) => h("tr", { "data-cluster": c.name, "data-phase": c.phase },
         h("td", {}, c.name), h("td", {}, badge(c.phase)),
-        h("td", {}, c.lastResult ? [badge(c.lastResult), " ", c.lastValue || ""] : h("span", { class: "muted" }, "–")),
+        h("td", { title: c.lastValue || "" }, c.lastResult ? [badge(c.lastResult), " ", shortValue(c.lastValue)] : h("span", { class: "muted" }, "–")),
         h("td", {}, c.consecutiveSuccesses + " / " + p.consecutiveSuccesses),
         h("td", {}, c.message || "")))));
 
@@ -189,9 +191,12 @@
     if (!plotEl) plotEl = h("div", { class: "plot" });
     box.replaceChildren(...heading.filter(Boolean), plotEl, markList);
 
-    // uPlot needs at least one x; a drain not yet checked shows its start.
-    let times = c.times, values = c.values, pass = c.passed, fail = c.failed, nov = c.noValue;
-    if (times.length === 0) { times = [c.drainStart]; values = [null]; pass = [null]; fail = [null]; nov = [null]; }
+    // The chart's times are the values' and checks' and the marked moments, so that
+    // the threshold line spans the whole chart and uPlot always has a span to draw.
+    const times = Array.from(new Set(c.times.concat(marks.map((mk) => mk.t)))).sort((a, b) => a - b);
+    const at = new Map(c.times.map((t, i) => [t, i]));
+    const pick = (series) => times.map((t) => (at.has(t) ? series[at.get(t)] : null));
+    const values = pick(c.values), pass = pick(c.passed), fail = pick(c.failed), nov = pick(c.noValue);
     const thr = times.map(() => (p.hasThreshold ? p.threshold : null));
     const data = [times, values, thr, pass, fail, nov];
 
@@ -212,15 +217,13 @@
       cursor: { points: { size: 8 } },
       scales: {
         x: { time: true, range: (u, min, max) => {
-          const all = [min, max].concat(u.__marks.map((mk) => mk.t)).filter((v) => v !== null && isFinite(v));
-          const lo = Math.min(...all), hi = Math.max(...all);
-          const pad = Math.max(1, (hi - lo) * 0.02);
-          return [lo - pad, hi + pad];
+          const pad = Math.max(1, (max - min) * 0.02);
+          return [min - pad, max + pad];
         } },
         y: { range: (u, min, max) => {
           const lo = Math.min(0, min ?? 0, p.hasThreshold ? p.threshold : 0);
           const hi = Math.max(max ?? 0, p.hasThreshold ? p.threshold : 0, lo + 1e-9);
-          return [lo, hi + (hi - lo) * 0.1];
+          return [lo, hi + (hi - lo) * 0.25];
         } },
       },
       axes: [{}, { size: 60, label: p.valueLabel, labelSize: 20 }],
