@@ -33,7 +33,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
-	"open-cluster-management.io/traffic-migration/pkg/cmd/hubconfig"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/logflags"
 )
 
@@ -42,19 +42,19 @@ const DefaultAddress = "localhost:3100"
 
 // Options are the flags of the dashboard command.
 type Options struct {
-	// Hub finds the hub's kubeconfig.
-	Hub hubconfig.Flags
-	// Namespace limits the dashboard to the policies of one namespace; empty means
-	// every namespace.
-	Namespace string
+	// Hub finds the hub's kubeconfig and the namespace of the policies to show.
+	Hub hubclient.Flags
+	// AllNamespaces shows the policies of every namespace.
+	AllNamespaces bool
 	// Address is the host:port to listen on.
 	Address string
 
 	Out    io.Writer
 	ErrOut io.Writer
 
-	// newClients builds the hub clients; loadClients outside tests.
-	newClients func() (*clients, error)
+	// newClients builds the hub clients and says which namespace to show; loadClients
+	// outside tests.
+	newClients func() (*clients, string, error)
 	// listening is called with the address the server listens on, once it does.
 	listening func(addr string)
 }
@@ -84,8 +84,9 @@ func newCommand(o *Options) *cobra.Command {
 		Long: `Serve a read-only web dashboard of the TrafficMigrationPolicies on an Open Cluster
 Management hub, on this machine, for the person who runs it.
 
-The fleet page lists every policy: its Ready state, proxy Placement, active and
-draining clusters, and its clusters by phase. A policy's page has a chart for each
+The fleet page lists the policies of the namespace (of every namespace with -A):
+their Ready state, proxy Placement, active and draining clusters, and their clusters
+by phase. A policy's page has a chart for each
 draining cluster: its checked value over time against the threshold line, the checks
 marked as passed or failed, the drain's start, the end of minDrainDuration and the
 removal. Pages update live, without a reload, as the hub changes.
@@ -99,7 +100,7 @@ It listens on localhost:3100 unless --address says otherwise, and answers only
 requests addressed to localhost or to that address. Everything it serves is part of
 the binary: it needs nothing from the internet.`,
 		Example: `  # The dashboard of every namespace, at http://localhost:3100
-  traffic-migration dashboard
+  traffic-migration dashboard -A
 
   # One namespace, on another port
   traffic-migration dashboard -n gateway-system --address localhost:8080`,
@@ -117,8 +118,8 @@ the binary: it needs nothing from the internet.`,
 
 // AddFlags adds the command's flags to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	o.Hub.AddFlags(fs)
-	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "show only the policies of this namespace (default: every namespace)")
+	o.Hub.AddFlags(fs, "the policies' namespace")
+	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "show the policies of every namespace")
 	fs.StringVar(&o.Address, "address", o.Address, "the host:port to serve the dashboard on")
 }
 
@@ -130,6 +131,9 @@ func (o *Options) Validate() error {
 	}
 	if port == "" {
 		return fmt.Errorf("--address %q has no port (for example localhost:3100)", o.Address)
+	}
+	if o.AllNamespaces && o.Hub.Namespace != "" {
+		return fmt.Errorf("--namespace and --all-namespaces cannot be combined")
 	}
 	return nil
 }
@@ -144,17 +148,20 @@ func (o *Options) ValidateAndRun(ctx context.Context) error {
 
 // Run serves the dashboard until ctx is done.
 func (o *Options) Run(ctx context.Context) error {
-	c, err := o.newClients()
+	c, namespace, err := o.newClients()
 	if err != nil {
 		return err
 	}
+	if o.AllNamespaces {
+		namespace = ""
+	}
 	// Fail at once, with a message a person can act on, when the policies cannot be
 	// listed, rather than serve pages that stay empty.
-	if _, err := c.traffic.TrafficV1alpha1().TrafficMigrationPolicies(o.Namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-		return listError(err, o.Namespace)
+	if _, err := c.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return listError(err, namespace)
 	}
 
-	factory := trafficinformers.NewSharedInformerFactoryWithOptions(c.traffic, 0, trafficinformers.WithNamespace(o.Namespace))
+	factory := trafficinformers.NewSharedInformerFactoryWithOptions(c.traffic, 0, trafficinformers.WithNamespace(namespace))
 	policies := factory.Traffic().V1alpha1().TrafficMigrationPolicies()
 	changes := newBroadcaster()
 	if _, err := policies.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -177,7 +184,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return fmt.Errorf("listen on %s: %w", o.Address, err)
 	}
 	s := &server{
-		namespace:    o.Namespace,
+		namespace:    namespace,
 		policies:     policies.Lister(),
 		source:       newChartSource(c.kube.CoreV1()),
 		changes:      changes,
@@ -216,7 +223,7 @@ func listError(err error, namespace string) error {
 	case apierrors.IsForbidden(err):
 		hint := ""
 		if namespace == "" {
-			hint = " (or give a namespace you may read with -n)"
+			hint = " (or leave out --all-namespaces and give a namespace you may read with -n)"
 		}
 		return fmt.Errorf("forbidden: you may not list TrafficMigrationPolicies %s: the dashboard needs list and watch on trafficmigrationpolicies.%s%s: %w", where, trafficv1alpha1.GroupName, hint, err)
 	case apierrors.IsUnauthorized(err):
@@ -225,20 +232,14 @@ func listError(err error, namespace string) error {
 	return fmt.Errorf("list TrafficMigrationPolicies %s: %w", where, err)
 }
 
-// loadClients builds the hub clients from the kubeconfig as kubectl finds it.
-func (o *Options) loadClients() (*clients, error) {
-	cfg, _, err := o.Hub.Load("traffic-migration-dashboard")
+// loadClients builds the hub clients from the kubeconfig as kubectl finds it, and
+// returns the namespace to show: --namespace, or the context's.
+func (o *Options) loadClients() (*clients, string, error) {
+	c, namespace, err := o.Hub.Clients("traffic-migration-dashboard")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	c := &clients{}
-	if c.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("create the traffic client: %w", err)
-	}
-	if c.kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("create the Kubernetes client: %w", err)
-	}
-	return c, nil
+	return &clients{traffic: c.Traffic, kube: c.Kube}, namespace, nil
 }
 
 // allowedHosts are the Host header names the server answers on address: the

@@ -238,6 +238,11 @@ func TestValidate(t *testing.T) {
 			t.Errorf("--address %q: %v", addr, err)
 		}
 	}
+	o := NewOptions(io.Discard, io.Discard)
+	o.AllNamespaces, o.Hub.Namespace = true, "gw"
+	if err := o.Validate(); err == nil {
+		t.Error("--namespace with --all-namespaces should be refused")
+	}
 	if allowedHosts(":3100") != nil || allowedHosts("0.0.0.0:3100") != nil {
 		t.Error("an address on every interface answers any host")
 	}
