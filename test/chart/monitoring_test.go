@@ -247,3 +247,48 @@ func keys(m map[string]map[string]any) []string {
 	}
 	return out
 }
+
+// TestHelmBinaryMonitoring runs the real helm (TESTBED_HELM, which the Makefile sets
+// where it builds helm) on the chart with monitoring off and on: `helm lint` passes
+// both and fails a value the schema forbids, and `helm template` renders the
+// monitoring objects only when they are asked for.
+func TestHelmBinaryMonitoring(t *testing.T) {
+	helm := os.Getenv("TESTBED_HELM")
+	if helm == "" {
+		t.Skip("TESTBED_HELM is not set: the real helm is not built here; TestChartLintMonitoring lints with helm's own code")
+	}
+	on := []string{
+		"--set", "monitoring.serviceMonitor.enabled=true",
+		"--set", "monitoring.prometheusRule.enabled=true",
+		"--set", "monitoring.grafanaDashboard.enabled=true",
+	}
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(helm, args...).CombinedOutput()
+		return string(out), err
+	}
+	for name, args := range map[string][]string{"off": nil, "on": on} {
+		if out, err := run(append([]string{"lint", "--strict", chartDir}, args...)...); err != nil {
+			t.Errorf("helm lint, monitoring %s: %v\n%s", name, err, out)
+		}
+	}
+	if out, err := run("lint", chartDir, "--set", "monitoring.prometheusRule.drainHeldFor=soon"); err == nil || !strings.Contains(out, "drainHeldFor") {
+		t.Errorf("helm lint should refuse drainHeldFor=soon, naming it: %v\n%s", err, out)
+	}
+	kinds := []string{"kind: ServiceMonitor", "kind: PrometheusRule", "name: traffic-migration-grafana-dashboard", "name: traffic-migration-manager-metrics"}
+	off, err := run("template", "traffic-migration", chartDir, "--namespace", namespace)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, off)
+	}
+	all, err := run(append([]string{"template", "traffic-migration", chartDir, "--namespace", namespace}, on...)...)
+	if err != nil {
+		t.Fatalf("helm template, monitoring on: %v\n%s", err, all)
+	}
+	for _, k := range kinds {
+		if strings.Contains(off, k) {
+			t.Errorf("monitoring is off by default, but helm template renders %q", k)
+		}
+		if !strings.Contains(all, k) {
+			t.Errorf("with monitoring on, helm template does not render %q", k)
+		}
+	}
+}
