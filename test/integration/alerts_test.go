@@ -28,6 +28,7 @@ import (
 // cluster: its checks fail, and TrafficMigrationPrometheusUnreachable fires for that
 // policy, with the reason.
 func TestAlertPrometheusUnreachable(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	rules, err := testbed.ChartAlertRules(map[string]any{"prometheusUnreachableFor": "10s"})

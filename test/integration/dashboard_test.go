@@ -33,6 +33,7 @@ var programChromium = testbed.Program{Name: "chromium", EnvVar: "TESTBED_CHROMIU
 // who may read the policy but not its Prometheus Secret, charts the status history
 // and says so. The screenshots are saved under _output/dashboard/.
 func TestDashboard(t *testing.T) {
+	t.Parallel()
 	chromium, err := programChromium.Path()
 	if err != nil {
 		t.Fatal(err)
