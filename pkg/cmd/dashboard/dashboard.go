@@ -191,7 +191,12 @@ func (o *Options) Run(ctx context.Context) error {
 		now:          time.Now,
 		allowedHosts: allowedHosts(o.Address),
 	}
-	srv := &http.Server{Handler: logRequests(ctx, s.handler()), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           logRequests(ctx, s.handler()),
+		ReadHeaderTimeout: 10 * time.Second,
+		// Requests end with the command, so the event streams close on Ctrl-C.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
 	go func() {
 		<-ctx.Done()
 		shutdownCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
