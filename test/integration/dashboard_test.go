@@ -78,6 +78,11 @@ func TestDashboard(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(chart+" canvas")),
 	)
 	value(t, browser, "mark the document", chromedp.Evaluate[bool](`window.__sameDocument = true`))
+	waitFor(ctx, t, browser, "a chart with a failed check",
+		fmt.Sprintf(`(() => { const c = document.querySelector(%q); return !!c && c.dataset.phase === "Draining" && +c.dataset.failed >= 1; })()`, chart))
+	if drawn := chartPixels(t, browser, chart); drawn["fail"] < 20 {
+		t.Errorf("the chart's canvas should show the failed check; pixels of each colour: %v", drawn)
+	}
 	m.traffic.set(map[string]float64{m.c1: 2, m.c2: 98})
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		r := row(p, m.c1)
