@@ -35,6 +35,7 @@ ETCD := $(TOOLS_DIR)/etcd-$(ETCD_VERSION)
 KUBE_APISERVER := $(TOOLS_DIR)/kube-apiserver-$(KUBE_VERSION)
 KUBE_CONTROLLER_MANAGER := $(TOOLS_DIR)/kube-controller-manager-$(KUBE_VERSION)
 PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)
+PROMTOOL := $(TOOLS_DIR)/promtool-$(PROMETHEUS_VERSION)
 DEEPCOPY_GEN := $(TOOLS_DIR)/deepcopy-gen-$(CODEGEN_VERSION)
 CLIENT_GEN := $(TOOLS_DIR)/client-gen-$(CODEGEN_VERSION)
 LISTER_GEN := $(TOOLS_DIR)/lister-gen-$(CODEGEN_VERSION)
@@ -46,7 +47,7 @@ OCM_REGISTRATION := $(TOOLS_DIR)/ocm-registration-$(OCM_VERSION)
 OCM_WORK := $(TOOLS_DIR)/ocm-work-$(OCM_VERSION)
 OCM_ADDON := $(TOOLS_DIR)/ocm-addon-$(OCM_VERSION)
 CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
-TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(OCM_PLACEMENT) \
+TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(PROMTOOL) $(OCM_PLACEMENT) \
 	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM)
 CODEGEN_TOOLS := $(DEEPCOPY_GEN) $(CLIENT_GEN) $(LISTER_GEN) $(INFORMER_GEN) $(CONTROLLER_GEN)
 
@@ -54,6 +55,7 @@ CODEGEN_TOOLS := $(DEEPCOPY_GEN) $(CLIENT_GEN) $(LISTER_GEN) $(INFORMER_GEN) $(C
 export TESTBED_ETCD := $(ETCD)
 export TESTBED_KUBE_APISERVER := $(KUBE_APISERVER)
 export TESTBED_PROMETHEUS := $(PROMETHEUS)
+export TESTBED_PROMTOOL := $(PROMTOOL)
 export TESTBED_OCM_PLACEMENT := $(OCM_PLACEMENT)
 export TESTBED_KUBE_CONTROLLER_MANAGER := $(KUBE_CONTROLLER_MANAGER)
 export TESTBED_OCM_REGISTRATION := $(OCM_REGISTRATION)
@@ -62,6 +64,14 @@ export TESTBED_OCM_ADDON := $(OCM_ADDON)
 export TESTBED_CLUSTERADM := $(CLUSTERADM)
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
+
+# The dashboard's browser test drives Debian's Chromium; make chromium installs it.
+CHROMIUM ?= /usr/bin/chromium
+export TESTBED_CHROMIUM := $(CHROMIUM)
+
+# uPlot, the chart library the dashboard embeds; make update-uplot replaces its files.
+UPLOT_VERSION ?= 1.6.32
+UPLOT_DIR := pkg/cmd/dashboard/assets/vendor/uplot
 
 # build-tool builds one program of a tools module into the cache. It writes to a
 # temporary name first so an interrupted build never leaves a broken binary behind.
@@ -135,7 +145,7 @@ test-unit: ## Run the unit tests.
 
 # The tests that run real programs are never taken from the test cache (-count=1).
 .PHONY: test-integration
-test-integration: testbed build ## Run the integration tests on the local test bed.
+test-integration: testbed build chromium ## Run the integration tests on the local test bed.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/... ./test/bench/...
 
 # One package at a time: each starts an OCM hub, whose add-on webhook binds fixed ports.
@@ -165,6 +175,23 @@ fleet: testbed build ## Start the demo's local fleet and leave it running to try
 .PHONY: testbed
 testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.
 
+# Debian's package, as root (CI and these machines) or through sudo.
+.PHONY: chromium
+chromium: ## Install Debian's chromium for the dashboard's browser test, when it is missing.
+	@test -x $(CHROMIUM) || { echo ">> installing chromium from Debian's packages"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-liberation >/dev/null; }
+
+# The built files are committed (see $(UPLOT_DIR)/README.md), so that go build needs
+# neither npm nor a network; this only refreshes them.
+.PHONY: update-uplot
+update-uplot: ## Replace the embedded uPlot with UPLOT_VERSION from the npm registry (needs npm).
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+		(cd "$$tmp" && npm pack --silent uplot@$(UPLOT_VERSION) >/dev/null && tar xzf uplot-$(UPLOT_VERSION).tgz) && \
+		cp "$$tmp/package/dist/uPlot.iife.min.js" "$$tmp/package/dist/uPlot.min.css" "$$tmp/package/LICENSE" $(UPLOT_DIR)/ && \
+		sha256sum $(UPLOT_DIR)/uPlot.iife.min.js $(UPLOT_DIR)/uPlot.min.css
+	@echo ">> uPlot $(UPLOT_VERSION) in $(UPLOT_DIR): update the version and checksums in its README.md"
+
 .PHONY: codegen-tools
 codegen-tools: $(CODEGEN_TOOLS)
 
@@ -176,6 +203,8 @@ $(KUBE_CONTROLLER_MANAGER):
 	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-controller-manager,$@)
 $(PROMETHEUS):
 	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/prometheus,$@)
+$(PROMTOOL):
+	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/promtool,$@)
 $(OCM_PLACEMENT):
 	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/placement,$@)
 $(OCM_REGISTRATION):

@@ -11,6 +11,7 @@ import (
 
 	"open-cluster-management.io/traffic-migration/pkg/cmd/agent"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/check"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/dashboard"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/manager"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/status"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/version"
@@ -39,5 +40,6 @@ its Gateway.`,
 	root.AddCommand(agent.NewCommand(out, errOut))
 	root.AddCommand(status.NewCommand(out, errOut))
 	root.AddCommand(check.NewCommand(out, errOut))
+	root.AddCommand(dashboard.NewCommand(out, errOut))
 	return root
 }

@@ -228,14 +228,14 @@ func assertMatchesPrometheus(t *testing.T, r check.Report, rows ...check.Cluster
 	}
 }
 
-// policyReader makes a user who may read policies, PlacementDecisions, ManagedClusters
-// and their add-ons, but no Secret, and returns a kubeconfig for them.
+// policyReader makes a user who may read and watch policies, PlacementDecisions,
+// ManagedClusters and their add-ons, but no Secret, and returns a kubeconfig for them.
 func policyReader(t *testing.T, ns, user string) string {
 	t.Helper()
 	ctx := context.Background()
 	kube := newFleet(t).kube
 	rules := []rbacv1.PolicyRule{
-		{APIGroups: []string{trafficv1alpha1.GroupName}, Resources: []string{"trafficmigrationpolicies"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{trafficv1alpha1.GroupName}, Resources: []string{"trafficmigrationpolicies"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: []string{"placementdecisions", "managedclusters"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons"}, Verbs: []string{"get", "list"}},
 	}

@@ -23,6 +23,8 @@ type PrometheusOptions struct {
 	ScrapeInterval time.Duration
 	// ScrapeConfigs are the jobs to scrape.
 	ScrapeConfigs []ScrapeConfig
+	// RuleFiles are rule files (recording and alerting rules) to load.
+	RuleFiles []string
 }
 
 // ScrapeConfig is one scrape job of static targets.
@@ -125,6 +127,16 @@ func (p *Prometheus) AddScrapeJob(ctx context.Context, job ScrapeConfig) error {
 	return p.configure(ctx, opts)
 }
 
+// SetRuleFiles replaces the rule files Prometheus loads, keeps the scrape jobs, and
+// makes Prometheus reload its configuration.
+func (p *Prometheus) SetRuleFiles(ctx context.Context, files []string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	opts := p.opts
+	opts.RuleFiles = slices.Clone(files)
+	return p.configure(ctx, opts)
+}
+
 // RemoveScrapeJob removes the scrape job named name, keeps the others, and makes
 // Prometheus reload its configuration.
 func (p *Prometheus) RemoveScrapeJob(ctx context.Context, name string) error {
@@ -165,8 +177,9 @@ func (p *Prometheus) writeConfig(opts PrometheusOptions) error {
 	}
 	cfg := struct {
 		Global        map[string]string `json:"global"`
+		RuleFiles     []string          `json:"rule_files,omitempty"`
 		ScrapeConfigs []scrapeConfig    `json:"scrape_configs"`
-	}{Global: map[string]string{"scrape_interval": interval.String(), "evaluation_interval": interval.String()}}
+	}{Global: map[string]string{"scrape_interval": interval.String(), "evaluation_interval": interval.String()}, RuleFiles: opts.RuleFiles}
 	for _, sc := range opts.ScrapeConfigs {
 		cfg.ScrapeConfigs = append(cfg.ScrapeConfigs, scrapeConfig{
 			JobName:       sc.JobName,
@@ -185,3 +198,7 @@ func (p *Prometheus) writeConfig(opts PrometheusOptions) error {
 	p.opts = opts
 	return nil
 }
+
+// ProgramPromtool is Prometheus's promtool, of the same version as ProgramPrometheus,
+// which checks and unit-tests rule files.
+var ProgramPromtool = Program{Name: "promtool", EnvVar: "TESTBED_PROMTOOL"}

@@ -33,6 +33,24 @@ type Querier interface {
 // The Querier holds a connection pool: build one per version of the Secret and reuse
 // it rather than one per query.
 func NewQuerier(cfg Config) (Querier, error) {
+	return newPromQuerier(cfg)
+}
+
+// RangeQuerier runs range queries: the values of a query over a time span, which
+// the dashboard charts.
+type RangeQuerier interface {
+	// QueryRange evaluates query at every step of r.
+	QueryRange(ctx context.Context, query string, r promv1.Range) (model.Value, error)
+}
+
+// NewRangeQuerier builds a RangeQuerier for cfg with the same client as NewQuerier:
+// the same credentials, TLS, tenant header, timeout and redirect handling.
+func NewRangeQuerier(cfg Config) (RangeQuerier, error) {
+	return newPromQuerier(cfg)
+}
+
+// newPromQuerier builds the client of NewQuerier and NewRangeQuerier.
+func newPromQuerier(cfg Config) (*promQuerier, error) {
 	if cfg.URL == "" {
 		return nil, fmt.Errorf("build Prometheus client: no URL; build the Config with ConfigFromSecret")
 	}
@@ -82,12 +100,25 @@ func (p *promQuerier) Query(ctx context.Context, query string, ts time.Time) (mo
 	qctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	v, _, err := p.api.Query(qctx, query, ts)
+	return v, p.timedOut(ctx, qctx, err)
+}
+
+// QueryRange runs the range query within the querier's timeout, like Query.
+func (p *promQuerier) QueryRange(ctx context.Context, query string, r promv1.Range) (model.Value, error) {
+	qctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	v, _, err := p.api.QueryRange(qctx, query, r)
+	return v, p.timedOut(ctx, qctx, err)
+}
+
+// timedOut turns err into a *TimeoutError when the querier's own deadline (qctx's)
+// passed, not the caller's (ctx's), whatever error it surfaced as: a dial can report
+// it as an i/o timeout.
+func (p *promQuerier) timedOut(ctx, qctx context.Context, err error) error {
 	if err != nil && ctx.Err() == nil && errors.Is(qctx.Err(), context.DeadlineExceeded) {
-		// Our own deadline passed, not the caller's, whatever error it surfaced as
-		// (a dial can report it as an i/o timeout): say how long we waited.
-		return nil, &TimeoutError{Timeout: p.timeout, Err: err}
+		return &TimeoutError{Timeout: p.timeout, Err: err}
 	}
-	return v, err
+	return err
 }
 
 // TimeoutError is returned by a Querier of NewQuerier when Prometheus did not answer

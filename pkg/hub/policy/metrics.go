@@ -4,6 +4,9 @@
 package policy
 
 import (
+	"slices"
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -18,6 +21,15 @@ type Metrics struct {
 	draining      *prometheus.GaugeVec
 	removals      *prometheus.CounterVec
 	errors        *prometheus.CounterVec
+
+	// What the alerts of the chart's PrometheusRule read, from each policy's status.
+	conditions *prometheus.GaugeVec
+	clusters   *prometheus.GaugeVec
+	drainStart *prometheus.GaugeVec
+	minDrain   *prometheus.GaugeVec
+	// mu guards series, the label values each policy's status gave last.
+	mu     sync.Mutex
+	series map[string]policySeries
 }
 
 // NewMetrics makes the controller's metrics and registers them with reg, if not nil.
@@ -44,9 +56,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "traffic_migration_errors_total",
 			Help: "Checks that could not give a result, and failed writes, by reason.",
 		}, []string{"reason"}),
+		conditions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "traffic_migration_policy_condition",
+			Help: "1 for each condition of a policy's status, with its type, status and reason.",
+		}, []string{"namespace", "policy", "type", "status", "reason"}),
+		clusters: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "traffic_migration_clusters",
+			Help: "Clusters in a policy's status, by phase (Active, Draining, Held, Removed).",
+		}, []string{"namespace", "policy", "phase"}),
+		drainStart: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "traffic_migration_drain_start_timestamp_seconds",
+			Help: "When a draining or held cluster started to drain, in Unix seconds.",
+		}, []string{"namespace", "policy", "cluster"}),
+		minDrain: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "traffic_migration_min_drain_duration_seconds",
+			Help: "A policy's minDrainDuration, in seconds.",
+		}, []string{"namespace", "policy"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.evaluations, m.queryDuration, m.draining, m.removals, m.errors)
+		reg.MustRegister(m.evaluations, m.queryDuration, m.draining, m.removals, m.errors,
+			m.conditions, m.clusters, m.drainStart, m.minDrain)
 	}
 	return m
 }
@@ -66,6 +95,65 @@ func (m *Metrics) setDraining(namespace, name string, n int32) {
 	m.draining.WithLabelValues(namespace, name).Set(float64(n))
 }
 
+// observe sets the per-policy gauges from the status written for the policy. Series
+// that the new status no longer has are deleted, and only those, so that a scrape
+// never misses a series that stays.
+func (m *Metrics) observe(policy *trafficv1alpha1.TrafficMigrationPolicy, status *trafficv1alpha1.TrafficMigrationPolicyStatus) {
+	ns, name := policy.Namespace, policy.Name
+	m.setDraining(ns, name, status.DrainingClusters)
+	now := policySeries{}
+	for _, c := range status.Conditions {
+		now.conditions = append(now.conditions, [5]string{ns, name, c.Type, string(c.Status), c.Reason})
+	}
+	phases := map[trafficv1alpha1.ClusterPhase]int{}
+	for _, row := range status.Clusters {
+		phases[row.Phase]++
+		if row.DrainStartTime != nil && (row.Phase == trafficv1alpha1.ClusterDraining || row.Phase == trafficv1alpha1.ClusterHeld) {
+			now.drainStarts = append(now.drainStarts, row.Name)
+			m.drainStart.WithLabelValues(ns, name, row.Name).Set(float64(row.DrainStartTime.Unix()))
+		}
+	}
+	for _, c := range now.conditions {
+		m.conditions.WithLabelValues(c[:]...).Set(1)
+	}
+	for _, phase := range []trafficv1alpha1.ClusterPhase{trafficv1alpha1.ClusterActive, trafficv1alpha1.ClusterDraining, trafficv1alpha1.ClusterHeld, trafficv1alpha1.ClusterRemoved} {
+		m.clusters.WithLabelValues(ns, name, string(phase)).Set(float64(phases[phase]))
+	}
+	m.minDrain.WithLabelValues(ns, name).Set(decision.PolicyFromSpec(&policy.Spec).MinDrainDuration.Seconds())
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	before := m.series[ns+"/"+name]
+	for _, c := range before.conditions {
+		if !slices.Contains(now.conditions, c) {
+			m.conditions.DeleteLabelValues(c[:]...)
+		}
+	}
+	for _, cluster := range before.drainStarts {
+		if !slices.Contains(now.drainStarts, cluster) {
+			m.drainStart.DeleteLabelValues(ns, name, cluster)
+		}
+	}
+	if m.series == nil {
+		m.series = map[string]policySeries{}
+	}
+	m.series[ns+"/"+name] = now
+}
+
+// policySeries are the label values of a policy's series that come and go.
+type policySeries struct {
+	conditions  [][5]string
+	drainStarts []string
+}
+
 func (m *Metrics) forget(namespace, name string) {
 	m.draining.DeleteLabelValues(namespace, name)
+	m.mu.Lock()
+	delete(m.series, namespace+"/"+name)
+	m.mu.Unlock()
+	policy := prometheus.Labels{"namespace": namespace, "policy": name}
+	m.conditions.DeletePartialMatch(policy)
+	m.clusters.DeletePartialMatch(policy)
+	m.drainStart.DeletePartialMatch(policy)
+	m.minDrain.DeletePartialMatch(policy)
 }

@@ -150,6 +150,7 @@ func (c *Controller) writeStatus(ctx context.Context, policy *trafficv1alpha1.Tr
 // report records events for what changed (conditions, cluster phases, removals) and
 // updates the metrics. It never records an event for a sync that changed nothing.
 func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, newStatus *trafficv1alpha1.TrafficMigrationPolicyStatus, st *state, out decision.Output, applyErr error) {
+	c.metrics.observe(policy, newStatus)
 	for _, nc := range newStatus.Conditions {
 		old := meta.FindStatusCondition(policy.Status.Conditions, nc.Type)
 		if old != nil && old.Status == nc.Status && old.Reason == nc.Reason {
@@ -178,7 +179,6 @@ func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.Traffic
 	for _, s := range out.ForceRemoveSkipped {
 		c.event(policy, corev1.EventTypeWarning, string(s.Reason), fmt.Sprintf("Force-remove of cluster %s removed nothing (%s)", s.Cluster, s.Reason))
 	}
-	c.metrics.setDraining(policy.Namespace, policy.Name, newStatus.DrainingClusters)
 	klog.FromContext(ctx).V(6).Info("Reported", "conditions", len(newStatus.Conditions))
 }
 

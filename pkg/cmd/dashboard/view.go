@@ -1,0 +1,408 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package dashboard
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/status"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+)
+
+// The sources a chart's values come from.
+const (
+	// SourcePrometheus: the values are a range query of the cluster's resolved query,
+	// read through the policy's Prometheus Secret.
+	SourcePrometheus = "prometheus"
+	// SourceHistory: the values are the checks kept in the policy's status.
+	SourceHistory = "history"
+)
+
+// FleetView is the fleet page: every policy the dashboard watches. The browser
+// renders it as it is, so its field names are the page's contract.
+type FleetView struct {
+	// Namespace is the namespace watched; empty for all namespaces.
+	Namespace string          `json:"namespace"`
+	Policies  []PolicySummary `json:"policies"`
+	// Phases are the phases of clusters in the order the page lists them.
+	Phases []string `json:"phases"`
+	// Totals counts the clusters of every policy by phase.
+	Totals map[string]int32 `json:"totals"`
+}
+
+// PolicySummary is one policy's line on the fleet page.
+type PolicySummary struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Ready is the Ready condition's status: True, False, Unknown, or "" before the
+	// manager set it.
+	Ready        string `json:"ready"`
+	ReadyReason  string `json:"readyReason,omitempty"`
+	ReadyMessage string `json:"readyMessage,omitempty"`
+	// Prometheus is the reason of the PrometheusReachable condition.
+	Prometheus     string `json:"prometheus,omitempty"`
+	Placement      string `json:"placement"`
+	ProxyPlacement string `json:"proxyPlacement"`
+	ProxyClusters  int32  `json:"proxyClusters"`
+	Active         int32  `json:"active"`
+	Draining       int32  `json:"draining"`
+	Suspended      bool   `json:"suspended"`
+	// ClustersByPhase names the clusters of each phase (Active, Draining, Held,
+	// Removed), sorted; phases without clusters are left out.
+	ClustersByPhase map[string][]string `json:"clustersByPhase"`
+}
+
+// PolicyPage is the page of one policy: its summary, its check, its conditions, a
+// row per cluster and a chart per draining cluster.
+type PolicyPage struct {
+	PolicySummary
+	// Found is false when the policy does not exist (any more).
+	Found   bool   `json:"found"`
+	Gateway string `json:"gateway"`
+	// Check is the removal check in words, e.g. "traffic share <= 5".
+	Check string `json:"check"`
+	// ValueLabel names a check's value on the charts' axis.
+	ValueLabel string `json:"valueLabel"`
+	// Operator and Threshold are what a check's value must meet; HasThreshold is
+	// false when the expectation cannot be parsed.
+	Operator             string                 `json:"operator,omitempty"`
+	Threshold            float64                `json:"threshold"`
+	HasThreshold         bool                   `json:"hasThreshold"`
+	Interval             string                 `json:"interval"`
+	ConsecutiveSuccesses int32                  `json:"consecutiveSuccesses"`
+	MinDrainDuration     string                 `json:"minDrainDuration"`
+	MaxDrainDuration     string                 `json:"maxDrainDuration,omitempty"`
+	Conditions           []status.ConditionView `json:"conditions"`
+	Clusters             []ClusterRow           `json:"clusters"`
+	Charts               []Chart                `json:"charts"`
+}
+
+// ClusterRow is one cluster of the policy's status.
+type ClusterRow struct {
+	Name                 string `json:"name"`
+	Phase                string `json:"phase"`
+	LastResult           string `json:"lastResult,omitempty"`
+	LastValue            string `json:"lastValue,omitempty"`
+	ConsecutiveSuccesses int32  `json:"consecutiveSuccesses"`
+	Message              string `json:"message,omitempty"`
+}
+
+// Chart is the chart of one draining (or Held, or lately Removed) cluster. Its
+// series are aligned on Times, as the chart library draws them: Values, Passed,
+// Failed and NoValue have one entry per time, nil where the series has no point.
+type Chart struct {
+	Cluster string `json:"cluster"`
+	Phase   string `json:"phase"`
+	// Source is SourcePrometheus or SourceHistory; SourceNote says so in words, and
+	// why the chart is not from Prometheus when it is not.
+	Source     string `json:"source"`
+	SourceNote string `json:"sourceNote"`
+	Query      string `json:"query,omitempty"`
+	// The moments marked on the chart, in Unix seconds: the drain's start, the end of
+	// minDrainDuration, the end of maxDrainDuration (nil without a deadline) and the
+	// removal (nil while the cluster is in the proxy).
+	DrainStart  float64  `json:"drainStart"`
+	MinDrainEnd float64  `json:"minDrainEnd"`
+	MaxDrainEnd *float64 `json:"maxDrainEnd,omitempty"`
+	Removal     *float64 `json:"removal,omitempty"`
+	// Times are Unix seconds, ascending.
+	Times  []float64  `json:"times"`
+	Values []*float64 `json:"values"`
+	// Passed and Failed are the checks with a value, at that value; NoValue are the
+	// checks that read none (NoData, Error), drawn on the threshold line.
+	Passed  []*float64 `json:"passed"`
+	Failed  []*float64 `json:"failed"`
+	NoValue []*float64 `json:"noValue"`
+	// Checks lists the checks shown, oldest first.
+	Checks []CheckView `json:"checks"`
+}
+
+// CheckView is one check of a cluster.
+type CheckView struct {
+	Time   float64 `json:"time"`
+	Result string  `json:"result"`
+	Value  string  `json:"value,omitempty"`
+}
+
+// phases is the order in which the pages list the phases of clusters.
+var phases = []string{
+	string(trafficv1alpha1.ClusterActive), string(trafficv1alpha1.ClusterDraining),
+	string(trafficv1alpha1.ClusterHeld), string(trafficv1alpha1.ClusterRemoved),
+}
+
+// buildFleet builds the fleet page from the policies, sorted by namespace and name.
+func buildFleet(namespace string, policies []*trafficv1alpha1.TrafficMigrationPolicy) FleetView {
+	v := FleetView{Namespace: namespace, Phases: phases, Policies: []PolicySummary{}, Totals: map[string]int32{}}
+	for _, p := range policies {
+		s := summarize(p)
+		for phase, names := range s.ClustersByPhase {
+			v.Totals[phase] += int32(len(names))
+		}
+		v.Policies = append(v.Policies, s)
+	}
+	slices.SortFunc(v.Policies, func(a, b PolicySummary) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	return v
+}
+
+// summarize builds a policy's line of the fleet page.
+func summarize(p *trafficv1alpha1.TrafficMigrationPolicy) PolicySummary {
+	s := PolicySummary{
+		Namespace:       p.Namespace,
+		Name:            p.Name,
+		Placement:       p.Spec.PlacementRef.Name,
+		ProxyPlacement:  p.ProxyPlacementName(),
+		Active:          p.Status.ActiveClusters,
+		Draining:        p.Status.DrainingClusters,
+		Suspended:       p.Spec.Suspend,
+		ClustersByPhase: map[string][]string{},
+	}
+	if pp := p.Status.ProxyPlacement; pp != nil {
+		s.ProxyClusters = pp.NumberOfClusters
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionReady); c != nil {
+		s.Ready, s.ReadyReason, s.ReadyMessage = string(c.Status), c.Reason, c.Message
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionPrometheusReachable); c != nil {
+		s.Prometheus = c.Reason
+	}
+	for _, row := range p.Status.Clusters {
+		s.ClustersByPhase[string(row.Phase)] = append(s.ClustersByPhase[string(row.Phase)], row.Name)
+	}
+	for _, names := range s.ClustersByPhase {
+		slices.Sort(names)
+	}
+	return s
+}
+
+// series is a chart's values over time, from Prometheus, before they are aligned
+// with the checks.
+type series struct {
+	times  []float64
+	values []float64
+}
+
+// chartInput is what a chart of one cluster is built from besides the policy: the
+// values from Prometheus when they could be read, or why not.
+type chartInput struct {
+	// prometheus holds the values of the range query; nil when there are none.
+	prometheus *series
+	// note says why the chart is not from Prometheus; empty when it is.
+	note string
+}
+
+// buildPolicyPage builds the page of p. inputs has, for each cluster that gets
+// a chart, what its values come from; a cluster missing from inputs is charted from
+// the status history.
+func buildPolicyPage(p *trafficv1alpha1.TrafficMigrationPolicy, inputs map[string]chartInput) PolicyPage {
+	rules := decision.PolicyFromSpec(&p.Spec)
+	page := PolicyPage{
+		PolicySummary:        summarize(p),
+		Found:                true,
+		Gateway:              p.TargetNamespace() + "/" + p.Spec.TargetRef.Name,
+		Interval:             rules.Interval.String(),
+		ConsecutiveSuccesses: rules.ConsecutiveSuccesses,
+		MinDrainDuration:     rules.MinDrainDuration.String(),
+		Conditions:           []status.ConditionView{},
+		Clusters:             []ClusterRow{},
+		Charts:               []Chart{},
+	}
+	if rules.MaxDrainDuration != nil {
+		page.MaxDrainDuration = rules.MaxDrainDuration.String()
+	}
+	if cmpn, err := p.Spec.Expectation(); err == nil {
+		page.Operator, page.Threshold, page.HasThreshold = cmpn.Operator, cmpn.Threshold, true
+	}
+	page.Check = checkSummary(p, page)
+	page.ValueLabel = "query result"
+	if p.Spec.TrafficShare != nil {
+		page.ValueLabel = "share of the traffic (%)"
+	}
+	for _, c := range p.Status.Conditions {
+		page.Conditions = append(page.Conditions, status.ConditionView{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime})
+	}
+	for _, row := range p.Status.Clusters {
+		page.Clusters = append(page.Clusters, ClusterRow{
+			Name: row.Name, Phase: string(row.Phase), LastResult: string(row.LastResult), LastValue: row.LastValue,
+			ConsecutiveSuccesses: row.ConsecutiveSuccesses, Message: row.Message,
+		})
+		if !charted(row) {
+			continue
+		}
+		page.Charts = append(page.Charts, buildChart(rules, row, inputs[row.Name], page.Threshold))
+	}
+	return page
+}
+
+// checkSummary says in words what a check's value must meet.
+func checkSummary(p *trafficv1alpha1.TrafficMigrationPolicy, page PolicyPage) string {
+	expect := p.Spec.ExpectedMetricsResult
+	if page.HasThreshold {
+		expect = page.Operator + " " + strconv.FormatFloat(page.Threshold, 'g', -1, 64)
+	}
+	if ts := p.Spec.TrafficShare; ts != nil {
+		return fmt.Sprintf("share of %s traffic (percent) %s", ts.Metric, expect)
+	}
+	return "query result " + expect
+}
+
+// charted reports whether a cluster row gets a chart: it drains, is held, or was
+// removed after a drain.
+func charted(row trafficv1alpha1.ClusterStatus) bool {
+	return row.DrainStartTime != nil && row.Phase != trafficv1alpha1.ClusterActive
+}
+
+// buildChart builds the chart of one cluster row: its values from Prometheus when in
+// has them, otherwise from the checks in the row's history; the checks as points
+// either way.
+func buildChart(rules decision.Policy, row trafficv1alpha1.ClusterStatus, in chartInput, threshold float64) Chart {
+	c := Chart{
+		Cluster:     row.Name,
+		Phase:       string(row.Phase),
+		Query:       row.ResolvedQuery,
+		DrainStart:  unix(row.DrainStartTime.Time),
+		MinDrainEnd: unix(row.DrainStartTime.Add(rules.MinDrainDuration)),
+		Checks:      []CheckView{},
+	}
+	if rules.MaxDrainDuration != nil {
+		end := unix(row.DrainStartTime.Add(*rules.MaxDrainDuration))
+		c.MaxDrainEnd = &end
+	}
+	if row.RemovalTime != nil {
+		r := unix(row.RemovalTime.Time)
+		c.Removal = &r
+	}
+	for _, rec := range checksOf(row) {
+		c.Checks = append(c.Checks, CheckView{Time: unix(rec.Time.Time), Result: string(rec.Result), Value: rec.Value})
+	}
+
+	// Every time of the chart: the values' and the checks'.
+	values := map[float64]float64{}
+	var times []float64
+	if in.prometheus != nil {
+		c.Source = SourcePrometheus
+		c.SourceNote = "Values from Prometheus: a range query of the resolved query, through the policy's Secret."
+		for i, t := range in.prometheus.times {
+			times = append(times, t)
+			values[t] = in.prometheus.values[i]
+		}
+	} else {
+		c.Source = SourceHistory
+		c.SourceNote = "Values from the check history in the policy's status (the last " +
+			strconv.Itoa(trafficv1alpha1.MaxCheckHistory) + " checks)"
+		if in.note != "" {
+			c.SourceNote += ": " + in.note
+		} else {
+			c.SourceNote += "."
+		}
+		for _, ch := range c.Checks {
+			if v, ok := number(ch.Value); ok {
+				values[ch.Time] = v
+			}
+		}
+	}
+	for _, ch := range c.Checks {
+		times = append(times, ch.Time)
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+
+	checkAt := map[float64]CheckView{}
+	for _, ch := range c.Checks {
+		checkAt[ch.Time] = ch
+	}
+	c.Times = times
+	c.Values = make([]*float64, len(times))
+	c.Passed = make([]*float64, len(times))
+	c.Failed = make([]*float64, len(times))
+	c.NoValue = make([]*float64, len(times))
+	for i, t := range times {
+		if v, ok := values[t]; ok {
+			c.Values[i] = ptr(v)
+		}
+		ch, ok := checkAt[t]
+		if !ok {
+			continue
+		}
+		v, hasValue := number(ch.Value)
+		switch {
+		case ch.Result == string(trafficv1alpha1.EvaluationPass) && hasValue:
+			c.Passed[i] = ptr(v)
+		case ch.Result == string(trafficv1alpha1.EvaluationFail) && hasValue:
+			c.Failed[i] = ptr(v)
+		default:
+			c.NoValue[i] = ptr(threshold)
+		}
+	}
+	return c
+}
+
+// checksOf is a row's history, with its last check added when the history does not
+// hold it (a manager that keeps no history still reports its last check).
+func checksOf(row trafficv1alpha1.ClusterStatus) []trafficv1alpha1.CheckRecord {
+	checks := slices.Clone(row.History)
+	if row.LastEvaluationTime == nil || row.LastResult == "" {
+		return checks
+	}
+	for _, rec := range checks {
+		if rec.Time.Equal(row.LastEvaluationTime) {
+			return checks
+		}
+	}
+	checks = append(checks, trafficv1alpha1.CheckRecord{Time: *row.LastEvaluationTime, Result: row.LastResult, Value: row.LastValue})
+	slices.SortStableFunc(checks, func(a, b trafficv1alpha1.CheckRecord) int { return a.Time.Compare(b.Time.Time) })
+	return checks
+}
+
+// seriesFromMatrix reads the values of the first series of a range query's answer.
+// NaN and infinite values are left out: the chart cannot draw them. The note says
+// when the answer had more than one series.
+func seriesFromMatrix(v model.Value) (*series, string) {
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, fmt.Sprintf("Prometheus answered a %s, not a matrix", v.Type())
+	}
+	if len(m) == 0 {
+		return &series{}, ""
+	}
+	note := ""
+	if len(m) > 1 {
+		note = fmt.Sprintf("the query returned %d series; the chart shows the first, %s", len(m), m[0].Metric)
+	}
+	s := &series{}
+	for _, sp := range m[0].Values {
+		f := float64(sp.Value)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			continue
+		}
+		s.times = append(s.times, float64(sp.Timestamp)/1000)
+		s.values = append(s.values, f)
+	}
+	return s, note
+}
+
+// number parses a value as Prometheus formats it; NaN and infinities are no number
+// the chart can draw.
+func number(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+func unix(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
+
+func ptr(f float64) *float64 { return &f }
