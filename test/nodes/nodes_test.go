@@ -91,6 +91,62 @@ func TestNodeRunsInClusterClient(t *testing.T) {
 	}
 }
 
+// TestNodesOfTwoClusters gives the hub and a spoke a node each, one after the other
+// with AddNode, and runs the test image on both: each pod reaches its own API server
+// through its own cluster's kubernetes Service (a ServiceAccount token of one cluster
+// means nothing to the other, whose signing key differs), so the two nodes' Services,
+// pod networks and kubelets do not mix.
+func TestNodesOfTwoClusters(t *testing.T) {
+	ref, archive := inclusterImage(t)
+	bed := testbed.Start(t, testbed.Options{Spokes: []string{"cluster1"}, Nodes: &testbed.NodeOptions{Images: []string{archive}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*podTimeout)
+	defer cancel()
+	clusters := map[string]*testbed.Cluster{"hub": bed.Hub, "cluster1": bed.Spokes["cluster1"]}
+	for _, name := range []string{"hub", "cluster1"} {
+		start := time.Now()
+		if _, err := bed.AddNode(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the node of %s was Ready in %s", name, time.Since(start).Round(time.Millisecond))
+	}
+	if _, err := bed.AddNode(ctx, "hub"); err == nil {
+		t.Errorf("a second node for the hub started; want an error")
+	}
+	// Both Deployments first, so both nodes start their pods at once.
+	namespaces := map[string]string{}
+	for name, c := range clusters {
+		ns := c.Namespace(t, "incluster")
+		if _, err := clientOf(t, c).AppsV1().Deployments(ns).Create(ctx, inclusterDeployment(ref), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("%s: create the Deployment: %v", name, err)
+		}
+		namespaces[name] = ns
+	}
+	for name, c := range clusters {
+		client, ns := clientOf(t, c), namespaces[name]
+		pod := waitDeploymentPodReady(ctx, t, client, ns, "incluster")
+		if want := bed.Nodes[name].Name; pod.Spec.NodeName != want {
+			t.Errorf("%s: the pod runs on node %q, want %q", name, pod.Spec.NodeName, want)
+		}
+		logs, err := client.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("%s: read the pod's log: %v", name, err)
+		}
+		if want := fmt.Sprintf(" as system:serviceaccount:%s:default\n", ns); !strings.Contains(string(logs), want) {
+			t.Errorf("%s: the pod's log lacks %q; it is:\n%s", name, want, logs)
+		}
+	}
+}
+
+// clientOf returns an admin client of a cluster.
+func clientOf(t *testing.T, c *testbed.Cluster) kubernetes.Interface {
+	t.Helper()
+	client, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
 // inclusterDeployment is one replica of the test image, ready when its in-cluster
 // requests succeeded, as a non-root user with nothing to pull.
 func inclusterDeployment(ref string) *appsv1.Deployment {
@@ -158,6 +214,8 @@ func describe(client kubernetes.Interface, ns string) string {
 		for _, p := range pods.Items {
 			status, _ := json.Marshal(p.Status)
 			fmt.Fprintf(&sb, "pod %s on %q: %s\n", p.Name, p.Spec.NodeName, status)
+			logs, err := client.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptr.To[int64](20)}).DoRaw(ctx)
+			fmt.Fprintf(&sb, "its log (%v):\n%s\n", err, logs)
 		}
 	}
 	if events, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil {
