@@ -14,6 +14,12 @@ BIN_DIR ?= bin
 CACHE_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
 TOOLS_DIR ?= $(CACHE_HOME)/traffic-migration/tools
 IMAGE ?= quay.io/open-cluster-management/traffic-migration:latest
+# PAUSE_IMAGE is the test bed's pod sandbox image, built here like IMAGE.
+PAUSE_IMAGE ?= localhost/traffic-migration/pause:latest
+# IMAGES_DIR holds the images as OCI archives, which the test bed's nodes import.
+IMAGES_DIR := $(abspath $(BIN_DIR))/images
+# CA_BUNDLE is the CA certificates the image carries (Debian's ca-certificates).
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=$(VERSION)
 GO_TEST_FLAGS ?= -race
@@ -62,6 +68,11 @@ export TESTBED_OCM_ADDON := $(OCM_ADDON)
 export TESTBED_CLUSTERADM := $(CLUSTERADM)
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
+# The images of make image: OCI archives in TESTBED_IMAGES_DIR (traffic-migration.tar,
+# pause.tar), and the references they carry.
+export TESTBED_IMAGES_DIR := $(IMAGES_DIR)
+export TESTBED_IMAGE := $(IMAGE)
+export TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
 
 # build-tool builds one program of a tools module into the cache. It writes to a
 # temporary name first so an interrupted build never leaves a broken binary behind.
@@ -120,9 +131,27 @@ install-kubectl-plugin: build ## Install the binary as the kubectl plugin kubect
 	install -m 0755 "$(BIN_DIR)/traffic-migration" "$(PLUGIN_DIR)/kubectl-traffic_migration"
 	@echo ">> installed $(PLUGIN_DIR)/kubectl-traffic_migration: run 'kubectl traffic-migration status' (with $(PLUGIN_DIR) on PATH)"
 
+# The images are built from contexts staged under bin/, with only what each COPYs:
+# no registry is reached (every Dockerfile starts FROM scratch). hack/image.sh finds
+# podman or docker, installs podman as root when there is neither, and saves each image
+# as an OCI archive in IMAGES_DIR.
 .PHONY: image
-image: ## Build the container image (needs a container engine).
-	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+image: build $(CA_BUNDLE) ## Build the image IMAGE and the test bed's pause image with podman or docker, as OCI archives in bin/images.
+	@rm -rf $(BIN_DIR)/image-context $(BIN_DIR)/pause-context
+	@mkdir -p $(BIN_DIR)/image-context $(BIN_DIR)/pause-context
+	@cp $(BIN_DIR)/traffic-migration $(BIN_DIR)/traffic-migration-agent $(BIN_DIR)/image-context/
+	@cp $(CA_BUNDLE) $(BIN_DIR)/image-context/ca-certificates.crt
+	hack/image.sh $(IMAGE) Dockerfile $(BIN_DIR)/image-context $(IMAGES_DIR)/traffic-migration.tar VERSION=$(VERSION)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/pause-context/pause ./test/images/pause
+	hack/image.sh $(PAUSE_IMAGE) test/images/pause/Dockerfile $(BIN_DIR)/pause-context $(IMAGES_DIR)/pause.tar
+
+$(CA_BUNDLE):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo ">> installing ca-certificates (Debian package) for the image"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 ca-certificates >/dev/null; \
+	else \
+		echo "make image needs the CA certificates at $(CA_BUNDLE): install ca-certificates ('sudo apt-get install ca-certificates'), or set CA_BUNDLE"; exit 1; \
+	fi
 
 ##@ Test
 
