@@ -1,6 +1,6 @@
 # traffic-migration: build, generate, verify and test.
 #
-# The test bed's programs (etcd, kube-apiserver, Prometheus, OCM, clusteradm) are
+# The test bed's programs (etcd, kube-apiserver, Prometheus, OCM, clusteradm, helm) are
 # built from the Go module proxy out of the pinned tools modules in hack/tools and
 # cached outside the checkout, keyed by name and version, so a fresh clone on a warm
 # machine rebuilds nothing.
@@ -34,6 +34,7 @@ ETCD_VERSION := $(call version-of,etcd,go.etcd.io/etcd/server/v3)
 PROMETHEUS_VERSION := $(call version-of,prometheus,github.com/prometheus/prometheus)
 OCM_VERSION := $(call version-of,ocm,open-cluster-management.io/ocm)
 CLUSTERADM_VERSION := $(call version-of,clusteradm,open-cluster-management.io/clusteradm)
+HELM_VERSION := $(call version-of,helm,helm.sh/helm/v3)
 CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
 CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
 
@@ -52,8 +53,9 @@ OCM_REGISTRATION := $(TOOLS_DIR)/ocm-registration-$(OCM_VERSION)
 OCM_WORK := $(TOOLS_DIR)/ocm-work-$(OCM_VERSION)
 OCM_ADDON := $(TOOLS_DIR)/ocm-addon-$(OCM_VERSION)
 CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
+HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)
 TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(OCM_PLACEMENT) \
-	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM)
+	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM)
 CODEGEN_TOOLS := $(DEEPCOPY_GEN) $(CLIENT_GEN) $(LISTER_GEN) $(INFORMER_GEN) $(CONTROLLER_GEN)
 
 # The test bed finds its programs through these variables.
@@ -66,6 +68,7 @@ export TESTBED_OCM_REGISTRATION := $(OCM_REGISTRATION)
 export TESTBED_OCM_WORK := $(OCM_WORK)
 export TESTBED_OCM_ADDON := $(OCM_ADDON)
 export TESTBED_CLUSTERADM := $(CLUSTERADM)
+export TESTBED_HELM := $(HELM)
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
 # The images of make image: OCI archives in TESTBED_IMAGES_DIR (traffic-migration.tar,
@@ -76,11 +79,11 @@ export TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
 
 # build-tool builds one program of a tools module into the cache. It writes to a
 # temporary name first so an interrupted build never leaves a broken binary behind.
-# $(1): tools module, $(2): package, $(3): output path.
+# $(1): tools module, $(2): package, $(3): output path, $(4): optional -ldflags.
 define build-tool
 	@mkdir -p $(dir $(3))
 	@echo ">> building $(notdir $(3)) (cached in $(TOOLS_DIR))"
-	@cd hack/tools/$(1) && GONOSUMDB=sigs.k8s.io/about-api CGO_ENABLED=0 $(GO) build -trimpath -o $(3).tmp $(2)
+	@cd hack/tools/$(1) && GONOSUMDB=sigs.k8s.io/about-api CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(4)' -o $(3).tmp $(2)
 	@mv $(3).tmp $(3)
 endef
 
@@ -208,6 +211,8 @@ $(OCM_ADDON):
 	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/addon,$@)
 $(CLUSTERADM):
 	$(call build-tool,clusteradm,open-cluster-management.io/clusteradm/cmd/clusteradm,$@)
+$(HELM):
+	$(call build-tool,helm,helm.sh/helm/v3/cmd/helm,$@,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION))
 $(DEEPCOPY_GEN):
 	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@)
 $(CLIENT_GEN):
