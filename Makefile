@@ -41,6 +41,9 @@ CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-too
 ETCD := $(TOOLS_DIR)/etcd-$(ETCD_VERSION)
 KUBE_APISERVER := $(TOOLS_DIR)/kube-apiserver-$(KUBE_VERSION)
 KUBE_CONTROLLER_MANAGER := $(TOOLS_DIR)/kube-controller-manager-$(KUBE_VERSION)
+KUBELET := $(TOOLS_DIR)/kubelet-$(KUBE_VERSION)
+KUBE_PROXY := $(TOOLS_DIR)/kube-proxy-$(KUBE_VERSION)
+KUBE_SCHEDULER := $(TOOLS_DIR)/kube-scheduler-$(KUBE_VERSION)
 PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)
 DEEPCOPY_GEN := $(TOOLS_DIR)/deepcopy-gen-$(CODEGEN_VERSION)
 CLIENT_GEN := $(TOOLS_DIR)/client-gen-$(CODEGEN_VERSION)
@@ -56,6 +59,9 @@ CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
 HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)
 TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(OCM_PLACEMENT) \
 	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM)
+# The programs of the test bed's nodes (NODE_TOOLS), which only the tests that ask for
+# nodes need, and the Debian packages those nodes run (hack/node-packages.sh).
+NODE_TOOLS := $(KUBELET) $(KUBE_PROXY) $(KUBE_SCHEDULER)
 CODEGEN_TOOLS := $(DEEPCOPY_GEN) $(CLIENT_GEN) $(LISTER_GEN) $(INFORMER_GEN) $(CONTROLLER_GEN)
 
 # The test bed finds its programs through these variables.
@@ -69,6 +75,13 @@ export TESTBED_OCM_WORK := $(OCM_WORK)
 export TESTBED_OCM_ADDON := $(OCM_ADDON)
 export TESTBED_CLUSTERADM := $(CLUSTERADM)
 export TESTBED_HELM := $(HELM)
+export TESTBED_KUBELET := $(KUBELET)
+export TESTBED_KUBE_PROXY := $(KUBE_PROXY)
+export TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
+# The images the nodes import, as OCI archives (no image is pulled): 'make image'
+# builds the product's and the pause image, 'make testbed-node-images' the test image
+# of the nodes' own test.
+export TESTBED_INCLUSTER_IMAGE := localhost/traffic-migration-incluster:test
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
 # The images of make image: OCI archives in TESTBED_IMAGES_DIR (traffic-migration.tar,
@@ -171,9 +184,12 @@ test-integration: testbed build ## Run the integration tests on the local test b
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/... ./test/bench/...
 
 # One package at a time: each starts an OCM hub, whose add-on webhook binds fixed ports.
+# test/nodes tests the test bed's nodes themselves (pods, in-cluster access, cleanup).
+E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/demo/...
+
 .PHONY: test-e2e
-test-e2e: testbed build ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed.
-	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) ./test/e2e/... ./test/demo/...
+test-e2e: testbed testbed-nodes testbed-node-images build image ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration
 # runs their small case.
@@ -190,6 +206,29 @@ demo: testbed build ## Move a Gateway from cluster1 to cluster2 of a local OCM f
 .PHONY: testbed
 testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.
 
+.PHONY: testbed-nodes
+testbed-nodes: $(NODE_TOOLS) ## Install the Debian packages of the test bed's nodes (as root) and build (or find cached) their programs.
+	@hack/node-packages.sh
+
+# podman-image builds an image with podman from a context of its own that holds one
+# static Go binary and the Dockerfile beside its source, then saves it as an OCI
+# archive. $(1): the command's package directory, $(2): the image's reference,
+# $(3): the archive.
+define podman-image
+	@rm -rf $(3).context && mkdir -p $(3).context
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(3).context/ ./$(1)
+	@cp $(1)/Dockerfile $(3).context/
+	podman build -q -t $(2) $(3).context
+	@rm -f $(3).tmp
+	podman save -q --format oci-archive -o $(3).tmp $(2)
+	@mv $(3).tmp $(3) && rm -rf $(3).context
+endef
+
+.PHONY: testbed-node-images
+testbed-node-images: ## Build the test image of the nodes' test (an in-cluster client) into TESTBED_IMAGES_DIR.
+	@hack/node-packages.sh
+	$(call podman-image,test/images/incluster,$(TESTBED_INCLUSTER_IMAGE),$(TESTBED_IMAGES_DIR)/incluster.tar)
+
 .PHONY: codegen-tools
 codegen-tools: $(CODEGEN_TOOLS)
 
@@ -199,6 +238,12 @@ $(KUBE_APISERVER):
 	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-apiserver,$@)
 $(KUBE_CONTROLLER_MANAGER):
 	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-controller-manager,$@)
+$(KUBELET):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kubelet,$@)
+$(KUBE_PROXY):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-proxy,$@)
+$(KUBE_SCHEDULER):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-scheduler,$@)
 $(PROMETHEUS):
 	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/prometheus,$@)
 $(OCM_PLACEMENT):
