@@ -1,6 +1,6 @@
 # traffic-migration: build, generate, verify and test.
 #
-# The test bed's programs (etcd, kube-apiserver, Prometheus, OCM, clusteradm) are
+# The test bed's programs (etcd, kube-apiserver, Prometheus, OCM, clusteradm, helm) are
 # built from the Go module proxy out of the pinned tools modules in hack/tools and
 # cached outside the checkout, keyed by name and version, so a fresh clone on a warm
 # machine rebuilds nothing.
@@ -14,6 +14,12 @@ BIN_DIR ?= bin
 CACHE_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
 TOOLS_DIR ?= $(CACHE_HOME)/traffic-migration/tools
 IMAGE ?= quay.io/open-cluster-management/traffic-migration:latest
+# PAUSE_IMAGE is the test bed's pod sandbox image, built here like IMAGE.
+PAUSE_IMAGE ?= localhost/traffic-migration/pause:latest
+# IMAGES_DIR holds the images as OCI archives, which the test bed's nodes import.
+IMAGES_DIR := $(abspath $(BIN_DIR))/images
+# CA_BUNDLE is the CA certificates the image carries (Debian's ca-certificates).
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=$(VERSION)
 GO_TEST_FLAGS ?= -race
@@ -28,6 +34,7 @@ ETCD_VERSION := $(call version-of,etcd,go.etcd.io/etcd/server/v3)
 PROMETHEUS_VERSION := $(call version-of,prometheus,github.com/prometheus/prometheus)
 OCM_VERSION := $(call version-of,ocm,open-cluster-management.io/ocm)
 CLUSTERADM_VERSION := $(call version-of,clusteradm,open-cluster-management.io/clusteradm)
+HELM_VERSION := $(call version-of,helm,helm.sh/helm/v3)
 CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
 CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
 
@@ -49,8 +56,9 @@ OCM_REGISTRATION := $(TOOLS_DIR)/ocm-registration-$(OCM_VERSION)
 OCM_WORK := $(TOOLS_DIR)/ocm-work-$(OCM_VERSION)
 OCM_ADDON := $(TOOLS_DIR)/ocm-addon-$(OCM_VERSION)
 CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
+HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)
 TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(OCM_PLACEMENT) \
-	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM)
+	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM)
 # The programs of the test bed's nodes (NODE_TOOLS), which only the tests that ask for
 # nodes need, and the Debian packages those nodes run (hack/node-packages.sh).
 NODE_TOOLS := $(KUBELET) $(KUBE_PROXY) $(KUBE_SCHEDULER)
@@ -66,24 +74,29 @@ export TESTBED_OCM_REGISTRATION := $(OCM_REGISTRATION)
 export TESTBED_OCM_WORK := $(OCM_WORK)
 export TESTBED_OCM_ADDON := $(OCM_ADDON)
 export TESTBED_CLUSTERADM := $(CLUSTERADM)
+export TESTBED_HELM := $(HELM)
 export TESTBED_KUBELET := $(KUBELET)
 export TESTBED_KUBE_PROXY := $(KUBE_PROXY)
 export TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
 # The images the nodes import, as OCI archives (no image is pulled): 'make image'
 # builds the product's and the pause image, 'make testbed-node-images' the test image
 # of the nodes' own test.
-export TESTBED_IMAGES_DIR := $(abspath $(BIN_DIR))/images
 export TESTBED_INCLUSTER_IMAGE := localhost/traffic-migration-incluster:test
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
+# The images of make image: OCI archives in TESTBED_IMAGES_DIR (traffic-migration.tar,
+# pause.tar), and the references they carry.
+export TESTBED_IMAGES_DIR := $(IMAGES_DIR)
+export TESTBED_IMAGE := $(IMAGE)
+export TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
 
 # build-tool builds one program of a tools module into the cache. It writes to a
 # temporary name first so an interrupted build never leaves a broken binary behind.
-# $(1): tools module, $(2): package, $(3): output path.
+# $(1): tools module, $(2): package, $(3): output path, $(4): optional -ldflags.
 define build-tool
 	@mkdir -p $(dir $(3))
 	@echo ">> building $(notdir $(3)) (cached in $(TOOLS_DIR))"
-	@cd hack/tools/$(1) && GONOSUMDB=sigs.k8s.io/about-api CGO_ENABLED=0 $(GO) build -trimpath -o $(3).tmp $(2)
+	@cd hack/tools/$(1) && GONOSUMDB=sigs.k8s.io/about-api CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(4)' -o $(3).tmp $(2)
 	@mv $(3).tmp $(3)
 endef
 
@@ -134,9 +147,27 @@ install-kubectl-plugin: build ## Install the binary as the kubectl plugin kubect
 	install -m 0755 "$(BIN_DIR)/traffic-migration" "$(PLUGIN_DIR)/kubectl-traffic_migration"
 	@echo ">> installed $(PLUGIN_DIR)/kubectl-traffic_migration: run 'kubectl traffic-migration status' (with $(PLUGIN_DIR) on PATH)"
 
+# The images are built from contexts staged under bin/, with only what each COPYs:
+# no registry is reached (every Dockerfile starts FROM scratch). hack/image.sh finds
+# podman or docker, installs podman as root when there is neither, and saves each image
+# as an OCI archive in IMAGES_DIR.
 .PHONY: image
-image: ## Build the container image (needs a container engine).
-	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+image: build $(CA_BUNDLE) ## Build the image IMAGE and the test bed's pause image with podman or docker, as OCI archives in bin/images.
+	@rm -rf $(BIN_DIR)/image-context $(BIN_DIR)/pause-context
+	@mkdir -p $(BIN_DIR)/image-context $(BIN_DIR)/pause-context
+	@cp $(BIN_DIR)/traffic-migration $(BIN_DIR)/traffic-migration-agent $(BIN_DIR)/image-context/
+	@cp $(CA_BUNDLE) $(BIN_DIR)/image-context/ca-certificates.crt
+	hack/image.sh $(IMAGE) Dockerfile $(BIN_DIR)/image-context $(IMAGES_DIR)/traffic-migration.tar VERSION=$(VERSION)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/pause-context/pause ./test/images/pause
+	hack/image.sh $(PAUSE_IMAGE) test/images/pause/Dockerfile $(BIN_DIR)/pause-context $(IMAGES_DIR)/pause.tar
+
+$(CA_BUNDLE):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo ">> installing ca-certificates (Debian package) for the image"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 ca-certificates >/dev/null; \
+	else \
+		echo "make image needs the CA certificates at $(CA_BUNDLE): install ca-certificates ('sudo apt-get install ca-certificates'), or set CA_BUNDLE"; exit 1; \
+	fi
 
 ##@ Test
 
@@ -157,7 +188,7 @@ test-integration: testbed build ## Run the integration tests on the local test b
 E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/demo/...
 
 .PHONY: test-e2e
-test-e2e: testbed testbed-nodes testbed-node-images build ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+test-e2e: testbed testbed-nodes testbed-node-images build image ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration
@@ -225,6 +256,8 @@ $(OCM_ADDON):
 	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/addon,$@)
 $(CLUSTERADM):
 	$(call build-tool,clusteradm,open-cluster-management.io/clusteradm/cmd/clusteradm,$@)
+$(HELM):
+	$(call build-tool,helm,helm.sh/helm/v3/cmd/helm,$@,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION))
 $(DEEPCOPY_GEN):
 	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@)
 $(CLIENT_GEN):
