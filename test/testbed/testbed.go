@@ -215,9 +215,12 @@ func (b *Bed) Stop() {
 
 	// The nodes first, while the API servers still answer: each stops its pods' tasks
 	// and containers before its own programs, then removes what it made.
+	var cgroupParents []string
 	for _, n := range b.nodeList() {
 		n.stop()
+		cgroupParents = append(cgroupParents, n.cgroupParents...)
 	}
+	removeCgroupParents(cgroupParents)
 	ps := b.Processes()
 	var wg sync.WaitGroup
 	// Clients first (controllers, agents, Prometheus), then the API servers, etcd last.
