@@ -199,7 +199,7 @@ bench: testbed build ## Run the benchmarks at full size on the local test bed; t
 DEMO_FLAGS ?=
 
 .PHONY: demo
-demo: testbed build ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
+demo: testbed testbed-nodes build image ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
 	$(GO) run ./test/demo $(DEMO_FLAGS)
 
 .PHONY: testbed
