@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -529,29 +530,25 @@ func (c *Cluster) WaitDeploymentAvailable(ctx context.Context, namespace, name s
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, deploymentTimeout)
-	defer cancel()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
 	var last error
-	for {
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, deploymentTimeout, true, func(ctx context.Context) (bool, error) {
 		d, err := client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case err != nil:
 			last = err
 		case d.Spec.Replicas != nil && d.Status.ObservedGeneration >= d.Generation &&
 			d.Status.UpdatedReplicas == *d.Spec.Replicas && d.Status.AvailableReplicas == *d.Spec.Replicas:
-			return nil
+			return true, nil
 		default:
 			last = fmt.Errorf("%d of %d replicas available", d.Status.AvailableReplicas, ptr.Deref(d.Spec.Replicas, 0))
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("Deployment %s/%s of %s not available after %s: %w; its pods: %s",
-				namespace, name, c.Name, deploymentTimeout, last, podStates(client, namespace))
-		case <-tick.C:
-		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("Deployment %s/%s of %s not available after %s: %w; its pods: %s",
+			namespace, name, c.Name, deploymentTimeout, errors.Join(last, err), podStates(client, namespace))
 	}
+	return nil
 }
 
 // podStates says, for an error, what each pod of the namespace waits for.
