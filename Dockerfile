@@ -1,20 +1,18 @@
-# The traffic-migration image, on a distroless base, as a non-root user: the static
-# binary /traffic-migration (the entrypoint: the hub manager and every other command)
-# and /traffic-migration-agent (the spoke agent alone, which the add-on's agent
-# Deployment runs).
-FROM golang:1.26 AS build
-WORKDIR /src
-COPY go.mod go.sum ./
-RUN go mod download
-COPY cmd/ cmd/
-COPY pkg/ pkg/
+# The traffic-migration image: the static binaries that `make build` makes, on an
+# empty base with the CA certificates of Debian's ca-certificates package, as the
+# non-root user 65532. /traffic-migration is the entrypoint (the hub manager and every
+# other command); /traffic-migration-agent, beside it, is the spoke agent alone, which
+# the add-on's agent Deployment runs.
+#
+# Build it with `make image`: it stages the binaries and the certificates into a
+# build context of their own, so the build pulls nothing and needs no registry.
+FROM scratch
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath \
-      -ldflags "-s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=${VERSION}" \
-      -o /out/ ./cmd/traffic-migration ./cmd/traffic-migration-agent
-
-FROM gcr.io/distroless/static-debian12:nonroot
-COPY --from=build /out/traffic-migration /traffic-migration
-COPY --from=build /out/traffic-migration-agent /traffic-migration-agent
+LABEL org.opencontainers.image.title="traffic-migration" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY traffic-migration /traffic-migration
+COPY traffic-migration-agent /traffic-migration-agent
 USER 65532:65532
 ENTRYPOINT ["/traffic-migration"]

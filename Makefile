@@ -1,6 +1,6 @@
 # traffic-migration: build, generate, verify and test.
 #
-# The test bed's programs (etcd, kube-apiserver, Prometheus, OCM, clusteradm) are
+# The test bed's programs (etcd, kube-apiserver, Prometheus, OCM, clusteradm, helm) are
 # built from the Go module proxy out of the pinned tools modules in hack/tools and
 # cached outside the checkout, keyed by name and version, so a fresh clone on a warm
 # machine rebuilds nothing.
@@ -14,6 +14,12 @@ BIN_DIR ?= bin
 CACHE_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
 TOOLS_DIR ?= $(CACHE_HOME)/traffic-migration/tools
 IMAGE ?= quay.io/open-cluster-management/traffic-migration:latest
+# PAUSE_IMAGE is the test bed's pod sandbox image, built here like IMAGE.
+PAUSE_IMAGE ?= localhost/traffic-migration/pause:latest
+# IMAGES_DIR holds the images as OCI archives, which the test bed's nodes import.
+IMAGES_DIR := $(abspath $(BIN_DIR))/images
+# CA_BUNDLE is the CA certificates the image carries (Debian's ca-certificates).
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=$(VERSION)
 GO_TEST_FLAGS ?= -race
@@ -28,12 +34,16 @@ ETCD_VERSION := $(call version-of,etcd,go.etcd.io/etcd/server/v3)
 PROMETHEUS_VERSION := $(call version-of,prometheus,github.com/prometheus/prometheus)
 OCM_VERSION := $(call version-of,ocm,open-cluster-management.io/ocm)
 CLUSTERADM_VERSION := $(call version-of,clusteradm,open-cluster-management.io/clusteradm)
+HELM_VERSION := $(call version-of,helm,helm.sh/helm/v3)
 CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
 CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
 
 ETCD := $(TOOLS_DIR)/etcd-$(ETCD_VERSION)
 KUBE_APISERVER := $(TOOLS_DIR)/kube-apiserver-$(KUBE_VERSION)
 KUBE_CONTROLLER_MANAGER := $(TOOLS_DIR)/kube-controller-manager-$(KUBE_VERSION)
+KUBELET := $(TOOLS_DIR)/kubelet-$(KUBE_VERSION)
+KUBE_PROXY := $(TOOLS_DIR)/kube-proxy-$(KUBE_VERSION)
+KUBE_SCHEDULER := $(TOOLS_DIR)/kube-scheduler-$(KUBE_VERSION)
 PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)
 PROMTOOL := $(TOOLS_DIR)/promtool-$(PROMETHEUS_VERSION)
 DEEPCOPY_GEN := $(TOOLS_DIR)/deepcopy-gen-$(CODEGEN_VERSION)
@@ -47,8 +57,12 @@ OCM_REGISTRATION := $(TOOLS_DIR)/ocm-registration-$(OCM_VERSION)
 OCM_WORK := $(TOOLS_DIR)/ocm-work-$(OCM_VERSION)
 OCM_ADDON := $(TOOLS_DIR)/ocm-addon-$(OCM_VERSION)
 CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
+HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)
 TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(PROMTOOL) $(OCM_PLACEMENT) \
-	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM)
+	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM)
+# The programs of the test bed's nodes (NODE_TOOLS), which only the tests that ask for
+# nodes need, and the Debian packages those nodes run (hack/node-packages.sh).
+NODE_TOOLS := $(KUBELET) $(KUBE_PROXY) $(KUBE_SCHEDULER)
 CODEGEN_TOOLS := $(DEEPCOPY_GEN) $(CLIENT_GEN) $(LISTER_GEN) $(INFORMER_GEN) $(CONTROLLER_GEN)
 
 # The test bed finds its programs through these variables.
@@ -62,8 +76,20 @@ export TESTBED_OCM_REGISTRATION := $(OCM_REGISTRATION)
 export TESTBED_OCM_WORK := $(OCM_WORK)
 export TESTBED_OCM_ADDON := $(OCM_ADDON)
 export TESTBED_CLUSTERADM := $(CLUSTERADM)
+export TESTBED_HELM := $(HELM)
+export TESTBED_KUBELET := $(KUBELET)
+export TESTBED_KUBE_PROXY := $(KUBE_PROXY)
+export TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
+# The test image of the nodes' own test, which 'make testbed-node-images' builds into
+# TESTBED_IMAGES_DIR/incluster.tar.
+export TESTBED_INCLUSTER_IMAGE := localhost/traffic-migration-incluster:test
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
+# The images of make image: OCI archives in TESTBED_IMAGES_DIR (traffic-migration.tar,
+# pause.tar), and the references they carry.
+export TESTBED_IMAGES_DIR := $(IMAGES_DIR)
+export TESTBED_IMAGE := $(IMAGE)
+export TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
 
 # The dashboard's browser test drives Debian's Chromium; make chromium installs it.
 CHROMIUM ?= /usr/bin/chromium
@@ -75,11 +101,11 @@ UPLOT_DIR := pkg/cmd/dashboard/assets/vendor/uplot
 
 # build-tool builds one program of a tools module into the cache. It writes to a
 # temporary name first so an interrupted build never leaves a broken binary behind.
-# $(1): tools module, $(2): package, $(3): output path.
+# $(1): tools module, $(2): package, $(3): output path, $(4): optional -ldflags.
 define build-tool
 	@mkdir -p $(dir $(3))
 	@echo ">> building $(notdir $(3)) (cached in $(TOOLS_DIR))"
-	@cd hack/tools/$(1) && GONOSUMDB=sigs.k8s.io/about-api CGO_ENABLED=0 $(GO) build -trimpath -o $(3).tmp $(2)
+	@cd hack/tools/$(1) && GONOSUMDB=sigs.k8s.io/about-api CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(4)' -o $(3).tmp $(2)
 	@mv $(3).tmp $(3)
 endef
 
@@ -130,9 +156,27 @@ install-kubectl-plugin: build ## Install the binary as the kubectl plugin kubect
 	install -m 0755 "$(BIN_DIR)/traffic-migration" "$(PLUGIN_DIR)/kubectl-traffic_migration"
 	@echo ">> installed $(PLUGIN_DIR)/kubectl-traffic_migration: run 'kubectl traffic-migration status' (with $(PLUGIN_DIR) on PATH)"
 
+# The images are built from contexts staged under bin/, with only what each COPYs:
+# no registry is reached (every Dockerfile starts FROM scratch). hack/image.sh finds
+# podman or docker, installs podman as root when there is neither, and saves each image
+# as an OCI archive in IMAGES_DIR.
 .PHONY: image
-image: ## Build the container image (needs a container engine).
-	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+image: build $(CA_BUNDLE) ## Build the image IMAGE and the test bed's pause image with podman or docker, as OCI archives in bin/images.
+	@rm -rf $(BIN_DIR)/image-context $(BIN_DIR)/pause-context
+	@mkdir -p $(BIN_DIR)/image-context $(BIN_DIR)/pause-context
+	@cp $(BIN_DIR)/traffic-migration $(BIN_DIR)/traffic-migration-agent $(BIN_DIR)/image-context/
+	@cp $(CA_BUNDLE) $(BIN_DIR)/image-context/ca-certificates.crt
+	hack/image.sh $(IMAGE) Dockerfile $(BIN_DIR)/image-context $(IMAGES_DIR)/traffic-migration.tar VERSION=$(VERSION)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/pause-context/pause ./test/images/pause
+	hack/image.sh $(PAUSE_IMAGE) test/images/pause/Dockerfile $(BIN_DIR)/pause-context $(IMAGES_DIR)/pause.tar
+
+$(CA_BUNDLE):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo ">> installing ca-certificates (Debian package) for the image"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 ca-certificates >/dev/null; \
+	else \
+		echo "make image needs the CA certificates at $(CA_BUNDLE): install ca-certificates ('sudo apt-get install ca-certificates'), or set CA_BUNDLE"; exit 1; \
+	fi
 
 ##@ Test
 
@@ -149,9 +193,12 @@ test-integration: testbed build chromium ## Run the integration tests on the loc
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/... ./test/bench/...
 
 # One package at a time: each starts an OCM hub, whose add-on webhook binds fixed ports.
+# test/nodes tests the test bed's nodes themselves (pods, in-cluster access, cleanup).
+E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/demo/...
+
 .PHONY: test-e2e
-test-e2e: testbed build ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed.
-	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) ./test/e2e/... ./test/demo/...
+test-e2e: testbed testbed-nodes testbed-node-images build image ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration
 # runs their small case.
@@ -162,13 +209,13 @@ bench: testbed build ## Run the benchmarks at full size on the local test bed; t
 DEMO_FLAGS ?=
 
 .PHONY: demo
-demo: testbed build ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
+demo: testbed testbed-nodes build image ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
 	$(GO) run ./test/demo $(DEMO_FLAGS)
 
 # The fleet runs as a binary of its own, not under 'go run', so that the SIGTERM make
 # passes on reaches it and it stops everything it started.
 .PHONY: fleet
-fleet: testbed build ## Start the demo's local fleet and leave it running to try the product by hand: prints the KUBECONFIG and commands to try; Ctrl-C stops it all.
+fleet: testbed testbed-nodes build image ## Start the demo's local fleet and leave it running to try the product by hand: prints the KUBECONFIG and commands to try; Ctrl-C stops it all.
 	$(GO) build -o $(BIN_DIR)/traffic-migration-fleet ./test/demo
 	exec $(BIN_DIR)/traffic-migration-fleet -fleet
 
@@ -192,6 +239,16 @@ update-uplot: ## Replace the embedded uPlot with UPLOT_VERSION from the npm regi
 		sha256sum $(UPLOT_DIR)/uPlot.iife.min.js $(UPLOT_DIR)/uPlot.min.css
 	@echo ">> uPlot $(UPLOT_VERSION) in $(UPLOT_DIR): update the version and checksums in its README.md"
 
+.PHONY: testbed-nodes
+testbed-nodes: $(NODE_TOOLS) ## Install the Debian packages of the test bed's nodes (as root) and build (or find cached) their programs.
+	@hack/node-packages.sh
+
+.PHONY: testbed-node-images
+testbed-node-images: ## Build the test image of the nodes' test (an in-cluster client) into TESTBED_IMAGES_DIR, like make image.
+	@rm -rf $(BIN_DIR)/incluster-context && mkdir -p $(BIN_DIR)/incluster-context
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/incluster-context/incluster ./test/images/incluster
+	hack/image.sh $(TESTBED_INCLUSTER_IMAGE) test/images/incluster/Dockerfile $(BIN_DIR)/incluster-context $(IMAGES_DIR)/incluster.tar
+
 .PHONY: codegen-tools
 codegen-tools: $(CODEGEN_TOOLS)
 
@@ -201,6 +258,12 @@ $(KUBE_APISERVER):
 	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-apiserver,$@)
 $(KUBE_CONTROLLER_MANAGER):
 	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-controller-manager,$@)
+$(KUBELET):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kubelet,$@)
+$(KUBE_PROXY):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-proxy,$@)
+$(KUBE_SCHEDULER):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-scheduler,$@)
 $(PROMETHEUS):
 	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/prometheus,$@)
 $(PROMTOOL):
@@ -215,6 +278,8 @@ $(OCM_ADDON):
 	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/addon,$@)
 $(CLUSTERADM):
 	$(call build-tool,clusteradm,open-cluster-management.io/clusteradm/cmd/clusteradm,$@)
+$(HELM):
+	$(call build-tool,helm,helm.sh/helm/v3/cmd/helm,$@,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION))
 $(DEEPCOPY_GEN):
 	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@)
 $(CLIENT_GEN):

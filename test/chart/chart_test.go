@@ -1,13 +1,16 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-// Package chart checks the Helm chart against the plain manifests, so that the two
-// ways to install traffic-migration cannot drift apart, and lints it as `helm lint` does.
+// Package chart checks the Helm chart with the real helm CLI (the test bed's build of
+// helm.sh/helm/v3/cmd/helm): `helm lint` and `helm template` with its defaults and with
+// every value set, and compares what it renders with the plain manifests, so that the
+// two ways to install traffic-migration cannot drift apart.
 package chart
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -16,13 +19,10 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/lint"
-	"helm.sh/helm/v3/pkg/lint/support"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 const (
@@ -66,27 +66,60 @@ func objects(t *testing.T, texts ...string) map[string]map[string]any {
 
 func str(v any) string { s, _ := v.(string); return s }
 
+// chart is the chart's absolute path, for helm, which runs in a directory of its own.
+func chart(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// helm runs the real helm CLI, with no cluster.
+func helm(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := testbed.Helm(context.Background(), t.TempDir(), "", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// valuesFile writes values as a values file for helm's -f; nil values write none.
+func valuesFile(t *testing.T, values map[string]any) []string {
+	t.Helper()
+	if values == nil {
+		return nil
+	}
+	b, err := yaml.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--values", path}
+}
+
+// render renders the chart as `helm install` would install it in namespace, with
+// values over its defaults.
 func render(t *testing.T, values map[string]any) map[string]map[string]any {
 	t.Helper()
-	chart, err := loader.Load(chartDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := chartutil.ToRenderValues(chart, values, chartutil.ReleaseOptions{Name: "traffic-migration", Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(chart, vals)
-	if err != nil {
-		t.Fatalf("render the chart: %v", err)
-	}
-	var texts []string
-	for name, text := range files {
-		if strings.HasSuffix(name, ".yaml") {
-			texts = append(texts, text)
-		}
-	}
-	return objects(t, texts...)
+	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace}, valuesFile(t, values)...)
+	return objects(t, helm(t, args...))
+}
+
+// everyValue sets every value the chart documents to something other than its default.
+var everyValue = map[string]any{
+	"image":          map[string]any{"repository": "registry.example/tm", "tag": "v9", "pullPolicy": "Always"},
+	"agentImage":     "registry.example/tm-agent:v9",
+	"replicas":       2,
+	"leaderElection": false,
+	"logLevel":       5,
+	"resources":      map[string]any{"limits": map[string]any{"memory": "1Gi"}},
+	"agent":          map[string]any{"metricsLabels": "region=us-east", "logLevel": 4},
 }
 
 // TestChartMatchesManifests renders the chart with its defaults and compares every
@@ -139,15 +172,7 @@ func TestChartCRDsMatchManifests(t *testing.T) {
 
 // TestChartValues checks that the values the chart documents reach the objects.
 func TestChartValues(t *testing.T) {
-	got := render(t, map[string]any{
-		"image":          map[string]any{"repository": "registry.example/tm", "tag": "v9", "pullPolicy": "Always"},
-		"agentImage":     "registry.example/tm-agent:v9",
-		"replicas":       2,
-		"leaderElection": false,
-		"logLevel":       5,
-		"resources":      map[string]any{"limits": map[string]any{"memory": "1Gi"}},
-		"agent":          map[string]any{"metricsLabels": "region=us-east", "logLevel": 4},
-	})
+	got := render(t, everyValue)
 	deploy := got["Deployment/"+namespace+"/traffic-migration-manager"]
 	spec := deploy["spec"].(map[string]any)
 	container := spec["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
@@ -171,12 +196,16 @@ func TestChartValues(t *testing.T) {
 	}
 }
 
-// TestChartLint lints the chart as `helm lint` does: no errors and no warnings.
+// TestChartLint runs `helm lint --strict` (warnings fail too) with the chart's
+// defaults and with every value set.
 func TestChartLint(t *testing.T) {
-	result := lint.All(chartDir, nil, namespace, false)
-	for _, m := range result.Messages {
-		if m.Severity >= support.WarningSev {
-			t.Errorf("helm lint: %s", m)
-		}
+	for name, values := range map[string]map[string]any{"defaults": nil, "every value set": everyValue} {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"lint", chart(t), "--strict", "--namespace", namespace}, valuesFile(t, values)...)
+			out := helm(t, args...)
+			if !strings.Contains(out, "1 chart(s) linted, 0 chart(s) failed") {
+				t.Errorf("helm lint:\n%s", out)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ package testbed
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,7 +24,8 @@ import (
 type Cluster struct {
 	// Name is the cluster's name: "hub" or a spoke's name.
 	Name string
-	// URL is the API server's address, https://127.0.0.1:<port>.
+	// URL is the API server's address: https://127.0.0.1:<port>, or on a test bed
+	// with nodes https://<the bed's host address>:<port>, which the nodes' pods reach.
 	URL string
 	// CA signs the API server's serving certificate and the clients' certificates; it
 	// is also the client CA, as with kubeadm.
@@ -38,11 +40,32 @@ type Cluster struct {
 	Process *Process
 
 	dir string
+	// controllerManager is the cluster's kube-controller-manager, once started: the
+	// test bed runs at most one per cluster, with the controllers its uses need.
+	controllerManager *Process
+	// node is the cluster's node, once AddNode has started it.
+	node *Node
 }
 
+// serviceNames are the names of the kubernetes Service, in the default namespace,
+// that pods use to reach their API server; a serving certificate that pods check
+// names them and the Service's ClusterIP.
+var serviceNames = []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
+
+// The Service network of every cluster (each node has its own network namespace, so
+// the clusters' Services never meet) and the ClusterIP of its kubernetes Service.
+const (
+	serviceCIDR       = "10.96.0.0/16"
+	kubernetesService = "10.96.0.1"
+)
+
 // startCluster starts a kube-apiserver against etcd. The admin kubeconfig is written to
-// <dir>/<name>/admin.kubeconfig.
-func startCluster(ctx context.Context, name, dir, etcdURL string) (*Cluster, error) {
+// <dir>/<name>/admin.kubeconfig. With a bed network (nil: none), the API server
+// listens on the bed's host address instead of the loopback address, names it, the
+// kubernetes Service and its ClusterIP in its serving certificate, keeps the Service's
+// endpoints, authorizes kubelets as nodes, and reaches the kubelets by their
+// InternalIP with a client certificate of its own.
+func startCluster(ctx context.Context, name, dir, etcdURL string, bedNet *bedNetwork) (*Cluster, error) {
 	dir = filepath.Join(dir, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -51,7 +74,13 @@ func startCluster(ctx context.Context, name, dir, etcdURL string) (*Cluster, err
 	if err != nil {
 		return nil, err
 	}
-	serving, err := ca.issue(dir, "apiserver", "kube-apiserver", nil, "127.0.0.1", "localhost")
+	host := "127.0.0.1"
+	hosts := []string{"127.0.0.1", "localhost"}
+	if bedNet != nil {
+		host = bedNet.hostIP
+		hosts = append(append(hosts, host, kubernetesService), serviceNames...)
+	}
+	serving, err := ca.issue(dir, "apiserver", "kube-apiserver", nil, hosts...)
 	if err != nil {
 		return nil, err
 	}
@@ -70,34 +99,53 @@ func startCluster(ctx context.Context, name, dir, etcdURL string) (*Cluster, err
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Name: name, URL: "https://" + hostPort(port), CA: ca, ServiceAccountKeyPath: saKey, dir: dir}
+	c := &Cluster{Name: name, URL: "https://" + net.JoinHostPort(host, strconv.Itoa(port)), CA: ca, ServiceAccountKeyPath: saKey, dir: dir}
 
-	c.Process, err = startProcess("kube-apiserver ("+name+")", ProgramKubeAPIServer, dir, "kube-apiserver",
-		"--etcd-servers="+etcdURL,
-		"--etcd-prefix=/"+name,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-		"--cert-dir="+dir,
-		"--tls-cert-file="+serving.CertPath,
-		"--tls-private-key-file="+serving.KeyPath,
-		"--client-ca-file="+ca.CertPath,
-		"--requestheader-client-ca-file="+frontProxyCA.CertPath,
+	// Without nodes nothing reads the kubernetes Service's endpoints, and the API
+	// servers write less without them.
+	nodeArgs := []string{"--authorization-mode=RBAC", "--endpoint-reconciler-type=none"}
+	if bedNet != nil {
+		// The API server's own identity towards the kubelets (logs, exec), which
+		// they authorize by asking the API server.
+		kubeletClient, err := ca.issue(dir, "apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"})
+		if err != nil {
+			return nil, err
+		}
+		nodeArgs = []string{
+			"--authorization-mode=Node,RBAC",
+			"--enable-admission-plugins=NodeRestriction",
+			"--endpoint-reconciler-type=lease",
+			"--kubelet-preferred-address-types=InternalIP",
+			"--kubelet-client-certificate=" + kubeletClient.CertPath,
+			"--kubelet-client-key=" + kubeletClient.KeyPath,
+			"--kubelet-certificate-authority=" + ca.CertPath,
+		}
+	}
+	args := []string{
+		"--etcd-servers=" + etcdURL,
+		"--etcd-prefix=/" + name,
+		"--bind-address=" + host,
+		"--advertise-address=" + host,
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + dir,
+		"--tls-cert-file=" + serving.CertPath,
+		"--tls-private-key-file=" + serving.KeyPath,
+		"--client-ca-file=" + ca.CertPath,
+		"--requestheader-client-ca-file=" + frontProxyCA.CertPath,
 		"--requestheader-allowed-names=front-proxy-client",
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-		"--service-account-key-file="+saKey,
-		"--service-account-signing-key-file="+saKey,
+		"--service-account-key-file=" + saKey,
+		"--service-account-signing-key-file=" + saKey,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-cluster-ip-range=10.96.0.0/16",
-		"--authorization-mode=RBAC",
+		"--service-cluster-ip-range=" + serviceCIDR,
 		"--enable-bootstrap-token-auth=true",
 		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
-		"--endpoint-reconciler-type=none",
-	)
+	}
+	c.Process, err = startProcess("kube-apiserver ("+name+")", ProgramKubeAPIServer, dir, "kube-apiserver", append(args, nodeArgs...)...)
 	if err != nil {
 		return nil, err
 	}

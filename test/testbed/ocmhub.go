@@ -95,7 +95,8 @@ type OCMHub struct {
 // and RBAC that agents join with. Spokes join with JoinSpoke and AcceptSpokes.
 //
 // 'clusteradm init' cannot be used: it installs the cluster-manager operator as a
-// Deployment and waits for it, and a bare kube-apiserver runs no pods. The test bed
+// Deployment of OCM's images and waits for it, and no registry here serves those images
+// (nor does a cluster without a node run pods). The test bed
 // does what the operator would do: the hub CRDs (New installs them), the bootstrap
 // identity, and the controllers, run as processes. Clusters are accepted by hand with
 // 'clusteradm accept', not by the registration controller's auto-approval.
@@ -186,13 +187,26 @@ func ignoreExists(err error) error {
 	return err
 }
 
-// startKubeControllerManager runs kube-controller-manager against a cluster with only
-// the controllers a cluster without nodes needs: the garbage collector and namespace
-// deletion and, on the hub, CSR signing with the hub's CA (which is also the hub's
-// client CA, so the klusterlets' signed certificates authenticate). It uses its own
-// admin credentials for every controller, so it needs no service account tokens and
-// no key to sign them.
+// startKubeControllerManager runs kube-controller-manager against a cluster, once: a
+// later call returns the one already running. Without a node it runs only the
+// controllers a cluster without pods needs: the garbage collector and namespace
+// deletion and, with signCSRs (the hub), CSR signing with the cluster's CA (which is
+// also its client CA, so the klusterlets' signed certificates authenticate). It then
+// uses its own admin credentials for every controller, so it needs no service account
+// tokens.
+//
+// On a cluster with a node it also runs what pods need: Deployments, ReplicaSets,
+// ServiceAccounts and their tokens (signed with the API server's key), the
+// kube-root-ca.crt ConfigMap in every namespace (the API server's CA, which in-cluster
+// clients check the API server with), Endpoints and EndpointSlices of Services, and
+// the collection of orphaned pods.
 func (b *Bed) startKubeControllerManager(ctx context.Context, c *Cluster, signCSRs bool) (*Process, error) {
+	b.mu.Lock()
+	running, withNode := c.controllerManager, c.node != nil
+	b.mu.Unlock()
+	if running != nil {
+		return running, nil
+	}
 	dir := filepath.Join(c.dir, "kube-controller-manager")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -204,6 +218,9 @@ func (b *Bed) startKubeControllerManager(ctx context.Context, c *Cluster, signCS
 	controllers := "garbagecollector,namespace"
 	if signCSRs {
 		controllers = "csrsigning," + controllers
+	}
+	if withNode {
+		controllers += ",deployment-controller,replicaset-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,endpoints-controller,endpointslice-controller,pod-garbage-collector-controller,node-lifecycle-controller"
 	}
 	args := []string{
 		"--kubeconfig=" + c.KubeconfigPath,
@@ -221,9 +238,22 @@ func (b *Bed) startKubeControllerManager(ctx context.Context, c *Cluster, signCS
 			"--cluster-signing-key-file="+c.CA.KeyPath,
 		)
 	}
+	if withNode {
+		args = append(args,
+			"--service-account-private-key-file="+c.ServiceAccountKeyPath,
+			"--root-ca-file="+c.CA.CertPath,
+		)
+	}
 	// /healthz is always allowed, without credentials.
-	return b.startTracked(ctx, "kube-controller-manager ("+c.Name+")", ProgramKubeControllerManager, c.dir, "kube-controller-manager",
+	p, err := b.startTracked(ctx, "kube-controller-manager ("+c.Name+")", ProgramKubeControllerManager, c.dir, "kube-controller-manager",
 		controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz"), args...)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	c.controllerManager = p
+	b.mu.Unlock()
+	return p, nil
 }
 
 // startAddonWebhook runs OCM's conversion webhook for the add-on APIs, serving TLS with

@@ -90,6 +90,11 @@ func startProcess(name string, prog Program, dir, logName string, args ...string
 	if err != nil {
 		return nil, err
 	}
+	return startCommand(name, bin, dir, logName, args...)
+}
+
+// startCommand starts the binary bin as startProcess starts a program.
+func startCommand(name, bin, dir, logName string, args ...string) (*Process, error) {
 	logPath := filepath.Join(dir, logName+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {

@@ -6,10 +6,12 @@ package testbed
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,20 +45,23 @@ type ScrapeConfig struct {
 
 // Prometheus is a real Prometheus 3 run by the test bed.
 type Prometheus struct {
-	// URL is Prometheus's address, http://127.0.0.1:<port>.
+	// URL is Prometheus's address: http://127.0.0.1:<port>, or on a test bed with
+	// nodes http://<the bed's host address>:<port>, which the nodes' pods reach.
 	URL string
 	// Process is the running Prometheus; it changes when Prometheus is started again.
 	Process *Process
 
 	dir        string
 	configPath string
+	host       string
 	port       int
 
 	mu   sync.Mutex        // serializes configuration changes
 	opts PrometheusOptions // the configuration written last
 }
 
-func startPrometheus(ctx context.Context, dir string, opts PrometheusOptions) (*Prometheus, error) {
+// startPrometheus starts a Prometheus that listens on host.
+func startPrometheus(ctx context.Context, dir, host string, opts PrometheusOptions) (*Prometheus, error) {
 	dir = filepath.Join(dir, "prometheus")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -65,7 +70,7 @@ func startPrometheus(ctx context.Context, dir string, opts PrometheusOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	p := &Prometheus{URL: "http://" + hostPort(port), dir: dir, configPath: filepath.Join(dir, "prometheus.yml"), port: port}
+	p := &Prometheus{URL: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), dir: dir, configPath: filepath.Join(dir, "prometheus.yml"), host: host, port: port}
 	if err := p.writeConfig(opts); err != nil {
 		return nil, err
 	}
@@ -81,7 +86,7 @@ func (p *Prometheus) Start(ctx context.Context) error {
 	proc, err := startProcess("prometheus", ProgramPrometheus, p.dir, fmt.Sprintf("prometheus-%d", time.Now().UnixNano()),
 		"--config.file="+p.configPath,
 		"--storage.tsdb.path="+filepath.Join(p.dir, "data"),
-		"--web.listen-address="+hostPort(p.port),
+		"--web.listen-address="+net.JoinHostPort(p.host, strconv.Itoa(p.port)),
 		"--web.enable-lifecycle",
 		"--log.level=warn",
 	)

@@ -33,7 +33,7 @@ func (b *Bed) StartSpoke(ctx context.Context, name string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	spoke, err := startCluster(ctx, name, b.dir, b.EtcdURL)
+	spoke, err := startCluster(ctx, name, b.dir, b.EtcdURL, b.network)
 	if err != nil {
 		return nil, err
 	}

@@ -9,12 +9,17 @@
 // the Makefile from pinned tools modules (see hack/tools); the test bed finds them
 // through the TESTBED_* environment variables.
 //
-// It also runs this project's binaries (StartManager, StartAddonAgent) and holds what
-// the test packages share: a Fleet to make a fleet's objects on the hub without
+// With Options.Nodes, clusters also get real nodes (containerd, runc, CNI, kubelet,
+// kube-proxy, and the cluster's kube-scheduler and kube-controller-manager), so that
+// the project's image runs as pods; node.go says how. Without, the bed runs no pods.
+//
+// It also runs this project's binaries as processes (StartManager, StartAddonAgent)
+// and holds what the test packages share: a Fleet to make a fleet's objects on the hub without
 // OCM's agents, and a TrafficSource, request counters that its Prometheus scrapes.
 //
 // Everything the test bed starts is stopped by Stop, and killed by the kernel if the
-// test binary dies first.
+// test binary dies first (the nodes' containers, which outlive their containerd, by
+// the bed's guard process).
 package testbed
 
 import (
@@ -43,6 +48,10 @@ type Options struct {
 	// Dir holds the programs' data and logs. Default: a new temporary directory,
 	// removed by Stop.
 	Dir string
+	// Nodes, when set, gives the test bed a network for nodes and starts a node on
+	// each cluster it names; AddNode adds more later. Nil: a process-only bed, whose
+	// clusters run no pods.
+	Nodes *NodeOptions
 }
 
 // Bed is a running test bed.
@@ -59,6 +68,8 @@ type Bed struct {
 	OCM *OCMHub
 	// Klusterlets are the spokes that joined the OCM hub, by cluster name.
 	Klusterlets map[string]*Klusterlet
+	// Nodes are the clusters' nodes, by cluster name.
+	Nodes map[string]*Node
 
 	dir     string
 	ownDir  bool
@@ -66,11 +77,14 @@ type Bed struct {
 	stopped bool
 	etcd    *Process
 	others  []*Process // started by later components (controllers, agents), stopped first
+
+	network     *bedNetwork // nil without nodes
+	nodeOptions NodeOptions
 }
 
 // New starts a test bed. On error, whatever it had started is stopped.
 func New(ctx context.Context, opts Options) (_ *Bed, err error) {
-	b := &Bed{Spokes: map[string]*Cluster{}, Klusterlets: map[string]*Klusterlet{}, dir: opts.Dir}
+	b := &Bed{Spokes: map[string]*Cluster{}, Klusterlets: map[string]*Klusterlet{}, Nodes: map[string]*Node{}, dir: opts.Dir}
 	if b.dir == "" {
 		if b.dir, err = os.MkdirTemp("", "testbed-"); err != nil {
 			return nil, err
@@ -83,6 +97,13 @@ func New(ctx context.Context, opts Options) (_ *Bed, err error) {
 		}
 	}()
 
+	if opts.Nodes != nil {
+		// The network first: the API servers listen on its host address.
+		b.nodeOptions = opts.Nodes.withDefaults()
+		if b.network, err = newBedNetwork(ctx, b.dir); err != nil {
+			return nil, err
+		}
+	}
 	if b.etcd, b.EtcdURL, err = startEtcd(ctx, b.dir); err != nil {
 		return nil, err
 	}
@@ -97,14 +118,14 @@ func New(ctx context.Context, opts Options) (_ *Bed, err error) {
 
 	// The API servers start one after the other: on two cores, starting them together
 	// is no faster and makes each one's start-up harder to read in its log.
-	if b.Hub, err = startCluster(ctx, "hub", b.dir, b.EtcdURL); err != nil {
+	if b.Hub, err = startCluster(ctx, "hub", b.dir, b.EtcdURL, b.network); err != nil {
 		return nil, err
 	}
 	if err := InstallCRDs(ctx, b.Hub.Config, hubCRDs...); err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
 	}
 	for _, name := range opts.Spokes {
-		spoke, err := startCluster(ctx, name, b.dir, b.EtcdURL)
+		spoke, err := startCluster(ctx, name, b.dir, b.EtcdURL, b.network)
 		if err != nil {
 			return nil, err
 		}
@@ -114,8 +135,15 @@ func New(ctx context.Context, opts Options) (_ *Bed, err error) {
 		}
 	}
 	if opts.Prometheus != nil {
-		if b.Prometheus, err = startPrometheus(ctx, b.dir, *opts.Prometheus); err != nil {
+		if b.Prometheus, err = startPrometheus(ctx, b.dir, b.listenHost(), *opts.Prometheus); err != nil {
 			return nil, err
+		}
+	}
+	if opts.Nodes != nil {
+		for _, name := range opts.Nodes.Clusters {
+			if _, err := b.AddNode(ctx, name); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return b, nil
@@ -190,6 +218,14 @@ func (b *Bed) Stop() {
 	b.stopped = true
 	b.mu.Unlock()
 
+	// The nodes first, while the API servers still answer: each stops its pods' tasks
+	// and containers before its own programs, then removes what it made.
+	var cgroupParents []string
+	for _, n := range b.nodeList() {
+		n.stop()
+		cgroupParents = append(cgroupParents, n.cgroupParents...)
+	}
+	removeCgroupParents(cgroupParents)
 	ps := b.Processes()
 	var wg sync.WaitGroup
 	// Clients first (controllers, agents, Prometheus), then the API servers, etcd last.
@@ -204,6 +240,9 @@ func (b *Bed) Stop() {
 	wg.Wait()
 	if b.etcd != nil {
 		b.etcd.Stop()
+	}
+	if b.network != nil {
+		b.network.remove()
 	}
 	if b.ownDir {
 		_ = os.RemoveAll(b.dir)

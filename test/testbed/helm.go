@@ -1,0 +1,46 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ProgramHelm is the real helm CLI (helm.sh/helm/v3/cmd/helm), built by the Makefile
+// from hack/tools/helm.
+var ProgramHelm = Program{Name: "helm", EnvVar: "TESTBED_HELM"}
+
+// Helm runs the real helm CLI, as a user runs it, with its cache, configuration and
+// data under dir (never the user's), and returns what it printed on stdout. With a
+// kubeconfig it talks to that cluster; without one it can still lint and template.
+// Its invocations and output are appended to dir/helm.log; the error carries its
+// stderr.
+func Helm(ctx context.Context, dir, kubeconfig string, args ...string) (string, error) {
+	home := filepath.Join(dir, "helm-home")
+	for _, d := range []string{"cache", "config", "data"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			return "", fmt.Errorf("make helm's home: %w", err)
+		}
+	}
+	env := []string{
+		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"),
+		"HELM_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"HELM_DATA_HOME=" + filepath.Join(home, "data"),
+		// helm reads KUBECONFIG when it has no --kubeconfig: never the user's.
+		"KUBECONFIG=" + os.DevNull,
+	}
+	if kubeconfig != "" {
+		args = append(args, "--kubeconfig="+kubeconfig)
+	}
+	return runCommand(ctx, ProgramHelm, dir, env, args...)
+}
+
+// Helm runs the real helm CLI against the hub as its admin, as a fleet admin installs
+// a chart on the hub.
+func (b *Bed) Helm(ctx context.Context, args ...string) (string, error) {
+	return Helm(ctx, b.dir, b.Hub.KubeconfigPath, args...)
+}
