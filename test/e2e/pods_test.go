@@ -304,9 +304,10 @@ func (w *podWatcher) describe(out io.Writer) {
 			fmt.Fprintf(out, "list the events: %v\n", err)
 			continue
 		}
-		sort.Slice(events.Items, func(i, j int) bool { return events.Items[i].LastTimestamp.Before(&events.Items[j].LastTimestamp) })
-		for _, e := range events.Items {
-			fmt.Fprintf(out, "event %s %s/%s: %s %s (x%d)\n", e.LastTimestamp.Format(time.TimeOnly), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Type, e.Reason+": "+e.Message, e.Count)
+		sort.SliceStable(events.Items, func(i, j int) bool { return eventTime(&events.Items[i]).Before(eventTime(&events.Items[j])) })
+		for i := range events.Items {
+			e := &events.Items[i]
+			fmt.Fprintf(out, "event %s %s/%s: %s %s: %s (x%d)\n", eventTime(e).Format(time.TimeOnly), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Type, e.Reason, e.Message, max(e.Count, 1))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(bed.Nodes)) {
@@ -318,6 +319,18 @@ func (w *podWatcher) describe(out io.Writer) {
 			fmt.Fprintf(out, "\n===== %s of %s =====\n%s\n", p.what, n.Name, p.tail)
 		}
 	}
+}
+
+// eventTime is when an event last happened, whichever API wrote it: the core API's
+// lastTimestamp, or the events.k8s.io API's eventTime (which the scheduler writes).
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
 }
 
 func restarted(pod *corev1.Pod, container string) bool {
