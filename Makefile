@@ -78,9 +78,8 @@ export TESTBED_HELM := $(HELM)
 export TESTBED_KUBELET := $(KUBELET)
 export TESTBED_KUBE_PROXY := $(KUBE_PROXY)
 export TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
-# The images the nodes import, as OCI archives (no image is pulled): 'make image'
-# builds the product's and the pause image, 'make testbed-node-images' the test image
-# of the nodes' own test.
+# The test image of the nodes' own test, which 'make testbed-node-images' builds into
+# TESTBED_IMAGES_DIR/incluster.tar.
 export TESTBED_INCLUSTER_IMAGE := localhost/traffic-migration-incluster:test
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
@@ -200,7 +199,7 @@ bench: testbed build ## Run the benchmarks at full size on the local test bed; t
 DEMO_FLAGS ?=
 
 .PHONY: demo
-demo: testbed build ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
+demo: testbed testbed-nodes build image ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
 	$(GO) run ./test/demo $(DEMO_FLAGS)
 
 .PHONY: testbed
@@ -210,24 +209,11 @@ testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.
 testbed-nodes: $(NODE_TOOLS) ## Install the Debian packages of the test bed's nodes (as root) and build (or find cached) their programs.
 	@hack/node-packages.sh
 
-# podman-image builds an image with podman from a context of its own that holds one
-# static Go binary and the Dockerfile beside its source, then saves it as an OCI
-# archive. $(1): the command's package directory, $(2): the image's reference,
-# $(3): the archive.
-define podman-image
-	@rm -rf $(3).context && mkdir -p $(3).context
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(3).context/ ./$(1)
-	@cp $(1)/Dockerfile $(3).context/
-	podman build -q -t $(2) $(3).context
-	@rm -f $(3).tmp
-	podman save -q --format oci-archive -o $(3).tmp $(2)
-	@mv $(3).tmp $(3) && rm -rf $(3).context
-endef
-
 .PHONY: testbed-node-images
-testbed-node-images: ## Build the test image of the nodes' test (an in-cluster client) into TESTBED_IMAGES_DIR.
-	@hack/node-packages.sh
-	$(call podman-image,test/images/incluster,$(TESTBED_INCLUSTER_IMAGE),$(TESTBED_IMAGES_DIR)/incluster.tar)
+testbed-node-images: ## Build the test image of the nodes' test (an in-cluster client) into TESTBED_IMAGES_DIR, like make image.
+	@rm -rf $(BIN_DIR)/incluster-context && mkdir -p $(BIN_DIR)/incluster-context
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/incluster-context/incluster ./test/images/incluster
+	hack/image.sh $(TESTBED_INCLUSTER_IMAGE) test/images/incluster/Dockerfile $(BIN_DIR)/incluster-context $(IMAGES_DIR)/incluster.tar
 
 .PHONY: codegen-tools
 codegen-tools: $(CODEGEN_TOOLS)

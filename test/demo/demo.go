@@ -54,7 +54,6 @@ type demo struct {
 	gatewayPort int
 	metricsPort int
 	clusterOf   map[netip.Addr]string
-	agents      *agentStarts
 	servers     map[string]*gatewayServer
 	dns         *dnsServer
 	clients     *clientFleet
@@ -143,7 +142,12 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 		targets = append(targets, net.JoinHostPort(gatewayIPs[c].String(), strconv.Itoa(d.metricsPort)))
 	}
 
-	d.con.step("starting the test bed: etcd, the hub and two spoke kube-apiservers, Prometheus scraping %s", strings.Join(targets, " and "))
+	image, err := productImage()
+	if err != nil {
+		return err
+	}
+	d.con.step("starting the test bed: etcd, the hub and two spoke kube-apiservers, a node for each (containerd, kubelet, kube-proxy, with our image %s imported), Prometheus scraping %s",
+		image.ref, strings.Join(targets, " and "))
 	d.bed, err = testbed.New(ctx, testbed.Options{
 		Spokes: []string{cluster1, cluster2},
 		Dir:    dir,
@@ -151,6 +155,7 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 			ScrapeInterval: time.Second,
 			ScrapeConfigs:  []testbed.ScrapeConfig{{JobName: "istio-gateways", Targets: targets, MetricsPath: gatewayMetricsPath}},
 		},
+		Nodes: &testbed.NodeOptions{Clusters: []string{"hub", cluster1, cluster2}, Images: []string{image.archive}},
 	})
 	if err != nil {
 		return fmt.Errorf("start the test bed: %w", err)
@@ -200,18 +205,15 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 	if _, err := testbed.ApplyKustomization(ctx, d.bed.Hub.Config, manifests); err != nil {
 		return fmt.Errorf("install traffic-migration: %w", err)
 	}
-	if _, err := d.bed.StartManager(ctx, "-v=2"); err != nil {
+	if err := d.bed.Hub.WaitDeploymentAvailable(ctx, managerNamespace, managerDeployment); err != nil {
 		return fmt.Errorf("start the traffic-migration manager: %w", err)
 	}
-	d.con.step("traffic-migration installed from manifests/ (server-side apply) and its manager running on the hub")
+	d.con.step("traffic-migration installed from manifests/ (server-side apply); its manager runs as a pod of Deployment %s/%s on the hub's node, ready", managerNamespace, managerDeployment)
 	enable := []string{"addon", "enable", "--names", trafficv1alpha1.AddonName, "--clusters", cluster1 + "," + cluster2}
 	if _, err := d.bed.Clusteradm(ctx, enable...); err != nil {
 		return err
 	}
 	d.con.step("$ clusteradm %s", strings.Join(enable, " "))
-	// Each agent waits for the hub kubeconfig that OCM writes once the add-on is
-	// enabled; meanwhile the demo goes on.
-	d.agents = startAgents(ctx, d.bed, cluster1, cluster2)
 
 	if d.hub, err = newHubClients(d.bed.Hub.Config); err != nil {
 		return err
@@ -271,10 +273,13 @@ func (d *demo) startPlayers(ctx context.Context) error {
 // cluster1 for the warm-up.
 func (d *demo) waitSteady(ctx context.Context) error {
 	warmedUp := time.Now().Add(d.cfg.warmUp)
-	if err := d.agents.wait(); err != nil {
-		return err
+	for _, c := range []string{cluster1, cluster2} {
+		if err := d.bed.Spokes[c].WaitDeploymentAvailable(ctx, testbed.AgentAddonNamespace, agentDeployment); err != nil {
+			return fmt.Errorf("start the traffic-migration agent of %s: %w", c, err)
+		}
 	}
-	d.con.step("traffic-migration agents running on %s and %s: local processes with the hub kubeconfig OCM wrote to each spoke (a bare kube-apiserver runs no pods, so the agent Deployment the add-on ships never starts)", cluster1, cluster2)
+	d.con.step("traffic-migration agents running on %s and %s: pods of the Deployment %s/%s that the add-on put there through ManifestWork, with the hub kubeconfig OCM wrote to each spoke",
+		cluster1, cluster2, testbed.AgentAddonNamespace, agentDeployment)
 	d.con.step("waiting for OCM to mark the add-on Available on both clusters (the registration agent checks add-on leases every 30s) and for the policy to be Ready")
 	if err := waitForFleet(ctx, d.con, d.bed, d.hub); err != nil {
 		return err
@@ -395,36 +400,6 @@ func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewaycl
 	return s, nil
 }
 
-// agentStarts are the traffic-migration agents being started.
-type agentStarts struct {
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	errs []error
-}
-
-// startAgents starts the agents of the clusters at once: each waits for its hub
-// kubeconfig, which OCM writes once the add-on is enabled.
-func startAgents(ctx context.Context, bed *testbed.Bed, clusters ...string) *agentStarts {
-	a := &agentStarts{}
-	for _, c := range clusters {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			if _, err := bed.StartAddonAgent(ctx, c, "-v=2"); err != nil {
-				a.mu.Lock()
-				a.errs = append(a.errs, fmt.Errorf("start the traffic-migration agent of %s: %w", c, err))
-				a.mu.Unlock()
-			}
-		}()
-	}
-	return a
-}
-
-func (a *agentStarts) wait() error {
-	a.wg.Wait()
-	return errors.Join(a.errs...)
-}
-
 // waitForFleet waits until the fleet is in its steady state before the move: both
 // agents available and reporting the Gateway (cluster1's ready), the policy Ready with
 // cluster1 Active, and Prometheus seeing all the traffic on cluster1.
@@ -520,13 +495,15 @@ func commonFreePort(addrs ...netip.Addr) (int, error) {
 // intro says what the demo runs.
 func intro(con *console, cfg config) {
 	con.paragraph("", "", fmt.Sprintf("traffic-migration demo (%s form): move a Gateway from cluster1 to cluster2 of an OCM fleet and drop no request.", cfg.name))
-	con.text("", "\nWhat runs, each program a local process (no container runtime, no cluster of your own):")
-	con.paragraph("  - ", "    ", "the test bed's real programs: etcd, a hub and two spoke kube-apiservers, Prometheus 3, "+
+	con.text("", "\nWhat runs, on this machine (no cluster of your own):")
+	con.paragraph("  - ", "    ", "the test bed's real programs, as local processes: etcd, a hub and two spoke kube-apiservers, Prometheus 3, "+
 		"an OCM hub (registration, placement, add-on manager, work manager) and, on each spoke, "+
 		"OCM's registration and work agents, joined with clusteradm;")
-	con.paragraph("  - ", "    ", "traffic-migration: the manager on the hub and the agent of each spoke. "+
-		"A bare kube-apiserver runs no pods, so the demo runs the agents as local processes "+
-		"with the hub kubeconfig that OCM wrote to each spoke;")
+	con.paragraph("  - ", "    ", "a real node for each cluster, in a network namespace of its own: containerd, runc, "+
+		"the kubelet and kube-proxy, with the cluster's kube-scheduler and kube-controller-manager;")
+	con.paragraph("  - ", "    ", "traffic-migration, as pods from the image that make image built: the manager on the hub "+
+		"(installed from manifests/) and the agent of each spoke (put there by the add-on through ManifestWork, "+
+		"with the hub kubeconfig that OCM wrote to the spoke);")
 	con.paragraph("  - ", "    ", fmt.Sprintf("played by the demo: the gateway of each spoke (an HTTP server counting "+
 		"istio_requests_total{cluster=...}, and a Gateway controller that serves a Gateway while it "+
 		"exists and marks it Programmed), a DNS that follows the REAL Placement, and %d clients "+

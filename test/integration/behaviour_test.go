@@ -20,6 +20,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -69,7 +70,7 @@ func TestDrainingClusterReturns(t *testing.T) {
 		r1, r2 := row(p, m.c1), row(p, m.c2)
 		return r1 != nil && r1.Phase == trafficv1alpha1.ClusterActive && r2 != nil && r2.Phase == trafficv1alpha1.ClusterDraining
 	})
-	if r := row(returned, m.c1); *r != (trafficv1alpha1.ClusterStatus{Name: m.c1, Phase: trafficv1alpha1.ClusterActive}) {
+	if r := row(returned, m.c1); !reflect.DeepEqual(*r, trafficv1alpha1.ClusterStatus{Name: m.c1, Phase: trafficv1alpha1.ClusterActive}) {
 		t.Errorf("cluster1 came back but kept drain state: %+v", *r)
 	}
 	if returned.Status.ActiveClusters != 1 || returned.Status.DrainingClusters != 1 {

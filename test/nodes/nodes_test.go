@@ -397,14 +397,81 @@ func TestStopLeavesNothing(t *testing.T) {
 	}
 }
 
-// deadBedEnv makes the test binary, run again by TestKilledBedLeavesNothing, the
-// test bed that is killed: TestDeadBedHelper starts a bed with a node and a pod,
+// deadBedEnv makes the test binary, run again by startDeadBedHelper, the test bed
+// that is killed: TestDeadBedHelper starts a bed with a node and a pod,
 // prints its traces and waits to be killed.
 const deadBedEnv = "TESTBED_NODES_DEAD_BED_DIR"
 
 // TestKilledBedLeavesNothing kills (SIGKILL) a test binary whose bed's node runs a
 // pod, and checks that the bed's guard removes every trace of it.
 func TestKilledBedLeavesNothing(t *testing.T) {
+	helper, tr := startDeadBedHelper(t)
+	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = helper.Wait()
+	start := time.Now()
+	waitNoLeftovers(t, tr, 2*time.Minute)
+	t.Logf("the guard removed the killed bed in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// TestNextBedCleansDeadBed kills a test binary whose bed runs a pod together with the
+// bed's guard, as a kill of everything at once would, and checks that the next bed
+// to start removes what the dead one left before it starts its own nodes.
+func TestNextBedCleansDeadBed(t *testing.T) {
+	_, archive := inclusterImage(t)
+	helper, tr := startDeadBedHelper(t)
+	guard := childWith(t, helper.Process.Pid, "node-cleanup")
+	for _, pid := range []int{guard, helper.Process.Pid} {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = helper.Wait()
+	if left := tr.leftovers(); len(left) == 0 {
+		t.Fatal("the dead bed left nothing without its guard; the test would pass for nothing")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	next, err := testbed.New(ctx, testbed.Options{Dir: t.TempDir(), Nodes: &testbed.NodeOptions{Clusters: []string{"hub"}, Images: []string{archive}}})
+	if err != nil {
+		t.Fatalf("start the next test bed: %v", err)
+	}
+	defer next.Stop()
+	if left := tr.leftovers(); len(left) > 0 {
+		t.Fatalf("the next bed started with the dead bed's leftovers still there:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+// childWith returns the child process of parent whose command line holds s.
+func childWith(t *testing.T, parent int, s string) int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, stat := range stats {
+		data, err := os.ReadFile(stat)
+		if err != nil {
+			continue
+		}
+		end := strings.LastIndexByte(string(data), ')')
+		fields := strings.Fields(string(data[end+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(stat), "cmdline"))
+		if strings.Contains(string(cmdline), s) {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(stat)))
+			return pid
+		}
+	}
+	t.Fatalf("process %d has no child whose command line holds %q", parent, s)
+	return 0
+}
+
+// startDeadBedHelper runs the test binary again as TestDeadBedHelper and returns it
+// once its bed's node runs a pod, with the bed's traces.
+func startDeadBedHelper(t *testing.T) (*exec.Cmd, bedTraces) {
+	t.Helper()
 	inclusterImage(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDeadBedHelper$", "-test.v", "-test.timeout=10m")
 	cmd.Env = append(os.Environ(), deadBedEnv+"="+t.TempDir())
@@ -442,18 +509,11 @@ func TestKilledBedLeavesNothing(t *testing.T) {
 	case <-time.After(6 * time.Minute):
 		t.Fatalf("the helper did not start its bed in time:\n%s", stderr.String())
 	}
-
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	start := time.Now()
-	waitNoLeftovers(t, tr, 2*time.Minute)
-	t.Logf("the guard removed the killed bed in %s", time.Since(start).Round(time.Millisecond))
+	return cmd, tr
 }
 
-// TestDeadBedHelper is the bed that TestKilledBedLeavesNothing kills; it runs only
-// there.
+// TestDeadBedHelper is the bed that TestKilledBedLeavesNothing and
+// TestNextBedCleansDeadBed kill; it runs only there.
 func TestDeadBedHelper(t *testing.T) {
 	dir := os.Getenv(deadBedEnv)
 	if dir == "" {

@@ -160,8 +160,9 @@ func applyObject(ctx context.Context, dyn dynamic.Interface, mapper *restmapper.
 }
 
 // AddonAgent is the traffic-migration spoke agent of one joined spoke, run by the test
-// bed as a local process: a bare kube-apiserver runs no pods, so the Deployment that the
-// add-on ships to the spoke through ManifestWork lands there but never runs.
+// bed as a local process: on a spoke without a node nothing runs pods, so the
+// Deployment that the add-on ships to the spoke through ManifestWork lands there but
+// never runs. (On a spoke with a node that Deployment runs, and needs no AddonAgent.)
 type AddonAgent struct {
 	// ClusterName is the spoke's cluster name.
 	ClusterName string

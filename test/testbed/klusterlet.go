@@ -111,7 +111,8 @@ func (b *Bed) JoinSpokes(ctx context.Context, names ...string) ([]*Klusterlet, e
 // spoke has and the work agent relies on.
 //
 // 'clusteradm join' itself cannot be used: it installs the klusterlet operator as a
-// Deployment and waits for it, and a bare kube-apiserver runs no pods. The test bed
+// Deployment of OCM's images and waits for it, and no registry here serves those images
+// (nor does a cluster without a node run pods). The test bed
 // takes the operator's place, with the same namespaces, Secrets and agent flags.
 func (b *Bed) JoinSpoke(ctx context.Context, name string) (*Klusterlet, error) {
 	b.mu.Lock()

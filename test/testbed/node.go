@@ -17,7 +17,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 )
 
 // Nodes: a cluster of the test bed can have one real node, as a kind cluster has.
@@ -126,8 +128,10 @@ type Node struct {
 	configDir string // configuration, certificates and logs; kept until the bed's directory goes
 	dataDir   string // kubelet root, containerd root and state, runc root: removed on stop
 	cgroup    string // the node's cgroup, the same path in every hierarchy
-	vethHost  string
-	bedName   string
+	// cgroupParents are the parents of the node's cgroup that the bed made.
+	cgroupParents []string
+	vethHost      string
+	bedName       string
 }
 
 // AddNode starts a node for a cluster of a test bed started with Options.Nodes, and
@@ -196,7 +200,7 @@ func (b *Bed) AddNode(ctx context.Context, cluster string) (_ *Node, err error) 
 	if err := n.makeNetwork(ctx, bedNet); err != nil {
 		return nil, err
 	}
-	if n.cgroup, err = makeNodeCgroup(n.NetNS); err != nil {
+	if n.cgroup, n.cgroupParents, err = makeNodeCgroup(n.NetNS); err != nil {
 		return nil, err
 	}
 	if err := n.startContainerd(ctx, b, opts.PauseImage); err != nil {
@@ -478,6 +482,7 @@ func (n *Node) stop() {
 	if err := runNodeCleanup(n.NetNS, n.dataDir, false); err != nil {
 		fmt.Fprintf(os.Stderr, "testbed: clean up the node of %s: %v\n", n.Cluster.Name, err)
 	}
+
 }
 
 // removeContainers kills every task of the node's containerd and deletes its
@@ -512,4 +517,65 @@ func (b *Bed) NetworkName() string {
 		return ""
 	}
 	return b.network.name
+}
+
+// deploymentTimeout bounds WaitDeploymentAvailable.
+const deploymentTimeout = 3 * time.Minute
+
+// WaitDeploymentAvailable waits until a Deployment of the cluster has all its replicas
+// updated and available, as `kubectl rollout status` does, on a cluster with a node.
+// On timeout the error says what the Deployment's pods are waiting for.
+func (c *Cluster) WaitDeploymentAvailable(ctx context.Context, namespace, name string) error {
+	client, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, deploymentTimeout, true, func(ctx context.Context) (bool, error) {
+		d, err := client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err != nil:
+			last = err
+		case d.Spec.Replicas != nil && d.Status.ObservedGeneration >= d.Generation &&
+			d.Status.UpdatedReplicas == *d.Spec.Replicas && d.Status.AvailableReplicas == *d.Spec.Replicas:
+			return true, nil
+		default:
+			last = fmt.Errorf("%d of %d replicas available", d.Status.AvailableReplicas, ptr.Deref(d.Spec.Replicas, 0))
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("Deployment %s/%s of %s not available after %s: %w; its pods: %s",
+			namespace, name, c.Name, deploymentTimeout, errors.Join(last, err), podStates(client, namespace))
+	}
+	return nil
+}
+
+// podStates says, for an error, what each pod of the namespace waits for.
+func podStates(client kubernetes.Interface, namespace string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Sprintf("(cannot list them: %v)", err)
+	}
+	var states []string
+	for _, p := range pods.Items {
+		state := string(p.Status.Phase)
+		for _, cs := range p.Status.ContainerStatuses {
+			switch {
+			case cs.State.Waiting != nil:
+				state += fmt.Sprintf(", %s waiting: %s %s", cs.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message)
+			case cs.State.Terminated != nil:
+				state += fmt.Sprintf(", %s terminated: %s (exit %d)", cs.Name, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode)
+			case !cs.Ready:
+				state += fmt.Sprintf(", %s not ready (%d restarts)", cs.Name, cs.RestartCount)
+			}
+		}
+		states = append(states, p.Name+": "+state)
+	}
+	if len(states) == 0 {
+		return "none"
+	}
+	return strings.Join(states, "; ")
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -242,11 +243,14 @@ func cgroupMounts() ([]string, error) {
 // process's own memory cgroup, so that what accounts for the test's memory accounts for
 // its pods' too. Each new cpuset cgroup gets its parent's CPUs and memory nodes, or no
 // process could join it.
-func makeNodeCgroup(name string) (string, error) {
+//
+// It also returns the parents it had to make (on this kind of machine the test's memory
+// cgroup exists in no other hierarchy), for removeCgroupParents.
+func makeNodeCgroup(name string) (path string, madeParents []string, err error) {
 	parent := "/"
 	self, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	for _, line := range strings.Split(string(self), "\n") {
 		// hierarchy-ID:controllers:path
@@ -255,10 +259,10 @@ func makeNodeCgroup(name string) (string, error) {
 			parent = parts[2]
 		}
 	}
-	path := filepath.Join(parent, name)
+	path = filepath.Join(parent, name)
 	mounts, err := cgroupMounts()
 	if err != nil {
-		return "", fmt.Errorf("find the cgroup hierarchies: %w", err)
+		return "", nil, fmt.Errorf("find the cgroup hierarchies: %w", err)
 	}
 	for _, mount := range mounts {
 		dir := mount
@@ -269,7 +273,10 @@ func makeNodeCgroup(name string) (string, error) {
 				if os.IsExist(err) {
 					continue
 				}
-				return "", fmt.Errorf("make the node's cgroup %s: %w", dir, err)
+				return "", madeParents, fmt.Errorf("make the node's cgroup %s: %w", dir, err)
+			}
+			if dir != filepath.Join(mount, path) {
+				madeParents = append(madeParents, dir)
 			}
 			for _, file := range []string{"cpuset.cpus", "cpuset.mems"} {
 				value, err := os.ReadFile(filepath.Join(parentDir, file))
@@ -277,12 +284,22 @@ func makeNodeCgroup(name string) (string, error) {
 					continue // not the cpuset hierarchy
 				}
 				if err := os.WriteFile(filepath.Join(dir, file), value, 0o644); err != nil {
-					return "", fmt.Errorf("make the node's cgroup %s: %w", dir, err)
+					return "", madeParents, fmt.Errorf("make the node's cgroup %s: %w", dir, err)
 				}
 			}
 		}
 	}
-	return path, nil
+	return path, madeParents, nil
+}
+
+// removeCgroupParents removes the parent cgroups that makeNodeCgroup made for the
+// nodes of a bed, deepest first, once the nodes are gone; one that still holds a
+// cgroup (another bed's node) stays.
+func removeCgroupParents(dirs []string) {
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, dir := range dirs {
+		_ = os.Remove(dir)
+	}
 }
 
 // joinNodeCgroup moves a process into the node's cgroup in every hierarchy, so that

@@ -95,7 +95,8 @@ type OCMHub struct {
 // and RBAC that agents join with. Spokes join with JoinSpoke and AcceptSpokes.
 //
 // 'clusteradm init' cannot be used: it installs the cluster-manager operator as a
-// Deployment and waits for it, and a bare kube-apiserver runs no pods. The test bed
+// Deployment of OCM's images and waits for it, and no registry here serves those images
+// (nor does a cluster without a node run pods). The test bed
 // does what the operator would do: the hub CRDs (New installs them), the bootstrap
 // identity, and the controllers, run as processes. Clusters are accepted by hand with
 // 'clusteradm accept', not by the registration controller's auto-approval.

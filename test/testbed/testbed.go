@@ -9,12 +9,17 @@
 // the Makefile from pinned tools modules (see hack/tools); the test bed finds them
 // through the TESTBED_* environment variables.
 //
-// It also runs this project's binaries (StartManager, StartAddonAgent) and holds what
-// the test packages share: a Fleet to make a fleet's objects on the hub without
+// With Options.Nodes, clusters also get real nodes (containerd, runc, CNI, kubelet,
+// kube-proxy, and the cluster's kube-scheduler and kube-controller-manager), so that
+// the project's image runs as pods; node.go says how. Without, the bed runs no pods.
+//
+// It also runs this project's binaries as processes (StartManager, StartAddonAgent)
+// and holds what the test packages share: a Fleet to make a fleet's objects on the hub without
 // OCM's agents, and a TrafficSource, request counters that its Prometheus scrapes.
 //
 // Everything the test bed starts is stopped by Stop, and killed by the kernel if the
-// test binary dies first.
+// test binary dies first (the nodes' containers, which outlive their containerd, by
+// the bed's guard process).
 package testbed
 
 import (
@@ -215,9 +220,12 @@ func (b *Bed) Stop() {
 
 	// The nodes first, while the API servers still answer: each stops its pods' tasks
 	// and containers before its own programs, then removes what it made.
+	var cgroupParents []string
 	for _, n := range b.nodeList() {
 		n.stop()
+		cgroupParents = append(cgroupParents, n.cgroupParents...)
 	}
+	removeCgroupParents(cgroupParents)
 	ps := b.Processes()
 	var wg sync.WaitGroup
 	// Clients first (controllers, agents, Prometheus), then the API servers, etcd last.

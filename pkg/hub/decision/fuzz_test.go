@@ -497,7 +497,7 @@ func (v *verifier) rowsMatch() {
 		case !ok:
 			t.Errorf("no row for proxy cluster %s", c)
 		case row.Phase == v1alpha1.ClusterActive:
-			if row != (v1alpha1.ClusterStatus{Name: c, Phase: v1alpha1.ClusterActive}) {
+			if !reflect.DeepEqual(row, v1alpha1.ClusterStatus{Name: c, Phase: v1alpha1.ClusterActive}) {
 				t.Errorf("rule 5: Active row of %s has drain state: %+v", c, row)
 			}
 			if v.in.RealKnown && !v.inReal(c) {
