@@ -34,7 +34,6 @@ const (
 	agentDeployment          = "traffic-migration-agent"
 	agentServiceAccount      = "traffic-migration-agent"
 	agentHubKubeconfigSecret = "traffic-migration-hub-kubeconfig"
-	agentLease               = "traffic-migration"
 	// agentContainer is the agent's container in its Deployment, and agentBinary the
 	// binary of the image it runs (see the Dockerfile).
 	agentContainer = "agent"
@@ -360,21 +359,16 @@ func writeSecretFiles(secret *corev1.Secret, dir string) error {
 	return nil
 }
 
-// reports checks that OCM marks the add-on Available from the Lease the agent renews
-// (with the framework's lease health prober, the spoke's registration agent checks
-// the Lease and writes Available), and what the agents report on their
+// reports checks that OCM marks the add-on Available from the agent's Deployment
+// (with the framework's DeploymentAvailability health prober, the add-on manager reads
+// the Deployment's ready replicas from the work agent's status feedback on the
+// add-on's ManifestWork), and what the agents report on their
 // ManagedClusterAddOns: the Gateway API missing, then installed without a restart; a
 // Gateway on cluster2 pending, programmed, and gone.
 func (a *addonTest) reports(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []string{cluster1, cluster2} {
-		// The agent renews its Lease on the spoke; the spoke's registration agent
-		// turns it into Available on the hub.
-		eventually(t, "the agent's Lease on "+c, func(ctx context.Context) error {
-			_, err := spokes[c].CoordinationV1().Leases(testbed.AgentAddonNamespace).Get(ctx, agentLease, metav1.GetOptions{})
-			return err
-		})
-		waitAddonCondition(t, c, addonv1alpha1.ManagedClusterAddOnConditionAvailable, isTrue("ManagedClusterAddOnLeaseUpdated"))
+		waitAddonCondition(t, c, addonv1alpha1.ManagedClusterAddOnConditionAvailable, isTrue(addonv1alpha1.AddonAvailableReasonProbeAvailable))
 		waitAddonCondition(t, c, trafficv1alpha1.ConditionGatewayAPI, hasStatus(metav1.ConditionFalse, trafficv1alpha1.AgentReasonCRDNotInstalled))
 		waitAddonCondition(t, c, trafficv1alpha1.ConditionClusterLabels, hasMessage(metav1.ConditionTrue, trafficv1alpha1.AgentReasonReported,
 			fmt.Sprintf("cluster_id=%s,cluster_name=%s", a.clusterIDs[c], c)))
@@ -409,7 +403,7 @@ func (a *addonTest) reports(t *testing.T) {
 	}
 	// The framework's condition stays as the agents write theirs.
 	for _, c := range []string{cluster1, cluster2} {
-		waitAddonCondition(t, c, addonv1alpha1.ManagedClusterAddOnConditionAvailable, isTrue("ManagedClusterAddOnLeaseUpdated"))
+		waitAddonCondition(t, c, addonv1alpha1.ManagedClusterAddOnConditionAvailable, isTrue(addonv1alpha1.AddonAvailableReasonProbeAvailable))
 	}
 }
 

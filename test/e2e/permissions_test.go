@@ -68,9 +68,9 @@ func (a *addonTest) hubPermissions(t *testing.T) {
 
 // spokePermissions asks each spoke what the agent's pod identity there, its
 // ServiceAccount, may do: read Gateways, find the Gateway API's CRD, read the
-// kube-system namespace (the cluster_id label) and renew its own Lease; and nothing
-// else: no write to Gateways or their status, no Secret (the hub kubeconfig comes
-// from the pod's volume), no other CRD, namespace, Lease or workload.
+// kube-system namespace (the cluster_id label); and nothing else: no write to Gateways
+// or their status, no Secret (the hub kubeconfig comes from the pod's volume), no
+// other CRD, namespace or workload, and no Lease (its health is its Deployment's).
 func (a *addonTest) spokePermissions(t *testing.T) {
 	for _, c := range []string{cluster1, cluster2} {
 		pods := a.pods.pods(c, testbed.AgentAddonNamespace)
@@ -99,7 +99,6 @@ func (a *addonTest) spokePermissions(t *testing.T) {
 			gateways("get", "", ""), gateways("list", "", ""), gateways("watch", "", ""), gateways("get", "", gatewaySystem),
 			crd("get", gatewayCRD), crd("list", gatewayCRD), crd("watch", gatewayCRD),
 			core("get", "namespaces", "", metav1.NamespaceSystem),
-			lease("create", ""), lease("get", agentLease), lease("update", agentLease),
 		}
 		denied := []authorizationv1.ResourceAttributes{
 			// Gateways: read only.
@@ -115,9 +114,8 @@ func (a *addonTest) spokePermissions(t *testing.T) {
 			core("list", "namespaces", "", ""), core("get", "namespaces", "", metav1.NamespaceDefault), core("update", "namespaces", "", metav1.NamespaceSystem),
 			core("list", "pods", "", ""), core("create", "pods", ns, ""), core("list", "nodes", "", ""),
 			{Verb: "update", Group: "apps", Resource: "deployments", Namespace: ns, Name: agentDeployment},
-			// Other Leases, and its own elsewhere.
-			lease("get", "another"), lease("update", "another"), lease("delete", agentLease), lease("list", ""),
-			{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: metav1.NamespaceDefault, Name: agentLease},
+			// Leases.
+			lease("create", ""), lease("get", addonName), lease("update", addonName), lease("list", ""),
 		}
 		checkAccess(t, spokes[c], user, groups, allowed, denied)
 	}
