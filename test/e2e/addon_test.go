@@ -167,6 +167,7 @@ func (a *addonTest) install(t *testing.T) {
 	pods := a.pods.waitPods(t, "the manager's replicas Running and Ready", hubName, managerNamespace, managerLabels, allReady(managerReplicas))
 	checkManagerPods(t, pods)
 	t.Logf("manager pod %s leads", a.waitLeader(t))
+	managerLeasePermissions(t)
 }
 
 // enable enables the add-on on both spokes with the real clusteradm.

@@ -179,3 +179,24 @@ func describe(a authorizationv1.ResourceAttributes) string {
 	}
 	return fmt.Sprintf("%s %s%s %s", a.Verb, res, name, where)
 }
+
+// managerLeasePermissions asks the hub what the manager's pods' identity may do with
+// Leases: create its leader election Lease and get and update it, and nothing more:
+// no other Lease, no list, watch or delete.
+func managerLeasePermissions(t *testing.T) {
+	t.Helper()
+	user := "system:serviceaccount:" + managerNamespace + ":" + managerServiceAccount
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + managerNamespace, "system:authenticated"}
+	lease := func(verb, ns, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Verb: verb, Group: "coordination.k8s.io", Resource: "leases", Namespace: ns, Name: name}
+	}
+	allowed := []authorizationv1.ResourceAttributes{
+		lease("create", managerNamespace, ""), lease("get", managerNamespace, managerLease), lease("update", managerNamespace, managerLease),
+	}
+	denied := []authorizationv1.ResourceAttributes{
+		lease("list", managerNamespace, ""), lease("watch", managerNamespace, ""), lease("delete", managerNamespace, managerLease),
+		lease("get", managerNamespace, "another"), lease("update", managerNamespace, "another"),
+		lease("update", "kube-system", managerLease), lease("create", "kube-system", ""),
+	}
+	checkAccess(t, hub.kube, user, groups, allowed, denied)
+}
