@@ -11,6 +11,7 @@ package nodes
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -232,6 +233,9 @@ type bedTraces struct {
 	DataDirs []string // what the nodes mount under
 	Cgroups  []string // the nodes' cgroups
 	PIDs     []int    // every process in the nodes' cgroups and the node programs
+	// HostFiles are what containerd and the CNI plugins keep outside the data
+	// directories for the nodes' pod sandboxes: shim sockets and CNI results.
+	HostFiles []string
 }
 
 // traces notes a running bed's nodes' traces, and checks that they are there.
@@ -245,11 +249,29 @@ func traces(t *testing.T, bed *testbed.Bed) bedTraces {
 			tr.PIDs = append(tr.PIDs, p.PID())
 		}
 		tr.PIDs = append(tr.PIDs, cgroupPIDs(t, n.Cgroup())...)
+		tr.HostFiles = append(tr.HostFiles, sandboxHostFiles(t, n)...)
 	}
 	if left := tr.leftovers(); len(left) == 0 {
 		t.Fatalf("found no trace of the running nodes; the check of leftovers would pass for nothing")
 	}
 	return tr
+}
+
+// sandboxHostFiles lists, for each pod sandbox of the node, its shim's socket and its
+// CNI results, which live on the host outside the node's data directory.
+func sandboxHostFiles(t *testing.T, n *testbed.Node) []string {
+	t.Helper()
+	sandboxes, err := os.ReadDir(filepath.Join(n.DataDir(), "containerd", "state", "io.containerd.grpc.v1.cri", "sandboxes"))
+	if err != nil {
+		t.Fatalf("list the pod sandboxes of %s: %v", n.Name, err)
+	}
+	var files []string
+	for _, sb := range sandboxes {
+		socket := sha256.Sum256([]byte(filepath.Join(n.ContainerdSocket, "k8s.io", sb.Name())))
+		results, _ := filepath.Glob("/var/lib/cni/results/*-" + sb.Name() + "-*")
+		files = append(append(files, fmt.Sprintf("/run/containerd/s/%x", socket)), results...)
+	}
+	return files
 }
 
 // cgroupPIDs lists the processes in a cgroup and its descendants, in the pids
@@ -322,6 +344,11 @@ func (tr bedTraces) leftovers() []string {
 			if _, err := os.Stat(filepath.Join(h, cg)); err == nil {
 				left = append(left, "cgroup "+filepath.Join(h, cg))
 			}
+		}
+	}
+	for _, f := range tr.HostFiles {
+		if _, err := os.Stat(f); err == nil {
+			left = append(left, "file "+f)
 		}
 	}
 	for _, pid := range tr.PIDs {

@@ -50,6 +50,22 @@ while [ $i -lt 50 ]; do
 	i=$((i + 1))
 done
 
+# What containerd and the CNI plugins keep outside DIR, per pod sandbox: the sandbox's
+# shim socket, /run/containerd/s/<sha256 of "<containerd socket>/k8s.io/<id>">, which
+# a killed shim leaves, and the CNI results cache, /var/lib/cni/results/<network>-<id>-
+# <interface>, which only a CNI DEL removes and a sandbox that is killed never gets.
+for sandboxes in "$dir"/containerd/state/io.containerd.grpc.v1.cri/sandboxes "$dir"/*/containerd/state/io.containerd.grpc.v1.cri/sandboxes; do
+	[ -n "$dir" ] && [ -d "$sandboxes" ] || continue
+	node=${sandboxes%/containerd/state/io.containerd.grpc.v1.cri/sandboxes}
+	for sandbox in "$sandboxes"/*; do
+		[ -d "$sandbox" ] || continue
+		id=${sandbox##*/}
+		rm -f /var/lib/cni/results/*-"$id"-*
+		hash=$(printf '%s' "$node/containerd.sock/k8s.io/$id" | sha256sum | cut -d' ' -f1)
+		rm -f "/run/containerd/s/$hash"
+	done
+done
+
 # Deepest mount first.
 if [ -n "$dir" ] && [ -d "$dir" ]; then
 	awk -v d="$dir/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r | while read -r m; do
