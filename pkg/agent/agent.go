@@ -3,8 +3,8 @@
 
 // Package agent is the traffic-migration spoke agent process: it connects to its own
 // cluster and to the hub, reports the cluster's Gateways and metrics labels on the
-// add-on's ManagedClusterAddOn (package report), renews the add-on's Lease so that the
-// hub sees the add-on Available, and serves its health probes.
+// add-on's ManagedClusterAddOn (package report) and serves its health probes, whose
+// readiness makes its Deployment available and so the add-on Available on the hub.
 package agent
 
 import (
@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
-	"open-cluster-management.io/addon-framework/pkg/lease"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -99,9 +98,6 @@ func (o *Options) Run(ctx context.Context) error {
 	crdInformers.Start(ctx.Done())
 
 	var wg sync.WaitGroup
-	// The hub's lease health prober marks the add-on Available while this Lease is
-	// renewed.
-	wg.Go(func() { lease.NewLeaseUpdater(c.spokeKube, trafficv1alpha1.AddonName, o.AddonNamespace).Start(ctx) })
 	wg.Go(func() {
 		if cache.WaitForCacheSync(ctx.Done(), ctrl.HasSynced) {
 			ready.Store(true)

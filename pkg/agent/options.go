@@ -20,7 +20,7 @@ import (
 
 const (
 	// DefaultAddonNamespace is the namespace OCM installs add-on agents in, unless an
-	// AddOnDeploymentConfig says otherwise. The agent's Lease lives there.
+	// AddOnDeploymentConfig says otherwise.
 	DefaultAddonNamespace = "open-cluster-management-agent-addon"
 	// DefaultHealthProbeBindAddress is where /healthz and /readyz are served.
 	DefaultHealthProbeBindAddress = ":8081"
@@ -42,7 +42,7 @@ type Options struct {
 	Kubeconfig string
 	// ClusterName is the cluster's name on the hub.
 	ClusterName string
-	// AddonNamespace is the agent's install namespace, where it renews its Lease.
+	// AddonNamespace is the agent's install namespace, its Deployment's.
 	AddonNamespace string
 	// MetricsLabels are extra labels of the cluster, "k=v,k2=v2", reported beside
 	// cluster_name and cluster_id for the hub's metrics queries.
@@ -74,7 +74,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"path of the kubeconfig of the agent's own cluster; empty: the in-cluster service account")
 	fs.StringVar(&o.ClusterName, "cluster-name", o.ClusterName, "name of this cluster on the hub (required)")
 	fs.StringVar(&o.AddonNamespace, "addon-namespace", o.AddonNamespace,
-		"the agent's install namespace, where it renews its Lease")
+		"the agent's install namespace, its Deployment's")
 	fs.StringVar(&o.MetricsLabels, "metrics-labels", o.MetricsLabels,
 		"labels of this cluster in metrics, as k=v,k2=v2, reported beside cluster_name and cluster_id")
 	fs.StringVar(&o.GatewayLabelSelector, "gateway-label-selector", o.GatewayLabelSelector,

@@ -115,8 +115,8 @@ func render(t *testing.T, values map[string]any) map[string]map[string]any {
 var everyValue = map[string]any{
 	"image":          map[string]any{"repository": "registry.example/tm", "tag": "v9", "pullPolicy": "Always"},
 	"agentImage":     "registry.example/tm-agent:v9",
-	"replicas":       2,
-	"leaderElection": false,
+	"replicas":       3,
+	"leaderElection": true,
 	"logLevel":       5,
 	"resources":      map[string]any{"limits": map[string]any{"memory": "1Gi"}},
 	"agent":          map[string]any{"metricsLabels": "region=us-east", "logLevel": 4},
@@ -177,10 +177,10 @@ func TestChartValues(t *testing.T) {
 	spec := deploy["spec"].(map[string]any)
 	container := spec["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	checks := map[string][2]any{
-		"replicas":   {spec["replicas"], float64(2)},
+		"replicas":   {spec["replicas"], float64(3)},
 		"image":      {container["image"], "registry.example/tm:v9"},
 		"pullPolicy": {container["imagePullPolicy"], "Always"},
-		"args":       {container["args"], []any{"manager", "--leader-elect=false", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=registry.example/tm-agent:v9", "-v=5"}},
+		"args":       {container["args"], []any{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=registry.example/tm-agent:v9", "-v=5"}},
 		// Helm merges maps: the limit changes, the default requests stay.
 		"resources": {container["resources"], map[string]any{"limits": map[string]any{"memory": "1Gi"}, "requests": map[string]any{"cpu": "50m", "memory": "64Mi"}}},
 	}
@@ -193,6 +193,24 @@ func TestChartValues(t *testing.T) {
 		if !reflect.DeepEqual(c[0], c[1]) {
 			t.Errorf("%s: got %#v, want %#v", name, c[0], c[1])
 		}
+	}
+}
+
+// TestChartLeaderElectionOff renders the chart with leader election off: with one
+// replica it says so to the manager, with more helm refuses, as every replica would
+// then run the controllers.
+func TestChartLeaderElectionOff(t *testing.T) {
+	got := render(t, map[string]any{"leaderElection": false})
+	container := got["Deployment/"+namespace+"/traffic-migration-manager"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	if args := container["args"].([]any); args[1] != "--leader-elect=false" {
+		t.Errorf("args %v, want --leader-elect=false", args)
+	}
+
+	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},
+		valuesFile(t, map[string]any{"leaderElection": false, "replicas": 2})...)
+	_, err := testbed.Helm(context.Background(), t.TempDir(), "", args...)
+	if err == nil || !strings.Contains(err.Error(), "replicas > 1 needs leaderElection: true") {
+		t.Errorf("helm template with 2 replicas and no leader election: %v, want it refused", err)
 	}
 }
 

@@ -298,7 +298,7 @@ func (d *demo) waitSteady(ctx context.Context) error {
 	}
 	d.con.step("traffic-migration agents running on %s and %s: pods of the Deployment %s/%s that the add-on put there through ManifestWork, with the hub kubeconfig OCM wrote to each spoke",
 		cluster1, cluster2, testbed.AgentAddonNamespace, agentDeployment)
-	d.con.step("waiting for OCM to mark the add-on Available on both clusters (the registration agent checks add-on leases every 30s) and for the policy to be Ready")
+	d.con.step("waiting for OCM to mark the add-on Available on both clusters (from the agents' Deployments, as the work agents report them) and for the policy to be Ready")
 	if err := waitForFleet(ctx, d.con, d.bed, d.hub); err != nil {
 		return err
 	}
@@ -448,7 +448,7 @@ func waitForFleet(ctx context.Context, con *console, bed *testbed.Bed, hub *hubC
 			return err
 		}
 	}
-	con.step("ManagedClusterAddOns Available (lease), and the agents report: cluster1's Gateway Programmed, cluster2 has none yet")
+	con.step("ManagedClusterAddOns Available (the agents' Deployments are available), and the agents report: cluster1's Gateway Programmed, cluster2 has none yet")
 	err = waitFor(ctx, "the policy to be Ready with cluster1 Active", func(ctx context.Context) error {
 		p, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, policyName, metav1.GetOptions{})
 		if err != nil {

@@ -5,14 +5,17 @@
 // addon manager, placement controller, the add-on conversion webhook,
 // kube-controller-manager signing CSRs) and real klusterlets (registration and work
 // agents) on spoke kube-apiservers, joined with the real clusteradm, and a real
-// Prometheus. Every program runs as a local process of the test bed, started once for
-// the package.
+// Prometheus, started once for the package as local processes of the test bed. The hub
+// and each spoke have a real node (kubelet, containerd, kube-proxy), on which
+// traffic-migration runs as pods from the image that 'make image' built: the manager
+// installed with the real helm, the agents deployed by OCM's add-on framework.
 package e2e
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -24,11 +27,17 @@ import (
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
-// The spokes of the tests, joined to the hub before any test runs.
+// The spokes of the tests, joined to the hub before any test runs, and the hub's name
+// on the test bed.
 const (
 	cluster1 = "cluster1"
 	cluster2 = "cluster2"
+	hubName  = "hub"
 )
+
+// image is the traffic-migration image that 'make image' built, as the nodes know it
+// ($TESTBED_IMAGE); the nodes import it from $TESTBED_IMAGES_DIR/traffic-migration.tar.
+var image string
 
 // bed is the test bed shared by the package's tests.
 var bed *testbed.Bed
@@ -49,12 +58,25 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) (code int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	image = os.Getenv(testbed.ImageEnv)
+	imagesDir := os.Getenv(testbed.ImagesDirEnv)
+	if image == "" || imagesDir == "" {
+		fmt.Fprintf(os.Stderr, "%s and %s are not set: run the tests through 'make test-e2e', which builds the image ('make image')\n", testbed.ImageEnv, testbed.ImagesDirEnv)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	start := time.Now()
 	var err error
 	// Prometheus scrapes nothing until a test adds its jobs.
-	bed, err = testbed.New(ctx, testbed.Options{Spokes: []string{cluster1, cluster2}, Prometheus: &testbed.PrometheusOptions{}})
+	bed, err = testbed.New(ctx, testbed.Options{
+		Spokes:     []string{cluster1, cluster2},
+		Prometheus: &testbed.PrometheusOptions{},
+		Nodes: &testbed.NodeOptions{
+			Clusters: []string{hubName, cluster1, cluster2},
+			Images:   []string{filepath.Join(imagesDir, "traffic-migration.tar")},
+		},
+	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
 		return 1

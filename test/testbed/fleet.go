@@ -125,7 +125,7 @@ func (f *Fleet) CreateManagedCluster(ctx context.Context, name string, clusterLa
 // ReportAgent writes what the add-on's agent on cluster writes on its
 // ManagedClusterAddOn, which it creates unless it exists: the target Gateway's
 // readiness (Programmed or not), the cluster's labels (cluster_name and clusterLabels),
-// and the Available condition of the add-on framework's lease prober. Conditions of
+// and the Available condition of the add-on framework's health prober. Conditions of
 // other types are kept.
 func (f *Fleet) ReportAgent(ctx context.Context, cluster, gatewayNamespace, gatewayName string, ready bool, clusterLabels map[string]string) error {
 	client := f.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster)
@@ -148,7 +148,7 @@ func (f *Fleet) ReportAgent(ctx context.Context, cluster, gatewayNamespace, gate
 		all[k] = v
 	}
 	for _, c := range []metav1.Condition{
-		{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: metav1.ConditionTrue, Reason: "ManagedClusterAddOnLeaseUpdated", Message: "lease updated"},
+		{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: metav1.ConditionTrue, Reason: addonv1alpha1.AddonAvailableReasonProbeAvailable, Message: "traffic-migration add-on is available."},
 		gateway,
 		{Type: trafficv1alpha1.ConditionClusterLabels, Status: metav1.ConditionTrue, Reason: trafficv1alpha1.AgentReasonReported, Message: trafficv1alpha1.FormatClusterLabels(all)},
 	} {

@@ -44,3 +44,13 @@ func Helm(ctx context.Context, dir, kubeconfig string, args ...string) (string, 
 func (b *Bed) Helm(ctx context.Context, args ...string) (string, error) {
 	return Helm(ctx, b.dir, b.Hub.KubeconfigPath, args...)
 }
+
+// ChartDir is the project's Helm chart, charts/traffic-migration at the root of the
+// module.
+func ChartDir() (string, error) {
+	root, err := moduleDir("")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "charts", "traffic-migration"), nil
+}

@@ -44,10 +44,10 @@ the add-on's ManagedClusterAddOn in the cluster's namespace on the hub:
       cluster_name, cluster_id (the UID of kube-system) and --metrics-labels, which
       the hub's metrics queries use.
 
-It writes no other condition and changes none it does not own. It renews the Lease
-"traffic-migration" in --addon-namespace, from which the hub marks the add-on
-Available, and serves /healthz and /readyz on --health-probe-bind-address. Log
-verbosity is set with -v.`,
+It writes no other condition and changes none it does not own. It serves /healthz
+and /readyz on --health-probe-bind-address; /readyz answers 200 once its caches have
+synced, which makes its Deployment available and so the add-on Available on the hub.
+Log verbosity is set with -v.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,

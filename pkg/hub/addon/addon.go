@@ -4,7 +4,8 @@
 // Package addon is the hub side of the traffic-migration add-on, built on OCM's add-on
 // framework: the agent's manifests, which the framework renders per cluster and ships
 // through ManifestWork, the agent's registration (a hub kubeconfig through the CSR
-// flow and the hub RBAC it needs), and lease health.
+// flow and the hub RBAC it needs), and its health: the availability of the agent's
+// Deployment on each cluster.
 package addon
 
 import (
@@ -71,7 +72,11 @@ func NewAgentAddon(kubeClient kubernetes.Interface, addonClient addonclient.Inte
 			PermissionConfig: hubPermissions(kubeClient),
 		}).
 		WithAgentInstallNamespace(utils.AgentInstallNamespaceFromDeploymentConfigFunc(configs)).
-		WithAgentHealthProber(&agent.HealthProber{Type: agent.HealthProberTypeLease}).
+		// The add-on is Available while its agent's Deployment has a Ready replica, as
+		// the work agent reports it in the ManifestWork's status feedback: the agent's
+		// readiness probe passes once it has read its hub kubeconfig and its caches have
+		// synced. The agent itself writes nothing for its health.
+		WithAgentHealthProber(&agent.HealthProber{Type: agent.HealthProberTypeDeploymentAvailability}).
 		BuildTemplateAgentAddon()
 	if err != nil {
 		return nil, fmt.Errorf("build the %s add-on: %w", trafficv1alpha1.AddonName, err)

@@ -1,0 +1,139 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"open-cluster-management.io/traffic-migration/test/testbed"
+
+	"k8s.io/utils/ptr"
+)
+
+// The manager as the chart installs it: its Deployment's pods, their ServiceAccount,
+// and the Lease its replicas elect their leader with, in the release's namespace.
+const (
+	managerNamespace      = "open-cluster-management-addon"
+	managerServiceAccount = "traffic-migration-manager"
+	managerLease          = "traffic-migration-manager"
+	managerReplicas       = 2
+)
+
+// managerLabels select the manager's pods.
+var managerLabels = map[string]string{"app.kubernetes.io/name": "traffic-migration-manager"}
+
+// splitImage splits an image reference into the repository and the tag, as the chart's
+// image.repository and image.tag take it.
+func splitImage(ref string) (repository, tag string, err error) {
+	i := strings.LastIndex(ref, ":")
+	if i < 0 || strings.Contains(ref[i:], "/") {
+		return "", "", fmt.Errorf("image %q has no tag", ref)
+	}
+	return ref[:i], ref[i+1:], nil
+}
+
+// helmInstall installs charts/traffic-migration on the hub with the real helm, as a
+// fleet admin does, from the image that 'make image' built and the nodes imported
+// (pullPolicy Never: nothing is pulled), with two replicas and leader election.
+func helmInstall(t *testing.T, ctx context.Context) {
+	t.Helper()
+	chart, err := testbed.ChartDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repository, tag, err := splitImage(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := bed.Helm(ctx, "install", "traffic-migration", chart,
+		"--namespace", managerNamespace, "--create-namespace",
+		"--set", "image.repository="+repository, "--set", "image.tag="+tag, "--set", "image.pullPolicy=Never",
+		"--set", fmt.Sprintf("replicas=%d", managerReplicas), "--set", "leaderElection=true", "--set", "logLevel=4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("helm install: %s", strings.TrimSpace(out))
+}
+
+// checkManagerPods checks the manager's pods as the chart runs them: from the image,
+// under the chart's ServiceAccount, on the hub's node.
+func checkManagerPods(t *testing.T, pods []*corev1.Pod) {
+	t.Helper()
+	for _, pod := range pods {
+		if pod.Spec.ServiceAccountName != managerServiceAccount {
+			t.Errorf("manager pod %s runs as ServiceAccount %q, want %q", pod.Name, pod.Spec.ServiceAccountName, managerServiceAccount)
+		}
+		if pod.Spec.NodeName != bed.Nodes[hubName].Name {
+			t.Errorf("manager pod %s runs on %q, want the hub's node %q", pod.Name, pod.Spec.NodeName, bed.Nodes[hubName].Name)
+		}
+		for _, s := range pod.Status.ContainerStatuses {
+			if s.Image != image && !strings.HasSuffix(s.Image, "/"+image) {
+				t.Errorf("manager pod %s runs image %q, want %q", pod.Name, s.Image, image)
+			}
+		}
+	}
+}
+
+// leader returns the manager's pod that holds the leader Lease: the Lease's holder is
+// <pod name>_<uuid>, as the manager's hostname in a pod is the pod's name.
+func leader(ctx context.Context) (string, error) {
+	lease, err := hub.kube.CoordinationV1().Leases(managerNamespace).Get(ctx, managerLease, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	if holder == "" {
+		return "", errors.New("the leader Lease has no holder")
+	}
+	pod, _, _ := strings.Cut(holder, "_")
+	return pod, nil
+}
+
+// waitLeader waits until one of the running manager pods holds the leader Lease, other
+// than those in not, and returns its name.
+func (a *addonTest) waitLeader(t *testing.T, not ...string) string {
+	t.Helper()
+	var name string
+	eventually(t, "a manager pod leading", func(ctx context.Context) error {
+		l, err := leader(ctx)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(not, l) {
+			return fmt.Errorf("%s still holds the Lease", l)
+		}
+		for _, pod := range a.pods.pods(hubName, managerNamespace) {
+			if pod.Name == l {
+				name = l
+				return nil
+			}
+		}
+		return fmt.Errorf("the Lease's holder %s is not a running manager pod", l)
+	})
+	return name
+}
+
+// killLeader kills the leading manager's pod at once (no grace period, as a node that
+// dies would) and waits until another replica leads and the Deployment has all its
+// replicas Ready again.
+func (a *addonTest) killLeader(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	old := a.waitLeader(t)
+	if err := hub.kube.CoreV1().Pods(managerNamespace).Delete(ctx, old, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatalf("kill the leader's pod %s: %v", old, err)
+	}
+	t.Logf("killed the leader's pod %s", old)
+	now := a.waitLeader(t, old)
+	t.Logf("manager pod %s leads now", now)
+	a.pods.waitPods(t, "the manager's replicas Ready again", hubName, managerNamespace, managerLabels, allReady(managerReplicas))
+}
