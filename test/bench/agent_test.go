@@ -102,7 +102,7 @@ func benchAgent(t *testing.T, r *report, gateways int, steady time.Duration) {
 		t.Fatalf("create the ManagedClusterAddOn: %v", err)
 	}
 	addon.Status.Conditions = []metav1.Condition{{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: metav1.ConditionTrue,
-		Reason: "ManagedClusterAddOnLeaseUpdated", Message: "traffic-migration add-on is available.", LastTransitionTime: metav1.Now()}}
+		Reason: addonv1alpha1.AddonAvailableReasonProbeAvailable, Message: "traffic-migration add-on is available.", LastTransitionTime: metav1.Now()}}
 	if _, err := addons.UpdateStatus(ctx, addon, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("mark the ManagedClusterAddOn Available: %v", err)
 	}

@@ -75,7 +75,7 @@ func GatewayConditionType(namespace, name string) string {
 }
 
 // ConditionAddonAvailable is the add-on framework's condition of a ManagedClusterAddOn
-// that says its agent is available (it renews its lease).
+// that says its agent is available (its Deployment on the spoke has a Ready replica).
 const ConditionAddonAvailable = "Available"
 
 // GatewayReady is the hub's rule for "the cluster has the target Gateway ready", read
