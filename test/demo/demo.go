@@ -98,7 +98,7 @@ func run(ctx context.Context, cfg config, out, errOut io.Writer) (_ *summary, er
 // cluster1 serves the clients, the agents report and the policy is Ready. It returns
 // the function that stops everything it started, to be called with the error the run
 // ends with; on an error of its own it has stopped everything already.
-func (d *demo) start(ctx context.Context, errOut io.Writer) (stop func(error), err error) {
+func (d *demo) start(ctx context.Context, errOut io.Writer) (_ func(error), err error) {
 	if err := testbed.CheckOCMHubPorts(); err != nil {
 		return nil, err
 	}
@@ -107,7 +107,9 @@ func (d *demo) start(ctx context.Context, errOut io.Writer) (stop func(error), e
 		return nil, err
 	}
 	d.parts, d.stopParts = context.WithCancel(ctx)
-	stop = func(err error) {
+	// stop is not the named result: a failed start returns nil, and the deferred call
+	// below must still reach it.
+	stop := func(err error) {
 		d.stopOwnParts()
 		failed := err != nil && ctx.Err() == nil // not interrupted
 		if d.bed != nil {

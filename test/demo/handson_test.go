@@ -51,6 +51,9 @@ func TestFleet(t *testing.T) {
 	if os.Getenv(fleetChildEnv) == "1" {
 		t.Skip("the child runs TestFleetChild only")
 	}
+	if msg := testbed.Unconfigured(); msg != "" {
+		t.Skip(msg)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFleetChild$", "-test.v")

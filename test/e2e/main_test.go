@@ -58,6 +58,10 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) (code int) {
+	if msg := testbed.Unconfigured(); msg != "" {
+		fmt.Println(msg)
+		return 0
+	}
 	image = os.Getenv(testbed.ImageEnv)
 	imagesDir := os.Getenv(testbed.ImagesDirEnv)
 	if image == "" || imagesDir == "" {

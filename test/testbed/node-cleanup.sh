@@ -83,4 +83,11 @@ for ns in $(netns); do
 done
 
 [ "$scope" = bed ] && ip link delete "$name" 2>/dev/null
+
+# ip netns add bind-mounts /run/netns onto itself the first time; once no namespace is
+# left in it, that mount is ours to take back (the next ip netns add makes it again).
+if [ "$scope" = bed ] && [ -d /run/netns ] && [ -z "$(ls -A /run/netns 2>/dev/null)" ] &&
+	awk '$5 == "/run/netns" { found = 1 } END { exit !found }' /proc/self/mountinfo; then
+	umount /run/netns 2>/dev/null
+fi
 exit 0
