@@ -31,6 +31,9 @@
   const badge = (text, cls) => h("span", { class: "badge " + (cls || text) }, text || "none");
   const policyHref = (ns, name) => "/policies/" + encodeURIComponent(ns) + "/" + encodeURIComponent(name);
   const fmtTime = (s) => new Date(s * 1000).toLocaleTimeString();
+  // passes shows a run of passed checks as the status command does: "2/3", and "3/3 met"
+  // once the run is long enough (never "19/3").
+  const passes = (run, needed) => (run >= needed ? needed + "/" + needed + " met" : run + "/" + needed);
   // shortValue shows a value as Prometheus formats it with at most 4 significant digits.
   const shortValue = (v) => (v && isFinite(Number(v)) ? String(Number(Number(v).toPrecision(4))) : v || "");
 
@@ -102,7 +105,7 @@
     }
     const facts = h("dl", { class: "facts" }, [
       ["Ready", h("span", {}, badge(p.ready || "Unknown"), " ", p.readyReason || "")],
-      ["Placement", p.placement + " → proxy " + p.proxyPlacement + " (" + p.proxyClusters + " clusters)"],
+      ["Placement", p.placement + " → proxy " + p.proxyPlacement + " (" + p.proxyClusters + (p.proxyClusters === 1 ? " cluster)" : " clusters)")],
       ["Gateway", p.gateway],
       ["Check", p.check + ", every " + p.interval + ", " + p.consecutiveSuccesses + " passes in a row"],
       ["Drain", "at least " + p.minDrainDuration + (p.maxDrainDuration ? ", at most " + p.maxDrainDuration : ", no deadline") + (p.suspended ? "; removals suspended" : "")],
@@ -135,7 +138,7 @@
       h("tbody", {}, p.clusters.map((c) => h("tr", { "data-cluster": c.name, "data-phase": c.phase },
         h("td", {}, c.name), h("td", {}, badge(c.phase)),
         h("td", { title: c.lastValue || "" }, c.lastResult ? [badge(c.lastResult), " ", shortValue(c.lastValue)] : h("span", { class: "muted" }, "–")),
-        h("td", {}, c.consecutiveSuccesses + " / " + p.consecutiveSuccesses),
+        h("td", {}, passes(c.consecutiveSuccesses || 0, p.consecutiveSuccesses)),
         h("td", {}, c.message || "")))));
 
     main.replaceChildren(
