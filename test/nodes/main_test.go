@@ -4,7 +4,6 @@
 package nodes
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -14,9 +13,5 @@ import (
 // TestMain skips the package, saying how to run it, when the test bed's programs are
 // not configured (plain 'go test ./...' instead of 'make test').
 func TestMain(m *testing.M) {
-	if msg := testbed.Unconfigured(); msg != "" {
-		fmt.Println(msg)
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
+	os.Exit(testbed.RunIfConfigured(m))
 }

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -68,6 +69,17 @@ func Unconfigured() string {
 		}
 	}
 	return ""
+}
+
+// RunIfConfigured runs a test package's tests, or, when the test bed is not configured
+// (see Unconfigured), skips the package and says how to run it. It is a TestMain for
+// packages that need nothing else before their tests.
+func RunIfConfigured(m *testing.M) int {
+	if msg := Unconfigured(); msg != "" {
+		fmt.Println(msg)
+		return 0
+	}
+	return m.Run()
 }
 
 // Path returns the path of the program's binary, or an error that says how to get it.
