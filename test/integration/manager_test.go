@@ -5,6 +5,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -31,6 +32,36 @@ func startManager(ctx context.Context) (*managerProcess, error) {
 func (m *managerProcess) logContains(s string) (bool, error) {
 	l, err := m.proc.Log()
 	return strings.Contains(l, s), err
+}
+
+// logSize is how many bytes the manager has logged so far, for logLinesSince.
+func (m *managerProcess) logSize(t *testing.T) int {
+	t.Helper()
+	l, err := m.proc.Log()
+	if err != nil {
+		t.Fatalf("read the manager's log: %v", err)
+	}
+	return len(l)
+}
+
+// logLinesSince returns the manager's log lines after the first offset bytes that
+// hold any of subs: what a test prints to explain a failure.
+func (m *managerProcess) logLinesSince(t *testing.T, offset int, subs ...string) []string {
+	t.Helper()
+	l, err := m.proc.Log()
+	if err != nil || offset > len(l) {
+		return []string{fmt.Sprintf("(the manager's log cannot be read from byte %d: %v)", offset, err)}
+	}
+	var out []string
+	for _, line := range strings.Split(l[offset:], "\n") {
+		for _, s := range subs {
+			if strings.Contains(line, s) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // metricValue reads the sum of a metric of the manager over the series that match.

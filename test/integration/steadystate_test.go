@@ -59,6 +59,7 @@ func TestSecondSyncWritesNothing(t *testing.T) {
 	} {
 		before := f.getPolicy(t, m.ns, p.Name)
 		writesBefore := manager.writesByResource(t)
+		logBefore := manager.logSize(t)
 		if err := trigger.do(); err != nil {
 			t.Fatalf("%s: %v", trigger.name, err)
 		}
@@ -70,8 +71,9 @@ func TestSecondSyncWritesNothing(t *testing.T) {
 		}
 		syncs2, writes2 := waitManagerIdle(t)
 		if writes2 != writes {
-			t.Errorf("after %s the manager synced %d more times and made %v writes:\n%s",
-				trigger.name, syncs2-syncs, writes2-writes, strings.Join(writesSince(writesBefore, manager.writesByResource(t)), "\n"))
+			t.Errorf("after %s the manager synced %d more times and made %v writes:\n%s\nwhat its log says of them:\n%s",
+				trigger.name, syncs2-syncs, writes2-writes, strings.Join(writesSince(writesBefore, manager.writesByResource(t)), "\n"),
+				strings.Join(manager.logLinesSince(t, logBefore, "Synced policy", `verb="POST"`, `verb="PATCH"`, `verb="PUT"`, `verb="DELETE"`, "rror"), "\n"))
 		}
 		if after := f.getPolicy(t, m.ns, p.Name); after.ResourceVersion != before.ResourceVersion {
 			t.Errorf("after %s the policy changed (resourceVersion %s to %s):\n%s", trigger.name, before.ResourceVersion, after.ResourceVersion, testbed.PolicyStatus(after))
