@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -209,6 +210,14 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 		syncCtx.Queue().AddAfter(key, out.RequeueAt.Sub(now))
 	}
 	logger.V(4).Info("Synced policy", "proxyClusters", newStatus.ProxyPlacement, "draining", newStatus.DrainingClusters, "requeueAt", out.RequeueAt)
+	if apierrors.HasStatusCause(applyErr, corev1.NamespaceTerminatingCause) {
+		// Nothing can be created in a namespace that is being deleted, and it never
+		// stops being deleted: retrying would only repeat the failed write until the
+		// namespace controller deletes the policy. The status says what failed, and
+		// the proxy keeps what it lists (rule 11).
+		logger.V(2).Info("Not retrying: the policy's namespace is being deleted", "err", applyErr)
+		return nil
+	}
 	return applyErr
 }
 

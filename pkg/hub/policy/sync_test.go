@@ -4,11 +4,19 @@
 package policy
 
 import (
+	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
@@ -167,5 +175,31 @@ func TestAddonAvailableCondition(t *testing.T) {
 	if trafficv1alpha1.ConditionAddonAvailable != addonv1alpha1.ManagedClusterAddOnConditionAvailable {
 		t.Errorf("ConditionAddonAvailable is %q, the framework's condition is %q",
 			trafficv1alpha1.ConditionAddonAvailable, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
+	}
+}
+
+// TestSyncInTerminatingNamespace: in a namespace that is being deleted nothing can be
+// created, and that never changes. The sync reports the failed write in the status
+// and does not ask to be retried, so that a policy left in such a namespace does not
+// write again and again until the namespace controller deletes it.
+func TestSyncInTerminatingNamespace(t *testing.T) {
+	h := newLagHarness(t, lagPolicy(), []string{"c1"}, nil, "c1")
+	terminating := apierrors.NewForbidden(clusterv1beta1.Resource("placements"), "p-proxy",
+		fmt.Errorf("unable to create new content in namespace %s because it is being terminated", lagNS))
+	terminating.ErrStatus.Details.Causes = append(terminating.ErrStatus.Details.Causes,
+		metav1.StatusCause{Type: corev1.NamespaceTerminatingCause, Message: "namespace is being terminated", Field: "metadata.namespace"})
+	h.api.client.PrependReactor("create", "placements", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, terminating
+	})
+	h.clearActions()
+	h.sync() // fails the test if the sync returns an error, which would requeue it
+
+	want := []string{"create placements", "patch trafficmigrationpolicies/status"}
+	if got := h.writes(); !reflect.DeepEqual(got, want) {
+		t.Errorf("the sync wrote\n  %q\nwant\n  %q", got, want)
+	}
+	ready := meta.FindStatusCondition(h.policy().Status.Conditions, trafficv1alpha1.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != trafficv1alpha1.ReasonApplyFailed || !strings.Contains(ready.Message, "being terminated") {
+		t.Errorf("Ready is %+v, want False with reason %s saying the namespace is being terminated", ready, trafficv1alpha1.ReasonApplyFailed)
 	}
 }
