@@ -36,7 +36,7 @@ var (
 		IntervalSeconds: 2, SteadySeconds: 5, WindowSeconds: 6,
 	}, Gateways: 4, AgentSteadySeconds: 5}
 	full = sizes{Mode: "full", Draining: 20, Additions: 10, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
-		Clusters: []int{500, 1000, 2000, 5000}, Policies: 1000, PerPlacement: 50, DrainingPolicies: 100, DrainingPerPolicy: 10,
+		Clusters: []int{500, 1000, 2000, 5000, 10000}, Policies: 1000, PerPlacement: 50, DrainingPolicies: 100, DrainingPerPolicy: 10,
 		IntervalSeconds: 10, SteadySeconds: 600, WindowSeconds: 60,
 	}, Gateways: 64, AgentSteadySeconds: 20}
 )

@@ -104,11 +104,11 @@ func (f *fleet) managedCluster(t testing.TB, name string, clusterLabels map[stri
 	return f.createCluster(context.Background(), name, clusterLabels)
 }
 
-// createCluster creates a ManagedCluster, its namespace and its ManagedClusterAddOn
-// whose status says what a running agent would: available, the Gateway programmed,
-// and the cluster's labels.
+// createCluster creates a ManagedCluster as big as a real one, its namespace and its
+// ManagedClusterAddOn whose status says what a running agent would: available, the
+// Gateway programmed, and the cluster's labels.
 func (f *fleet) createCluster(ctx context.Context, name string, clusterLabels map[string]string) error {
-	if err := f.api.CreateManagedCluster(ctx, name, clusterLabels); err != nil {
+	if err := f.createHeavyCluster(ctx, name, clusterLabels); err != nil {
 		return err
 	}
 	return f.api.ReportAgent(ctx, name, gatewayNamespace, gatewayName, true, map[string]string{"cluster": name})

@@ -22,7 +22,12 @@ import (
 )
 
 // bed is the test bed shared by the package's benchmarks.
-var bed *testbed.Bed
+var (
+	bed *testbed.Bed
+	// placementController is OCM's placement controller, which caches the same
+	// ManagedClusters as the manager: the fleet benchmark compares their costs.
+	placementController *testbed.Process
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -42,7 +47,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer bed.Stop()
-	if _, err := bed.StartPlacementController(ctx); err != nil {
+	if placementController, err = bed.StartPlacementController(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "start OCM's placement controller: %v\n", err)
 		return 1
 	}

@@ -29,7 +29,29 @@ type report struct {
 	Sizes   sizes                `json:"sizes"`
 	Started time.Time            `json:"started"`
 	Results []result             `json:"results"`
+	Tables  []table              `json:"tables,omitempty"`
 	raw     map[string][]float64 // samples behind percentiles, by name
+}
+
+// table is a side-by-side view of some results, printed after the list of all of them.
+type table struct {
+	Title  string     `json:"title"`
+	Intro  string     `json:"intro,omitempty"`
+	Header []string   `json:"header"`
+	Rows   [][]string `json:"rows"`
+}
+
+func (t table) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", t.Title)
+	if t.Intro != "" {
+		b.WriteString(t.Intro + "\n\n")
+	}
+	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|" + strings.Repeat("---|", len(t.Header)) + "\n")
+	for _, r := range t.Rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	return b.String()
 }
 
 func (r *report) add(benchmark, params, metric string, value float64, unit, goal string) {
@@ -61,6 +83,9 @@ func (r *report) write(dir string) error {
 	md.WriteString("| Benchmark | Setup | Metric | Value | Goal |\n|---|---|---|---|---|\n")
 	for _, x := range r.Results {
 		fmt.Fprintf(&md, "| %s | %s | %s | %s %s | %s |\n", x.Benchmark, x.Params, x.Metric, format(x.Value), x.Unit, x.Goal)
+	}
+	for _, t := range r.Tables {
+		md.WriteString("\n" + t.markdown())
 	}
 	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644)
 }

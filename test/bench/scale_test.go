@@ -113,6 +113,13 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 
 	grew := s.grow(t, fs.Clusters[0])
 	t.Logf("%d ManagedClusters in %s", fs.Clusters[0], grew.Round(time.Millisecond))
+	size, err := s.f.objectBytes(ctx, s.clusterName(0))
+	if err != nil {
+		t.Fatalf("read a ManagedCluster: %v", err)
+	}
+	t.Logf("each ManagedCluster is %d bytes as JSON", size)
+	r.add("Fleet", "every ManagedCluster of the fleet benchmarks: spec with client config and CA bundle; status with 4 conditions, capacity, allocatable, version, 12 claims",
+		"size of one ManagedCluster as JSON", float64(size), "bytes", "")
 	created := time.Now()
 	parallel(t, fs.Policies, func(i int) error {
 		name := fmt.Sprintf("p-%d", i)
@@ -170,7 +177,7 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 			return err == nil, nil
 		})
 	})
-	wantDraining := fs.DrainingPolicies * fs.DrainingPerPolicy
+	wantDraining := wantDrainingOf(fs)
 	s.policies.waitAll(t, fs.Policies, 5*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		var i int
 		fmt.Sscanf(p.Name, "p-%d", &i)
@@ -187,14 +194,25 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 	})
 
 	// 4 and 5: the same draining work measured at each fleet size, with a restart.
+	sizesTable := table{
+		Title: "The fleet by size, beside OCM's placement controller",
+		Intro: fmt.Sprintf("The same work at every size (%d policies × %d clusters, %d draining), with ManagedClusters of %d bytes each. "+
+			"The placement controller caches the same ManagedClusters and runs from the start; the manager is restarted at every size.",
+			fs.Policies, fs.PerPlacement, wantDrainingOf(fs), size),
+		Header: []string{"ManagedClusters", "manager RSS (MiB)", "placement controller RSS (MiB)", "ratio", "manager CPU (s/min)", "placement controller CPU (s/min)",
+			"restart, nothing changed: resync (s)", "restart, every spec changed: statuses (s)"},
+	}
+	defer func() { r.Tables = append(r.Tables, sizesTable) }()
 	maxPercent := int32(5)
 	for step, n := range fs.Clusters {
 		grew := s.grow(t, n)
 		settle := mgr.waitIdleQueue(t, 3*time.Minute)
 		window := time.Duration(fs.WindowSeconds * float64(time.Second))
 		m0, u0 := mgr.sample(t)
+		p0 := placementUsage(t)
 		time.Sleep(window) // the measured period
 		m1, u1 := mgr.sample(t)
+		p1 := placementUsage(t)
 		draining := s.policies.sum(func(p *trafficv1alpha1.TrafficMigrationPolicy) int { return int(p.Status.DrainingClusters) })
 		queries := delta(m0, m1, "traffic_migration_query_duration_seconds_count") / (window.Seconds() / fs.IntervalSeconds)
 
@@ -208,6 +226,7 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 		readyAfter := time.Since(start)
 		resync := mgr.waitResynced(t, start, fs.Policies, 5*time.Minute)
 		uIdle := mgr.usageOrZero()
+		mr, _ := mgr.sample(t)
 
 		// A restart after every policy's spec changed while the manager was down: every
 		// status must be written again.
@@ -244,19 +263,55 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 		r.add(b, params, "Prometheus queries per interval", queries, "", fmt.Sprintf("= %d (draining clusters)", wantDraining))
 		r.add(b, params, "Prometheus queries per check (query count / evaluations)",
 			delta(m0, m1, "traffic_migration_query_duration_seconds_count")/delta(m0, m1, "traffic_migration_evaluations_total"), "", "1")
+		ratioGoal := ""
+		if step == len(fs.Clusters)-1 {
+			ratioGoal = "<= 1.5"
+		}
 		r.add(b, params, "manager RSS", u1.rssBytes/(1<<20), "MiB", "< 256 MiB")
 		r.add(b, params, "manager peak RSS (VmHWM)", u1.hwmBytes/(1<<20), "MiB", "")
+		r.add(b, params, "OCM placement controller RSS (same ManagedClusters, running since the start)", p1.rssBytes/(1<<20), "MiB", "")
+		r.add(b, params, "manager RSS / placement controller RSS", u1.rssBytes/p1.rssBytes, "", ratioGoal)
 		r.add(b, params, "manager CPU while draining", (u1.cpuSeconds-u0.cpuSeconds)/window.Minutes(), "CPU s/min", "")
+		r.add(b, params, "OCM placement controller CPU in the same window", (p1.cpuSeconds-p0.cpuSeconds)/window.Minutes(), "CPU s/min", "")
 		r.add(b, params, "API writes per minute while draining", delta(m0, m1, "traffic_migration_api_writes_total")/window.Minutes(), "", "")
 		r.add(b, params, "restart, nothing changed: start to ready (readyz)", readyAfter.Seconds(), "s", "")
 		r.add(b, params, "restart, nothing changed: start to every policy synced (full resync)", resync.Seconds(), "s", "< 10 s")
 		r.add(b, params, "restart, nothing changed: RSS after the resync", uIdle.rssBytes/(1<<20), "MiB", "")
+		r.add(b, params, "restart, nothing changed: writes to proxies (Placements, PlacementDecisions) until resynced", proxyWrites(mr), "", "0")
+		r.add(b, params, "restart, nothing changed: other writes until resynced (the draining policies' own checks)", mr["traffic_migration_api_writes_total"]-proxyWrites(mr), "", "")
 		r.add(b, params, "restart, every spec changed: start to every status observing its generation", changed.Seconds(), "s", "")
 		r.add(b, params, "restart, every spec changed: API writes", mc["traffic_migration_api_writes_total"], "", "")
+		r.add(b, params, "restart, every spec changed: writes to proxies (the change moves no cluster)", proxyWrites(mc), "", "0")
+		sizesTable.Rows = append(sizesTable.Rows, []string{strconv.Itoa(n), format(u1.rssBytes / (1 << 20)), format(p1.rssBytes / (1 << 20)),
+			format(u1.rssBytes / p1.rssBytes), format((u1.cpuSeconds - u0.cpuSeconds) / window.Minutes()), format((p1.cpuSeconds - p0.cpuSeconds) / window.Minutes()),
+			format(resync.Seconds()), format(changed.Seconds())})
 		t.Logf("%d clusters: %d draining, %.1f queries per interval, RSS %.0f MiB, resync %s / %s",
 			n, draining, queries, u1.rssBytes/(1<<20), resync.Round(time.Millisecond), changed.Round(time.Millisecond))
 	}
 	return mgr
+}
+
+// wantDrainingOf is how many clusters drain in the fleet benchmark.
+func wantDrainingOf(fs fleetSizes) int { return fs.DrainingPolicies * fs.DrainingPerPolicy }
+
+// proxyWrites are the manager's writes to Placements and PlacementDecisions, with their
+// status subresources, in its metrics.
+func proxyWrites(m map[string]float64) float64 {
+	var n float64
+	for _, r := range []string{"placements", "placements/status", "placementdecisions", "placementdecisions/status"} {
+		n += m["traffic_migration_api_writes_total{resource="+r+"}"]
+	}
+	return n
+}
+
+// placementUsage is what OCM's placement controller uses at this moment.
+func placementUsage(t testing.TB) usage {
+	t.Helper()
+	u, err := usageOf(placementController.PID())
+	if err != nil {
+		t.Fatalf("read the placement controller's usage: %v", err)
+	}
+	return u
 }
 
 // changedKeys are the metrics whose name starts with prefix and whose value changed
