@@ -28,17 +28,26 @@ type sizes struct {
 	// Gateways on the agent's spoke, watched for AgentSteadySeconds.
 	Gateways           int     `json:"gateways"`
 	AgentSteadySeconds float64 `json:"agentSteadySeconds"`
+	// Strategy is the migration that the strategy benchmark runs each way.
+	Strategy strategySizes `json:"strategy"`
 }
 
 var (
 	short = sizes{Mode: "short", Draining: 3, Additions: 2, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
 		Clusters: []int{20, 40}, Policies: 10, PerPlacement: 5, DrainingPolicies: 2, DrainingPerPolicy: 2,
 		IntervalSeconds: 2, SteadySeconds: 5, WindowSeconds: 6,
-	}, Gateways: 4, AgentSteadySeconds: 5}
+	}, Gateways: 4, AgentSteadySeconds: 5, Strategy: strategySizes{
+		Clients: 10, RequestEverySeconds: 0.2, ShortTTLSeconds: [2]float64{1, 3}, LongTTLSeconds: [2]float64{6, 6}, LongClients: 1,
+		Window: "2s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 2, ShortTimerSeconds: 3, LongTimerSeconds: 9, Seed: 1,
+	}}
 	full = sizes{Mode: "full", Draining: 20, Additions: 10, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
 		Clusters: []int{500, 1000, 2000, 5000, 10000}, Policies: 1000, PerPlacement: 50, DrainingPolicies: 100, DrainingPerPolicy: 10,
 		IntervalSeconds: 10, SteadySeconds: 600, WindowSeconds: 60,
-	}, Gateways: 64, AgentSteadySeconds: 20}
+	}, Gateways: 64, AgentSteadySeconds: 20, Strategy: strategySizes{
+		// The demo's full configuration (test/demo/config.go).
+		Clients: 40, RequestEverySeconds: 0.2, ShortTTLSeconds: [2]float64{2, 20}, LongTTLSeconds: [2]float64{40, 60}, LongClients: 4,
+		Window: "5s", IntervalSeconds: 2, Successes: 3, MinDrainSeconds: 30, ShortTimerSeconds: 30, LongTimerSeconds: 90, Seed: 1,
+	}}
 )
 
 // TestBench runs every benchmark in order: the small case by default, the full sizes
@@ -55,6 +64,7 @@ func TestBench(t *testing.T) {
 	}
 	r := &report{Sizes: sz, Started: time.Now().UTC(), raw: map[string][]float64{}}
 	traffic := newTrafficSource(t)
+	t.Run("Strategies", func(t *testing.T) { benchStrategies(t, r, sz.Strategy) })
 	t.Run("Reaction", func(t *testing.T) { benchReaction(t, r, sz, mgr, traffic) })
 	t.Run("Addition", func(t *testing.T) { benchAddition(t, r, sz) })
 	t.Run("Agent", func(t *testing.T) {
