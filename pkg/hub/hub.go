@@ -14,7 +14,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -95,16 +94,16 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 
 	// No periodic resync: every sync comes from a change or from the time a draining
 	// cluster is next due, so an idle fleet costs nothing.
-	// The caches drop managedFields, which nothing here reads.
+	// The caches drop what nothing here reads (trimForCache).
 	clusterInformers := clusterinformers.NewSharedInformerFactoryWithOptions(clusterClient, 0,
-		clusterinformers.WithTransform(stripManagedFields))
+		clusterinformers.WithTransform(trimForCache))
 	trafficInformers := trafficinformers.NewSharedInformerFactoryWithOptions(trafficClient, 0,
-		trafficinformers.WithTransform(stripManagedFields))
+		trafficinformers.WithTransform(trimForCache))
 	// Only this add-on's ManagedClusterAddOns, one per cluster.
 	addonInformers := addoninformers.NewSharedInformerFactoryWithOptions(addonClient, 0,
 		addoninformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", trafficv1alpha1.AddonName).String()
-		}), addoninformers.WithTransform(stripManagedFields))
+		}), addoninformers.WithTransform(trimForCache))
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -136,7 +135,7 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		return err
 	}
 	// Before the cluster informers start: the framework shares their ManagedClusters.
-	if err := addon.StartFramework(ctx, cfg, agentAddon, clusterInformers, stripManagedFields); err != nil {
+	if err := addon.StartFramework(ctx, cfg, agentAddon, clusterInformers, trimForCache); err != nil {
 		return err
 	}
 
@@ -160,14 +159,6 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	return nil
 }
 
-// stripManagedFields is the transform of every cache of the manager: managedFields
-// are often the largest part of an object, and nothing here reads them.
-func stripManagedFields(obj any) (any, error) {
-	if o, err := meta.Accessor(obj); err == nil {
-		o.SetManagedFields(nil)
-	}
-	return obj, nil
-}
 
 // countWrites counts the manager's API writes by method and resource, so that an idle
 // fleet can be seen to cost none and a busy one shows where its writes go.

@@ -3,7 +3,16 @@
 
 package hub
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+)
 
 func TestResourceOf(t *testing.T) {
 	for path, want := range map[string]string{
@@ -21,5 +30,55 @@ func TestResourceOf(t *testing.T) {
 		if got := resourceOf(path); got != want {
 			t.Errorf("resourceOf(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+// TestTrimForCache: the cache keeps of a ManagedCluster what the manager and the
+// add-on framework read, and drops the rest, and managedFields of everything.
+func TestTrimForCache(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	available := metav1.Condition{Type: clusterv1.ManagedClusterConditionAvailable, Status: metav1.ConditionTrue, Reason: "ManagedClusterAvailable", LastTransitionTime: at}
+	managed := []metav1.ManagedFieldsEntry{{Manager: "registration", Operation: metav1.ManagedFieldsOperationUpdate}}
+	mc := &clusterv1.ManagedCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "c1", Labels: map[string]string{"site": "one"}, Annotations: map[string]string{"a": "b"}, ManagedFields: managed},
+		Spec: clusterv1.ManagedClusterSpec{
+			HubAcceptsClient:            true,
+			Taints:                      []clusterv1.Taint{{Key: "k", Effect: clusterv1.TaintEffectNoSelect}},
+			ManagedClusterClientConfigs: []clusterv1.ClientConfig{{URL: "https://c1:6443", CABundle: []byte("ca")}},
+		},
+		Status: clusterv1.ManagedClusterStatus{
+			Conditions:    []metav1.Condition{available},
+			Capacity:      clusterv1.ResourceList{clusterv1.ResourceCPU: resource.MustParse("8")},
+			Allocatable:   clusterv1.ResourceList{clusterv1.ResourceCPU: resource.MustParse("7")},
+			Version:       clusterv1.ManagedClusterVersion{Kubernetes: "v1.35.4"},
+			ClusterClaims: []clusterv1.ManagedClusterClaim{{Name: "id.k8s.io", Value: "x"}},
+		},
+	}
+	want := &clusterv1.ManagedCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "c1", Labels: map[string]string{"site": "one"}, Annotations: map[string]string{"a": "b"}},
+		Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true, Taints: []clusterv1.Taint{{Key: "k", Effect: clusterv1.TaintEffectNoSelect}}},
+		Status: clusterv1.ManagedClusterStatus{
+			Conditions: []metav1.Condition{available},
+			Version:    clusterv1.ManagedClusterVersion{Kubernetes: "v1.35.4"},
+		},
+	}
+	got, err := trimForCache(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("trimmed ManagedCluster:\n%+v\nwant\n%+v", got, want)
+	}
+
+	d := &clusterv1beta1.PlacementDecision{
+		ObjectMeta: metav1.ObjectMeta{Name: "p-decision-1", ManagedFields: managed},
+		Status:     clusterv1beta1.PlacementDecisionStatus{Decisions: []clusterv1beta1.ClusterDecision{{ClusterName: "c1"}}},
+	}
+	got, err = trimForCache(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gd := got.(*clusterv1beta1.PlacementDecision); gd.ManagedFields != nil || len(gd.Status.Decisions) != 1 {
+		t.Errorf("a PlacementDecision must lose only its managedFields: %+v", gd)
 	}
 }
