@@ -124,7 +124,7 @@ generate: $(CODEGEN_TOOLS) ## Generate deepcopy functions, the clientset, lister
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD from the API types.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./pkg/apis/... output:crd:artifacts:config=manifests/crd
-	@cp manifests/crd/*.yaml charts/traffic-migration/crds/
+	@cp manifests/crd/*.yaml charts/traffic-migration/files/crds/
 
 .PHONY: verify
 verify: ## Regenerate everything and fail on any difference; vet and format checks.
