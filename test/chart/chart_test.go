@@ -121,6 +121,19 @@ var everyValue = map[string]any{
 	"resources":      map[string]any{"limits": map[string]any{"memory": "1Gi"}},
 	"agent":          map[string]any{"metricsLabels": "region=us-east", "logLevel": 4},
 	"crds":           map[string]any{"enabled": true, "keep": false},
+	"addon":          map[string]any{"installStrategy": placementsStrategy},
+}
+
+// placementsStrategy installs the agent on the clusters of two Placements, one with a
+// config of its own.
+var placementsStrategy = map[string]any{
+	"type": "Placements",
+	"placements": []any{
+		map[string]any{"name": "gateway-proxy", "namespace": "gateway-system"},
+		map[string]any{"name": "edge", "namespace": "edge-system",
+			"configs":         []any{map[string]any{"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs", "name": "edge", "namespace": "edge-system"}},
+			"rolloutStrategy": map[string]any{"type": "Progressive"}},
+	},
 }
 
 // crdFiles are the generated CRDs in manifests/crd.
@@ -294,6 +307,38 @@ func TestChartLint(t *testing.T) {
 			out := helm(t, args...)
 			if !strings.Contains(out, "1 chart(s) linted, 0 chart(s) failed") {
 				t.Errorf("helm lint:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestChartInstallStrategy checks addon.installStrategy: Manual by default, with no
+// placements; Placements renders the placements as given; Placements without any, or
+// a type OCM does not know, is refused with a message that names the value.
+func TestChartInstallStrategy(t *testing.T) {
+	strategy := func(values map[string]any) any {
+		cma := render(t, values)["ClusterManagementAddOn//traffic-migration"]
+		return cma["spec"].(map[string]any)["installStrategy"]
+	}
+	if got, want := strategy(nil), map[string]any{"type": "Manual"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("default install strategy %v, want %v", got, want)
+	}
+	if got, want := strategy(map[string]any{"addon": map[string]any{"installStrategy": placementsStrategy}}), placementsStrategy; !reflect.DeepEqual(got, want) {
+		t.Errorf("install strategy %v, want %v", got, want)
+	}
+	for name, tc := range map[string]struct {
+		strategy map[string]any
+		want     string
+	}{
+		"Placements without placements": {map[string]any{"type": "Placements"}, "needs addon.installStrategy.placements"},
+		"unknown type":                  {map[string]any{"type": "Auto"}, "/addon/installStrategy/type"},
+		"placement without namespace":   {map[string]any{"type": "Placements", "placements": []any{map[string]any{"name": "p"}}}, "namespace"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},
+				valuesFile(t, map[string]any{"addon": map[string]any{"installStrategy": tc.strategy}})...)
+			if _, err := testbed.Helm(context.Background(), t.TempDir(), "", args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("helm template: %v, want it refused saying %q", err, tc.want)
 			}
 		})
 	}
