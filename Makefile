@@ -91,6 +91,16 @@ export TESTBED_IMAGES_DIR := $(IMAGES_DIR)
 export TESTBED_IMAGE := $(IMAGE)
 export TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
 
+# UPGRADE_FROM is the release that the lifecycle test (test/lifecycle) upgrades from:
+# the commit before the check history, whose chart still shipped its CRD in crds/.
+# make image-upgrade-from builds that commit's binaries with its own Makefile into
+# UPGRADE_FROM_DIR, with its chart beside them, and its image with today's Dockerfile
+# (that commit's Dockerfile builds in a golang base image, and nothing here pulls).
+UPGRADE_FROM ?= fc6ebfa
+UPGRADE_FROM_DIR := $(abspath $(BIN_DIR))/upgrade-from-$(UPGRADE_FROM)
+export TESTBED_UPGRADE_FROM_DIR := $(UPGRADE_FROM_DIR)
+export TESTBED_UPGRADE_FROM_IMAGE := $(patsubst %:latest,%,$(IMAGE)):$(UPGRADE_FROM)
+
 # The dashboard's browser test drives Debian's Chromium; make chromium installs it.
 CHROMIUM ?= /usr/bin/chromium
 export TESTBED_CHROMIUM := $(CHROMIUM)
@@ -170,6 +180,19 @@ image: build $(CA_BUNDLE) ## Build the image IMAGE and the test bed's pause imag
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/pause-context/pause ./test/images/pause
 	hack/image.sh $(PAUSE_IMAGE) test/images/pause/Dockerfile $(BIN_DIR)/pause-context $(IMAGES_DIR)/pause.tar
 
+.PHONY: image-upgrade-from
+image-upgrade-from: $(UPGRADE_FROM_DIR)/traffic-migration.tar ## Build the release UPGRADE_FROM's binaries, chart and image (for the lifecycle test's upgrade) under bin/.
+
+# The archive comes last: once it is there, the whole directory is.
+$(UPGRADE_FROM_DIR)/traffic-migration.tar: | $(CA_BUNDLE)
+	@git cat-file -e $(UPGRADE_FROM)^{commit} 2>/dev/null || { echo "the lifecycle test upgrades from commit $(UPGRADE_FROM), which this clone lacks: fetch the history ('git fetch --unshallow')"; exit 1; }
+	@rm -rf $(UPGRADE_FROM_DIR) && mkdir -p $(UPGRADE_FROM_DIR)/src $(UPGRADE_FROM_DIR)/image-context
+	@echo ">> building traffic-migration as of $(UPGRADE_FROM) in $(UPGRADE_FROM_DIR)"
+	git archive $(UPGRADE_FROM) | tar -x -C $(UPGRADE_FROM_DIR)/src
+	$(MAKE) --no-print-directory -C $(UPGRADE_FROM_DIR)/src build VERSION=$(UPGRADE_FROM) BIN_DIR=$(UPGRADE_FROM_DIR)/image-context
+	@cp $(CA_BUNDLE) $(UPGRADE_FROM_DIR)/image-context/ca-certificates.crt
+	hack/image.sh $(TESTBED_UPGRADE_FROM_IMAGE) Dockerfile $(UPGRADE_FROM_DIR)/image-context $@ VERSION=$(UPGRADE_FROM)
+
 $(CA_BUNDLE):
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo ">> installing ca-certificates (Debian package) for the image"; \
@@ -194,10 +217,11 @@ test-integration: testbed build chromium ## Run the integration tests on the loc
 
 # One package at a time: each starts an OCM hub, whose add-on webhook binds fixed ports.
 # test/nodes tests the test bed's nodes themselves (pods, in-cluster access, cleanup).
-E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/demo/...
+# test/lifecycle upgrades the chart from UPGRADE_FROM, installs by Placement and uninstalls.
+E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/demo/...
 
 .PHONY: test-e2e
-test-e2e: testbed testbed-nodes testbed-node-images build image ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+test-e2e: testbed testbed-nodes testbed-node-images build image image-upgrade-from ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration
