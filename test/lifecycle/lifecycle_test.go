@@ -59,6 +59,7 @@ func TestLifecycle(t *testing.T) {
 		{"install the previous release", installPrevious},
 		{"a cluster drains", drain},
 		{"upgrade during the drain", upgrade},
+		{"install by Placement", installByPlacement},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
