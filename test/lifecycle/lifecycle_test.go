@@ -60,6 +60,8 @@ func TestLifecycle(t *testing.T) {
 		{"a cluster drains", drain},
 		{"upgrade during the drain", upgrade},
 		{"install by Placement", installByPlacement},
+		{"disable with clusteradm", disable},
+		{"uninstall with helm", uninstall},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
