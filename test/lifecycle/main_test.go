@@ -147,7 +147,12 @@ func eventually(t *testing.T, what string, check func(context.Context) error) {
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, pollTimeout, true, func(ctx context.Context) (bool, error) {
-		last = check(ctx)
+		err := check(ctx)
+		if err != nil && ctx.Err() != nil && last != nil {
+			// The deadline cut this try short: the try before says more.
+			return false, nil
+		}
+		last = err
 		return last == nil, nil
 	})
 	if err != nil {

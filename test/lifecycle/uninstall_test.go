@@ -141,21 +141,13 @@ func ours(resource schema.GroupVersionResource, name string, labels map[string]s
 	return strings.Contains(name, "traffic-migration") || resource.Group == trafficv1alpha1.GroupName || proxy
 }
 
-// inventory lists, on one cluster, the objects of the resources that rows name, in
-// the namespaces they name (or cluster-wide for a cluster-scoped resource), that are
-// the add-on's or match a row: each as "resource namespace/name".
+// inventory is what takeInventory found: each object as "resource namespace/name".
 type inventory map[string]bool
 
-func takeInventory(ctx context.Context, cfg *rest.Config, rows []leftover) (inventory, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
+// takeInventory lists, on one side, the objects of the resources that rows name, in
+// the namespaces they name (or cluster-wide for a cluster-scoped resource), that are
+// the add-on's or match a row.
+func (s side) takeInventory(ctx context.Context, rows []leftover) (inventory, error) {
 	namespaces := map[string][]string{} // by resource
 	for _, r := range rows {
 		if !slices.Contains(namespaces[r.resource], r.namespace) {
@@ -164,12 +156,12 @@ func takeInventory(ctx context.Context, cfg *rest.Config, rows []leftover) (inve
 	}
 	inv := inventory{}
 	for resource, nss := range namespaces {
-		gvr, err := mapper.ResourceFor(schema.ParseGroupResource(resource).WithVersion(""))
+		gvr, err := s.mapper.ResourceFor(schema.ParseGroupResource(resource).WithVersion(""))
 		if err != nil {
 			return nil, fmt.Errorf("the table's resource %s: %w", resource, err)
 		}
 		for _, ns := range nss {
-			list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+			list, err := s.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return nil, fmt.Errorf("list %s in %q: %w", resource, ns, err)
 			}
@@ -229,10 +221,25 @@ func (inv inventory) compare(rows []leftover, before bool) error {
 	return nil
 }
 
-// side is the hub or a spoke, as the table's second column names it.
+// side is the hub or a spoke, as the table's second column names it, and its API.
 type side struct {
-	on  string
-	cfg *rest.Config
+	on     string
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+}
+
+// newSide makes the clients of a side.
+func newSide(t *testing.T, on string, cfg *rest.Config) side {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return side{on: on, dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 }
 
 // checkStep checks the table's rows of a step on each side: before runs it, every
@@ -246,7 +253,7 @@ func checkStep(t *testing.T, rows []leftover, step string, sides []side, run fun
 			t.Fatalf("%s lists nothing %s leaves on the %s", leftoversDoc, step, s.on)
 		}
 		eventually(t, "before "+step+", on the "+s.on+", every object the table names", func(ctx context.Context) error {
-			inv, err := takeInventory(ctx, s.cfg, r)
+			inv, err := s.takeInventory(ctx, r)
 			if err != nil {
 				return err
 			}
@@ -259,7 +266,7 @@ func checkStep(t *testing.T, rows []leftover, step string, sides []side, run fun
 		var inv inventory
 		eventually(t, "after "+step+", on the "+s.on+", what "+leftoversDoc+" says", func(ctx context.Context) error {
 			var err error
-			if inv, err = takeInventory(ctx, s.cfg, r); err != nil {
+			if inv, err = s.takeInventory(ctx, r); err != nil {
 				return err
 			}
 			return inv.compare(r, false)
@@ -292,7 +299,7 @@ func disable(t *testing.T) {
 		}
 		return nil
 	})
-	checkStep(t, rows, stepDisable, []side{{"spoke", bed.Spokes[cluster1].Config}, {"hub", bed.Hub.Config}}, func(t *testing.T) {
+	checkStep(t, rows, stepDisable, []side{newSide(t, "spoke", bed.Spokes[cluster1].Config), newSide(t, "hub", bed.Hub.Config)}, func(t *testing.T) {
 		out, err := bed.Clusteradm(ctx, "addon", "disable", "--names", addonName, "--clusters", cluster1)
 		if err != nil {
 			t.Fatal(err)
@@ -306,7 +313,7 @@ func disable(t *testing.T) {
 // Placement stays, still listing both clusters, as the docs' table says.
 func uninstall(t *testing.T) {
 	rows := readLeftovers(t)
-	checkStep(t, rows, stepUninstall, []side{{"hub", bed.Hub.Config}}, func(t *testing.T) {
+	checkStep(t, rows, stepUninstall, []side{newSide(t, "hub", bed.Hub.Config)}, func(t *testing.T) {
 		runHelm(t, nil, "uninstall", release, "--namespace", releaseNamespace, "--wait", "--timeout", "2m")
 	})
 	row := testbed.PolicyRow(getPolicy(t), cluster2)
