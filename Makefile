@@ -101,6 +101,13 @@ UPGRADE_FROM_DIR := $(abspath $(BIN_DIR))/upgrade-from-$(UPGRADE_FROM)
 export TESTBED_UPGRADE_FROM_DIR := $(UPGRADE_FROM_DIR)
 export TESTBED_UPGRADE_FROM_IMAGE := $(patsubst %:latest,%,$(IMAGE)):$(UPGRADE_FROM)
 
+# ARGOCD_VERSION is the Argo CD module whose ApplicationSet CRD (manifests/crds) the
+# docs' ApplicationSet example is checked against; make applicationset-crd downloads the
+# module from the Go module proxy into the module cache (58 MB, once).
+ARGOCD_VERSION ?= v3.4.0
+APPLICATIONSET_CRD := $(shell $(GO) env GOMODCACHE)/github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)/manifests/crds/applicationset-crd.yaml
+export TESTBED_APPLICATIONSET_CRD := $(APPLICATIONSET_CRD)
+
 # The dashboard's browser test drives Debian's Chromium; make chromium installs it.
 CHROMIUM ?= /usr/bin/chromium
 export TESTBED_CHROMIUM := $(CHROMIUM)
@@ -180,6 +187,15 @@ image: build $(CA_BUNDLE) ## Build the image IMAGE and the test bed's pause imag
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/pause-context/pause ./test/images/pause
 	hack/image.sh $(PAUSE_IMAGE) test/images/pause/Dockerfile $(BIN_DIR)/pause-context $(IMAGES_DIR)/pause.tar
 
+.PHONY: applicationset-crd
+applicationset-crd: $(APPLICATIONSET_CRD) ## Download Argo CD's module (ARGOCD_VERSION) for its ApplicationSet CRD, which the docs' examples are checked against.
+
+# Outside this module, so that its go.mod and go.sum stay as they are.
+$(APPLICATIONSET_CRD):
+	@echo ">> downloading github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION) from the Go module proxy, for its ApplicationSet CRD"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && GOFLAGS= $(GO) mod download github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)
+	@test -f $@ || { echo "$@ is not in github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)"; exit 1; }
+
 .PHONY: image-upgrade-from
 image-upgrade-from: $(UPGRADE_FROM_DIR)/traffic-migration.tar ## Build the release UPGRADE_FROM's binaries, chart and image (for the lifecycle test's upgrade) under bin/.
 
@@ -212,7 +228,7 @@ test-unit: ## Run the unit tests.
 
 # The tests that run real programs are never taken from the test cache (-count=1).
 .PHONY: test-integration
-test-integration: testbed build chromium ## Run the integration tests on the local test bed.
+test-integration: testbed build chromium applicationset-crd ## Run the integration tests on the local test bed.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/... ./test/bench/...
 
 # One package at a time: each starts an OCM hub, whose add-on webhook binds fixed ports.
