@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
@@ -175,7 +176,8 @@ func drain(t *testing.T) {
 // status lost), that the manager's pod rolled to this release's image, and that the
 // proxy listed both clusters every moment of it. The first upgrade from a release
 // whose CRD came from crds/ needs --take-ownership: helm did not create that CRD as
-// part of the release (docs/upgrading-and-uninstalling.md says so).
+// part of the release; and --reset-then-reuse-values, as the previous values lack
+// the new chart's (docs/upgrading-and-uninstalling.md says both).
 func upgrade(t *testing.T) {
 	ctx := context.Background()
 	watch := watchProxy(t, cluster1, cluster2)
@@ -185,10 +187,15 @@ func upgrade(t *testing.T) {
 	if _, err := tryHelm(t, values, args...); err == nil || !strings.Contains(err.Error(), "invalid ownership metadata") {
 		t.Fatalf("helm upgrade without --take-ownership: %v, want it refused for the CRD's ownership", err)
 	}
-	if hasHistory(t, ctx) {
-		t.Fatal("the refused upgrade changed the CRD")
+	// Nor with --reuse-values: the previous values lack what the new templates read.
+	if _, err := tryHelm(t, values, append(args, "--take-ownership", "--reuse-values")...); err == nil || !strings.Contains(err.Error(), "nil pointer") {
+		t.Fatalf("helm upgrade --reuse-values: %v, want it refused for the values the previous chart did not have", err)
 	}
-	upgradeChart(t, nil, "--take-ownership")
+	if hasHistory(t, ctx) {
+		t.Fatal("a refused upgrade changed the CRD")
+	}
+	// As the docs say: the previous values, over the new chart's defaults.
+	upgradeChart(t, nil, "--take-ownership", "--reset-then-reuse-values")
 
 	if !hasHistory(t, ctx) {
 		t.Fatal("after helm upgrade, the hub's CRD has no check history: the CRD was not upgraded")
@@ -202,6 +209,17 @@ func upgrade(t *testing.T) {
 	}
 	pod := managerPods(t, image)
 	t.Logf("manager pod %s runs %s", pod.Name, image)
+	// The new pod leads: the Lease's holder is <pod name>_<uuid>.
+	eventually(t, "the new manager pod holding the leader Lease", func(ctx context.Context) error {
+		lease, err := hub.kube.CoordinationV1().Leases(releaseNamespace).Get(ctx, managerName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if holder := ptr.Deref(lease.Spec.HolderIdentity, ""); !strings.HasPrefix(holder, pod.Name+"_") {
+			return fmt.Errorf("held by %q", holder)
+		}
+		return nil
+	})
 
 	old := drainState.row
 	row := waitRow(t, "cluster2's check history written by this release", func(r *trafficv1alpha1.ClusterStatus) error {
