@@ -67,16 +67,7 @@ func installByPlacement(t *testing.T) {
 	if err := bed.Spokes[cluster1].WaitDeploymentAvailable(ctx, testbed.AgentAddonNamespace, agentDeployment); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the add-on Available on cluster1", func(ctx context.Context) error {
-		mca, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(cluster1).Get(ctx, addonName, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if !meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) {
-			return fmt.Errorf("conditions %+v", mca.Status.Conditions)
-		}
-		return nil
-	})
+	waitAddonCondition(t, cluster1, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
 	if _, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(cluster2).Get(ctx, addonName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("cluster2, which the Placement does not select, has the add-on: %v", err)
 	}
@@ -92,6 +83,22 @@ func installByPlacement(t *testing.T) {
 		_, err = spoke1.AppsV1().Deployments(testbed.AgentAddonNamespace).Get(ctx, agentDeployment, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
 			return errors.Join(errors.New("the agent's Deployment is still on cluster1"), err)
+		}
+		return nil
+	})
+}
+
+// waitAddonCondition waits until the add-on's ManagedClusterAddOn of a cluster has a
+// condition of the type, True.
+func waitAddonCondition(t *testing.T, cluster, condType string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%s True on the add-on of %s", condType, cluster), func(ctx context.Context) error {
+		mca, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, addonName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(mca.Status.Conditions, condType) {
+			return fmt.Errorf("conditions %+v", mca.Status.Conditions)
 		}
 		return nil
 	})

@@ -289,16 +289,8 @@ func disable(t *testing.T) {
 	if err := bed.Spokes[cluster1].WaitDeploymentAvailable(ctx, testbed.AgentAddonNamespace, agentDeployment); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the agent's report on cluster1's ManagedClusterAddOn", func(ctx context.Context) error {
-		mca, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(cluster1).Get(ctx, addonName, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if !meta.IsStatusConditionTrue(mca.Status.Conditions, trafficv1alpha1.ConditionClusterLabels) {
-			return fmt.Errorf("conditions %+v", mca.Status.Conditions)
-		}
-		return nil
-	})
+	// The agent's report: the conditions of ours that disable must take away.
+	waitAddonCondition(t, cluster1, trafficv1alpha1.ConditionClusterLabels)
 	checkStep(t, rows, stepDisable, []side{newSide(t, "spoke", bed.Spokes[cluster1].Config), newSide(t, "hub", bed.Hub.Config)}, func(t *testing.T) {
 		out, err := bed.Clusteradm(ctx, "addon", "disable", "--names", addonName, "--clusters", cluster1)
 		if err != nil {
@@ -320,7 +312,7 @@ func uninstall(t *testing.T) {
 	if row == nil || row.Phase != trafficv1alpha1.ClusterDraining || !row.DrainStartTime.Equal(drainState.row.DrainStartTime) || len(row.History) == 0 {
 		t.Errorf("cluster2's row after helm uninstall: %+v, want it draining since %v, with its history", row, drainState.row.DrainStartTime)
 	}
-	clusters, err := decisionClusters(context.Background(), proxyName)
+	clusters, err := testbed.DecisionClusters(context.Background(), hub.cluster, policyNamespace, proxyName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -284,30 +284,12 @@ func setClusterLabel(t *testing.T, cluster, key, value string) {
 	}
 }
 
-// decisionClusters lists the clusters of a Placement's decisions, sorted.
-func decisionClusters(ctx context.Context, placement string) ([]string, error) {
-	list, err := hub.cluster.ClusterV1beta1().PlacementDecisions(policyNamespace).List(ctx, metav1.ListOptions{
-		LabelSelector: clusterv1beta1.PlacementLabel + "=" + placement,
-	})
-	if err != nil {
-		return nil, err
-	}
-	var clusters []string
-	for _, d := range list.Items {
-		for _, c := range d.Status.Decisions {
-			clusters = append(clusters, c.ClusterName)
-		}
-	}
-	slices.Sort(clusters)
-	return clusters, nil
-}
-
 // waitDecisions waits until a Placement's decisions list exactly the clusters.
 func waitDecisions(t *testing.T, placement string, clusters ...string) {
 	t.Helper()
 	want := slices.Sorted(slices.Values(clusters))
 	eventually(t, fmt.Sprintf("decisions of %s listing %v", placement, want), func(ctx context.Context) error {
-		got, err := decisionClusters(ctx, placement)
+		got, err := testbed.DecisionClusters(ctx, hub.cluster, policyNamespace, placement)
 		if err != nil {
 			return err
 		}
