@@ -116,7 +116,8 @@ func parseExample(t *testing.T, file string, line int, text string) []docExample
 // misspelt field, a wrong type or a value the CRD's validation refuses fails here
 // rather than for a reader. The hub serves OCM's CRDs and ours; Argo CD's
 // ApplicationSet CRD (from the argo-cd module) is installed for the test. Each
-// example's namespace is made first, for real.
+// example's namespace is made first, for real, and deleted at the end if the
+// test made it.
 func TestDocsExamples(t *testing.T) {
 	ctx := context.Background()
 	crd := os.Getenv(applicationSetCRDEnv)
@@ -132,6 +133,11 @@ func TestDocsExamples(t *testing.T) {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 
 	examples := docExamples(t)
+	for _, e := range examples {
+		if ns := e.obj.GetNamespace(); ns != "" {
+			ensureNamespace(t, kube, ns)
+		}
+	}
 	kinds := map[string]bool{}
 	for _, e := range examples {
 		t.Run(e.String(), func(t *testing.T) {
@@ -156,7 +162,6 @@ func TestDocsExamples(t *testing.T) {
 				if ns == "" {
 					t.Fatal("a namespaced example without a namespace: say where it goes")
 				}
-				ensureNamespace(t, kube, ns)
 				client = dyn.Resource(mapping.Resource).Namespace(ns)
 			}
 			_, err = client.Create(ctx, e.obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
@@ -176,12 +181,21 @@ func TestDocsExamples(t *testing.T) {
 	}
 }
 
-// ensureNamespace makes a namespace unless it exists.
+// ensureNamespace makes a namespace unless it exists, and deletes what it made when
+// the test ends.
 func ensureNamespace(t *testing.T, kube kubernetes.Interface, name string) {
 	t.Helper()
 	_, err := kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	switch {
+	case apierrors.IsAlreadyExists(err):
+	case err != nil:
 		t.Fatal(err)
+	default:
+		t.Cleanup(func() {
+			if err := kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+				t.Logf("delete namespace %s: %v", name, err)
+			}
+		})
 	}
 }
 
