@@ -91,6 +91,23 @@ export TESTBED_IMAGES_DIR := $(IMAGES_DIR)
 export TESTBED_IMAGE := $(IMAGE)
 export TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
 
+# UPGRADE_FROM is the release that the lifecycle test (test/lifecycle) upgrades from:
+# the commit before the check history, whose chart still shipped its CRD in crds/.
+# make image-upgrade-from builds that commit's binaries with its own Makefile into
+# UPGRADE_FROM_DIR, with its chart beside them, and its image with today's Dockerfile
+# (that commit's Dockerfile builds in a golang base image, and nothing here pulls).
+UPGRADE_FROM ?= fc6ebfa
+UPGRADE_FROM_DIR := $(abspath $(BIN_DIR))/upgrade-from-$(UPGRADE_FROM)
+export TESTBED_UPGRADE_FROM_DIR := $(UPGRADE_FROM_DIR)
+export TESTBED_UPGRADE_FROM_IMAGE := $(patsubst %:latest,%,$(IMAGE)):$(UPGRADE_FROM)
+
+# ARGOCD_VERSION is the Argo CD module whose ApplicationSet CRD (manifests/crds) the
+# docs' ApplicationSet example is checked against; make applicationset-crd downloads the
+# module from the Go module proxy into the module cache (58 MB, once).
+ARGOCD_VERSION ?= v3.4.0
+APPLICATIONSET_CRD := $(shell $(GO) env GOMODCACHE)/github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)/manifests/crds/applicationset-crd.yaml
+export TESTBED_APPLICATIONSET_CRD := $(APPLICATIONSET_CRD)
+
 # The dashboard's browser test drives Debian's Chromium; make chromium installs it.
 CHROMIUM ?= /usr/bin/chromium
 export TESTBED_CHROMIUM := $(CHROMIUM)
@@ -124,7 +141,7 @@ generate: $(CODEGEN_TOOLS) ## Generate deepcopy functions, the clientset, lister
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD from the API types.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./pkg/apis/... output:crd:artifacts:config=manifests/crd
-	@cp manifests/crd/*.yaml charts/traffic-migration/crds/
+	@cp manifests/crd/*.yaml charts/traffic-migration/files/crds/
 
 .PHONY: verify
 verify: ## Regenerate everything and fail on any difference; vet and format checks.
@@ -170,6 +187,28 @@ image: build $(CA_BUNDLE) ## Build the image IMAGE and the test bed's pause imag
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/pause-context/pause ./test/images/pause
 	hack/image.sh $(PAUSE_IMAGE) test/images/pause/Dockerfile $(BIN_DIR)/pause-context $(IMAGES_DIR)/pause.tar
 
+.PHONY: applicationset-crd
+applicationset-crd: $(APPLICATIONSET_CRD) ## Download Argo CD's module (ARGOCD_VERSION) for its ApplicationSet CRD, which the docs' examples are checked against.
+
+# Outside this module, so that its go.mod and go.sum stay as they are.
+$(APPLICATIONSET_CRD):
+	@echo ">> downloading github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION) from the Go module proxy, for its ApplicationSet CRD"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && GOFLAGS= $(GO) mod download github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)
+	@test -f $@ || { echo "$@ is not in github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)"; exit 1; }
+
+.PHONY: image-upgrade-from
+image-upgrade-from: $(UPGRADE_FROM_DIR)/traffic-migration.tar ## Build the release UPGRADE_FROM's binaries, chart and image (for the lifecycle test's upgrade) under bin/.
+
+# The archive comes last: once it is there, the whole directory is.
+$(UPGRADE_FROM_DIR)/traffic-migration.tar: | $(CA_BUNDLE)
+	@git cat-file -e $(UPGRADE_FROM)^{commit} 2>/dev/null || { echo "the lifecycle test upgrades from commit $(UPGRADE_FROM), which this clone lacks: fetch the history ('git fetch --unshallow')"; exit 1; }
+	@rm -rf $(UPGRADE_FROM_DIR) && mkdir -p $(UPGRADE_FROM_DIR)/src $(UPGRADE_FROM_DIR)/image-context
+	@echo ">> building traffic-migration as of $(UPGRADE_FROM) in $(UPGRADE_FROM_DIR)"
+	git archive $(UPGRADE_FROM) | tar -x -C $(UPGRADE_FROM_DIR)/src
+	$(MAKE) --no-print-directory -C $(UPGRADE_FROM_DIR)/src build VERSION=$(UPGRADE_FROM) BIN_DIR=$(UPGRADE_FROM_DIR)/image-context
+	@cp $(CA_BUNDLE) $(UPGRADE_FROM_DIR)/image-context/ca-certificates.crt
+	hack/image.sh $(TESTBED_UPGRADE_FROM_IMAGE) Dockerfile $(UPGRADE_FROM_DIR)/image-context $@ VERSION=$(UPGRADE_FROM)
+
 $(CA_BUNDLE):
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo ">> installing ca-certificates (Debian package) for the image"; \
@@ -189,15 +228,16 @@ test-unit: ## Run the unit tests.
 
 # The tests that run real programs are never taken from the test cache (-count=1).
 .PHONY: test-integration
-test-integration: testbed build chromium ## Run the integration tests on the local test bed.
+test-integration: testbed build chromium applicationset-crd ## Run the integration tests on the local test bed.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/... ./test/bench/...
 
 # One package at a time: each starts an OCM hub, whose add-on webhook binds fixed ports.
 # test/nodes tests the test bed's nodes themselves (pods, in-cluster access, cleanup).
-E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/demo/...
+# test/lifecycle upgrades the chart from UPGRADE_FROM, installs by Placement and uninstalls.
+E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/demo/...
 
 .PHONY: test-e2e
-test-e2e: testbed testbed-nodes testbed-node-images build image ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+test-e2e: testbed testbed-nodes testbed-node-images build image image-upgrade-from ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration

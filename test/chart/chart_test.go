@@ -120,21 +120,64 @@ var everyValue = map[string]any{
 	"logLevel":       5,
 	"resources":      map[string]any{"limits": map[string]any{"memory": "1Gi"}},
 	"agent":          map[string]any{"metricsLabels": "region=us-east", "logLevel": 4},
+	"crds":           map[string]any{"enabled": true, "keep": false},
+	"addon":          map[string]any{"installStrategy": placementsStrategy},
 }
+
+// placementsStrategy installs the agent on the clusters of two Placements, one with a
+// config of its own.
+var placementsStrategy = map[string]any{
+	"type": "Placements",
+	"placements": []any{
+		map[string]any{"name": "gateway-proxy", "namespace": "gateway-system"},
+		map[string]any{"name": "edge", "namespace": "edge-system",
+			"configs":         []any{map[string]any{"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs", "name": "edge", "namespace": "edge-system"}},
+			"rolloutStrategy": map[string]any{"type": "Progressive"}},
+	},
+}
+
+// crdFiles are the generated CRDs in manifests/crd.
+func crdFiles(t *testing.T) []string {
+	t.Helper()
+	crds, err := filepath.Glob(filepath.Join(manifestsDir, "crd", "*.yaml"))
+	if err != nil || len(crds) == 0 {
+		t.Fatalf("no CRD in manifests/crd: %v", err)
+	}
+	return crds
+}
+
+// keepAnnotation is what makes `helm uninstall` leave a resource, and crds.keep puts
+// on the CRD.
+const keepAnnotation = "helm.sh/resource-policy"
 
 // TestChartMatchesManifests renders the chart with its defaults and compares every
 // object with manifests/ (the chart leaves the namespace to `helm install
-// --create-namespace`).
+// --create-namespace`), the CRD included: the chart's is the generated one, with the
+// annotation that keeps it on uninstall.
 func TestChartMatchesManifests(t *testing.T) {
-	var texts []string
+	files := crdFiles(t)
 	for _, f := range []string{"rbac.yaml", "deployment.yaml", "clustermanagementaddon.yaml", "addondeploymentconfig.yaml"} {
-		b, err := os.ReadFile(filepath.Join(manifestsDir, f))
+		files = append(files, filepath.Join(manifestsDir, f))
+	}
+	var texts []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		texts = append(texts, string(b))
 	}
 	want := objects(t, texts...)
+	crds := 0
+	for key, obj := range want {
+		if strings.HasPrefix(key, "CustomResourceDefinition/") {
+			obj["metadata"].(map[string]any)["annotations"].(map[string]any)[keepAnnotation] = "keep"
+			crds++
+		}
+	}
+	if crds == 0 {
+		t.Fatal("manifests/crd has no CustomResourceDefinition")
+	}
 	got := render(t, nil)
 	for key, w := range want {
 		g, ok := got[key]
@@ -155,18 +198,59 @@ func TestChartMatchesManifests(t *testing.T) {
 	}
 }
 
-// TestChartCRDsMatchManifests checks that the chart ships the generated CRD.
+// TestChartCRDsMatchManifests checks that the chart's files/crds, which its template
+// renders, are the generated CRDs, and that nothing is left in crds/, which helm would
+// install once and never upgrade.
 func TestChartCRDsMatchManifests(t *testing.T) {
-	crds, err := filepath.Glob(filepath.Join(manifestsDir, "crd", "*.yaml"))
-	if err != nil || len(crds) == 0 {
-		t.Fatalf("no CRD in manifests/crd: %v", err)
-	}
-	for _, f := range crds {
+	for _, f := range crdFiles(t) {
 		want, _ := os.ReadFile(f)
-		got, err := os.ReadFile(filepath.Join(chartDir, "crds", filepath.Base(f)))
+		got, err := os.ReadFile(filepath.Join(chartDir, "files", "crds", filepath.Base(f)))
 		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("charts/traffic-migration/crds/%s differs from manifests/crd (run make manifests): %v", filepath.Base(f), err)
+			t.Errorf("charts/traffic-migration/files/crds/%s differs from manifests/crd (run make manifests): %v", filepath.Base(f), err)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(chartDir, "crds")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the chart has a crds/ folder (%v): helm never upgrades what it holds", err)
+	}
+}
+
+// TestChartCRDValues checks crds.enabled and crds.keep: the CRD renders by default,
+// annotated to stay on uninstall; without keep it has no such annotation; disabled, it
+// does not render at all.
+func TestChartCRDValues(t *testing.T) {
+	const crdKey = "CustomResourceDefinition//trafficmigrationpolicies.traffic.open-cluster-management.io"
+	for name, tc := range map[string]struct {
+		values   map[string]any
+		rendered bool
+		keep     bool
+	}{
+		"defaults":             {values: nil, rendered: true, keep: true},
+		"keep false":           {values: map[string]any{"crds": map[string]any{"keep": false}}, rendered: true, keep: false},
+		"enabled false":        {values: map[string]any{"crds": map[string]any{"enabled": false}}, rendered: false},
+		"both set":             {values: map[string]any{"crds": map[string]any{"enabled": true, "keep": true}}, rendered: true, keep: true},
+		"enabled without keep": {values: map[string]any{"crds": map[string]any{"enabled": true, "keep": false}}, rendered: true, keep: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			crd, ok := render(t, tc.values)[crdKey]
+			if ok != tc.rendered {
+				t.Fatalf("CRD rendered: %t, want %t", ok, tc.rendered)
+			}
+			if !ok {
+				return
+			}
+			annotations, _ := crd["metadata"].(map[string]any)["annotations"].(map[string]any)
+			if got, want := annotations[keepAnnotation], map[bool]any{true: "keep", false: nil}[tc.keep]; got != want {
+				t.Errorf("annotation %s: %v, want %v", keepAnnotation, got, want)
+			}
+			if annotations["controller-gen.kubebuilder.io/version"] == nil {
+				t.Errorf("the generated CRD's own annotations are lost: %v", annotations)
+			}
+		})
+	}
+	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},
+		valuesFile(t, map[string]any{"crds": map[string]any{"keep": "yes"}})...)
+	if _, err := testbed.Helm(context.Background(), t.TempDir(), "", args...); err == nil || !strings.Contains(err.Error(), "/crds/keep") {
+		t.Errorf("helm template with crds.keep a string: %v, want the schema to refuse it", err)
 	}
 }
 
@@ -223,6 +307,38 @@ func TestChartLint(t *testing.T) {
 			out := helm(t, args...)
 			if !strings.Contains(out, "1 chart(s) linted, 0 chart(s) failed") {
 				t.Errorf("helm lint:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestChartInstallStrategy checks addon.installStrategy: Manual by default, with no
+// placements; Placements renders the placements as given; Placements without any, or
+// a type OCM does not know, is refused with a message that names the value.
+func TestChartInstallStrategy(t *testing.T) {
+	strategy := func(values map[string]any) any {
+		cma := render(t, values)["ClusterManagementAddOn//traffic-migration"]
+		return cma["spec"].(map[string]any)["installStrategy"]
+	}
+	if got, want := strategy(nil), map[string]any{"type": "Manual"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("default install strategy %v, want %v", got, want)
+	}
+	if got, want := strategy(map[string]any{"addon": map[string]any{"installStrategy": placementsStrategy}}), placementsStrategy; !reflect.DeepEqual(got, want) {
+		t.Errorf("install strategy %v, want %v", got, want)
+	}
+	for name, tc := range map[string]struct {
+		strategy map[string]any
+		want     string
+	}{
+		"Placements without placements": {map[string]any{"type": "Placements"}, "needs addon.installStrategy.placements"},
+		"unknown type":                  {map[string]any{"type": "Auto"}, "/addon/installStrategy/type"},
+		"placement without namespace":   {map[string]any{"type": "Placements", "placements": []any{map[string]any{"name": "p"}}}, "namespace"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},
+				valuesFile(t, map[string]any{"addon": map[string]any{"installStrategy": tc.strategy}})...)
+			if _, err := testbed.Helm(context.Background(), t.TempDir(), "", args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("helm template: %v, want it refused saying %q", err, tc.want)
 			}
 		})
 	}

@@ -31,16 +31,6 @@ const (
 // managerLabels select the manager's pods.
 var managerLabels = map[string]string{"app.kubernetes.io/name": "traffic-migration-manager"}
 
-// splitImage splits an image reference into the repository and the tag, as the chart's
-// image.repository and image.tag take it.
-func splitImage(ref string) (repository, tag string, err error) {
-	i := strings.LastIndex(ref, ":")
-	if i < 0 || strings.Contains(ref[i:], "/") {
-		return "", "", fmt.Errorf("image %q has no tag", ref)
-	}
-	return ref[:i], ref[i+1:], nil
-}
-
 // helmInstall installs charts/traffic-migration on the hub with the real helm, as a
 // fleet admin does, from the image that 'make image' built and the nodes imported
 // (pullPolicy Never: nothing is pulled), with two replicas and leader election.
@@ -50,7 +40,7 @@ func helmInstall(t *testing.T, ctx context.Context) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repository, tag, err := splitImage(image)
+	repository, tag, err := testbed.SplitImage(image)
 	if err != nil {
 		t.Fatal(err)
 	}

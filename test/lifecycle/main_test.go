@@ -1,0 +1,161 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package lifecycle tests what a platform team does with the add-on over the years, on
+// a test bed with nodes: a real OCM hub and klusterlets, the hub and cluster1 with a
+// real node each, the chart installed, upgraded and uninstalled with the real helm,
+// the add-on enabled by Placement and disabled with the real clusteradm. It upgrades
+// from the release that 'make image-upgrade-from' built (its chart, whose CRD came from
+// crds/, and its image) while a cluster drains, and checks what each uninstall step
+// leaves against the list in docs/upgrading-and-uninstalling.md.
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+
+	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// The clusters of the bed: cluster1 has a node, so the agent runs there as a pod;
+// cluster2 has none and only ever drains.
+const (
+	cluster1 = "cluster1"
+	cluster2 = "cluster2"
+	hubName  = "hub"
+)
+
+// image is this release's image ($TESTBED_IMAGE), previous the release the upgrade
+// starts from.
+var (
+	image    string
+	previous testbed.Release
+)
+
+// bed is the test bed shared by the package's tests.
+var bed *testbed.Bed
+
+// hub is the hub's API as the tests use it.
+var hub struct {
+	kube    kubernetes.Interface
+	cluster clusterclient.Interface
+	addon   addonclient.Interface
+	traffic trafficclient.Interface
+}
+
+// spoke1 is cluster1's API.
+var spoke1 kubernetes.Interface
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) (code int) {
+	if msg := testbed.Unconfigured(); msg != "" {
+		fmt.Println(msg)
+		return 0
+	}
+	image = os.Getenv(testbed.ImageEnv)
+	imagesDir := os.Getenv(testbed.ImagesDirEnv)
+	if image == "" || imagesDir == "" {
+		fmt.Fprintf(os.Stderr, "%s and %s are not set: run the tests through 'make test-e2e', which builds the image ('make image')\n", testbed.ImageEnv, testbed.ImagesDirEnv)
+		return 1
+	}
+	var err error
+	if previous, err = testbed.UpgradeFrom(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	bed, err = testbed.New(ctx, testbed.Options{
+		Spokes:     []string{cluster1, cluster2},
+		Prometheus: &testbed.PrometheusOptions{},
+		Nodes: &testbed.NodeOptions{
+			Clusters: []string{hubName, cluster1},
+			Images:   []string{filepath.Join(imagesDir, "traffic-migration.tar"), previous.Archive},
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
+		return 1
+	}
+	defer bed.Stop()
+	defer func() {
+		if code != 0 {
+			bed.DumpLogs(os.Stderr, 16384)
+		}
+	}()
+	if _, err := bed.StartOCMHub(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "start the OCM hub: %v\n", err)
+		return 1
+	}
+	if _, err := bed.StartPlacementController(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "start OCM's placement controller: %v\n", err)
+		return 1
+	}
+	if err := newClients(); err != nil {
+		fmt.Fprintf(os.Stderr, "make the clients: %v\n", err)
+		return 1
+	}
+	if _, err := bed.JoinSpokes(ctx, cluster1, cluster2); err != nil {
+		fmt.Fprintf(os.Stderr, "join the spokes: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "test bed ready in %s: hub %s, spokes %s and %s joined, Prometheus %s\n",
+		time.Since(start).Round(time.Millisecond), bed.Hub.URL, cluster1, cluster2, bed.Prometheus.URL)
+	return m.Run()
+}
+
+func newClients() error {
+	cfg := bed.Hub.Config
+	var err error
+	if hub.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if hub.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if hub.addon, err = addonclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if hub.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	spoke1, err = kubernetes.NewForConfig(bed.Spokes[cluster1].Config)
+	return err
+}
+
+// pollTimeout bounds every wait for the OCM programs, helm's release or the manager
+// to act.
+const pollTimeout = 2 * time.Minute
+
+// eventually polls check until it returns nil, and fails the test with check's last
+// error if that takes longer than pollTimeout.
+func eventually(t *testing.T, what string, check func(context.Context) error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, pollTimeout, true, func(ctx context.Context) (bool, error) {
+		err := check(ctx)
+		if err != nil && ctx.Err() != nil && last != nil {
+			// The deadline cut this try short: the try before says more.
+			return false, nil
+		}
+		last = err
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s: %v", what, pollTimeout, last)
+	}
+}
