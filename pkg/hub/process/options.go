@@ -43,6 +43,8 @@ type Options struct {
 
 	// MetricsBindAddress is host:port of /metrics; "0" disables it.
 	MetricsBindAddress string
+	// Profiling serves Go's pprof endpoints (/debug/pprof/) beside the metrics.
+	Profiling bool
 	// HealthProbeBindAddress is host:port of /healthz and /readyz.
 	HealthProbeBindAddress string
 
@@ -108,6 +110,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "maximum burst of queries to the hub's API server")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		`host:port to serve /metrics on; "0" disables metrics; port 0 picks a free port`)
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling,
+		"serve Go's pprof profiles at /debug/pprof/ on the metrics address, to see where memory and CPU go; off by default")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
 		"host:port to serve /healthz and /readyz on; port 0 picks a free port")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
@@ -145,6 +149,9 @@ func (o *Options) Validate() error {
 	metricsErr := probe.ValidateAddress("metrics-bind-address", o.MetricsBindAddress, true)
 	healthErr := probe.ValidateAddress("health-probe-bind-address", o.HealthProbeBindAddress, false)
 	errs = append(errs, metricsErr, healthErr)
+	if o.Profiling && o.MetricsBindAddress == probe.DisabledAddress {
+		errs = append(errs, fmt.Errorf("--profiling serves on the metrics address, which --metrics-bind-address=0 disables"))
+	}
 	if metricsErr == nil && healthErr == nil && o.MetricsBindAddress == o.HealthProbeBindAddress {
 		// Both valid and equal, so neither is "0"; equal addresses with port 0 are fine:
 		// each listener gets its own port.

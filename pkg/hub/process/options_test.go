@@ -155,6 +155,10 @@ func TestValidate(t *testing.T) {
 			mutate:  func(o *Options) { o.MetricsBindAddress = ":http" },
 			wantErr: []string{`--metrics-bind-address ":http": port must be a number`},
 		},
+		"profiling without metrics": {
+			mutate:  func(o *Options) { o.Profiling, o.MetricsBindAddress = true, "0" },
+			wantErr: []string{"--profiling serves on the metrics address, which --metrics-bind-address=0 disables"},
+		},
 		"no workers": {
 			mutate:  func(o *Options) { o.Workers = 0 },
 			wantErr: []string{"--workers must be at least 1, not 0"},

@@ -309,3 +309,31 @@ func TestRunMetricsDisabled(t *testing.T) {
 	}
 	assertClosed(t, a.Health)
 }
+
+// TestRunProfiling: --profiling serves Go's heap profile beside the metrics; without
+// it there is none.
+func TestRunProfiling(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		o, addrs := testOptions(t, "http://127.0.0.1:1")
+		o.Profiling = on
+		ctx, cancel := context.WithCancel(t.Context())
+		done := runInBackground(ctx, o, func(ctx context.Context, env Env) error {
+			env.Ready()
+			<-ctx.Done()
+			return nil
+		})
+		a := receive(t, addrs, "the bound addresses")
+		waitForStatus(t, "http://"+a.Health+"/readyz", http.StatusOK)
+		want := http.StatusNotFound
+		if on {
+			want = http.StatusOK
+		}
+		if code, _ := get(t, "http://"+a.Metrics+"/debug/pprof/heap"); code != want {
+			t.Errorf("with --profiling=%t, /debug/pprof/heap on the metrics address = %d, want %d", on, code, want)
+		}
+		cancel()
+		if err := receive(t, done, "Run to return"); err != nil {
+			t.Fatalf("Run returned %v, want nil", err)
+		}
+	}
+}

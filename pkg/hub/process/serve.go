@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +36,13 @@ func listen(ctx context.Context, o *Options, reg *prometheus.Registry, ready *at
 		metrics := http.NewServeMux()
 		metrics.Handle("/metrics", promhttp.InstrumentMetricHandler(reg,
 			promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: promErrorLogger{klog.FromContext(ctx)}})))
+		if o.Profiling {
+			metrics.HandleFunc("/debug/pprof/", pprof.Index)
+			metrics.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			metrics.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			metrics.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			metrics.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		if s.metrics, err = probe.Listen("metrics", o.MetricsBindAddress, metrics); err != nil {
 			_ = s.health.Close()
 			return nil, err
