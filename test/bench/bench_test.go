@@ -41,7 +41,7 @@ var (
 		Window: "2s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 2, ShortTimerSeconds: 3, LongTimerSeconds: 9, Seed: 1,
 	}}
 	full = sizes{Mode: "full", Draining: 20, Additions: 10, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
-		Clusters: []int{500, 1000, 2000, 5000, 10000}, Policies: 1000, PerPlacement: 50, DrainingPolicies: 100, DrainingPerPolicy: 10,
+		Clusters: []int{500, 2000, 5000, 10000}, Policies: 1000, PerPlacement: 50, DrainingPolicies: 100, DrainingPerPolicy: 10,
 		IntervalSeconds: 10, SteadySeconds: 600, WindowSeconds: 60,
 	}, Gateways: 64, AgentSteadySeconds: 20, Strategy: strategySizes{
 		// The demo's full configuration (test/demo/config.go).
@@ -62,7 +62,10 @@ func TestBench(t *testing.T) {
 	if err != nil {
 		t.Fatalf("start the manager: %v", err)
 	}
-	r := &report{Sizes: sz, Started: time.Now().UTC(), raw: map[string][]float64{}}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &report{Sizes: sz, Started: time.Now().UTC(), raw: map[string][]float64{}, dir: outDir}
 	traffic := newTrafficSource(t)
 	t.Run("Strategies", func(t *testing.T) { benchStrategies(t, r, sz.Strategy) })
 	t.Run("Reaction", func(t *testing.T) { benchReaction(t, r, sz, mgr, traffic) })

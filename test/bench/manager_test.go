@@ -6,7 +6,12 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -19,8 +24,10 @@ type manager struct {
 	proc *testbed.Process
 }
 
+// startManager starts the manager with its profiles served (--profiling), so that a
+// benchmark can read where its memory goes.
 func startManager(ctx context.Context) (*manager, error) {
-	m, err := bed.StartManager(ctx)
+	m, err := bed.StartManager(ctx, "--profiling")
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +60,40 @@ func (m *manager) metrics() (map[string]float64, error) {
 }
 
 // pid is the manager's process id.
+// heapProfile saves the manager's heap profile as path and returns the top of it by
+// memory in use, as go tool pprof prints it.
+func (m *manager) heapProfile(ctx context.Context, path string) (string, error) {
+	url := strings.TrimSuffix(m.MetricsURL, "/metrics") + "/debug/pprof/heap"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("get the heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("get the heap profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return "", fmt.Errorf("save the heap profile: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=25", path).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go tool pprof: %w: %s", err, out)
+	}
+	return string(out), nil
+}
+
 func (m *manager) pid() (int, error) { return m.proc.PID(), nil }
 
 // usage is a process's resident memory, its peak, and CPU time so far.

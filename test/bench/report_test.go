@@ -31,6 +31,9 @@ type report struct {
 	Results []result             `json:"results"`
 	Tables  []table              `json:"tables,omitempty"`
 	raw     map[string][]float64 // samples behind percentiles, by name
+	// dir is where the report goes; heapTop, when set, is printed after the tables.
+	dir     string
+	heapTop string
 }
 
 // table is a side-by-side view of some results, printed after the list of all of them.
@@ -86,6 +89,9 @@ func (r *report) write(dir string) error {
 	}
 	for _, t := range r.Tables {
 		md.WriteString("\n" + t.markdown())
+	}
+	if r.heapTop != "" {
+		md.WriteString("\n## Where the manager's memory goes\n\n" + r.heapTop)
 	}
 	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644)
 }

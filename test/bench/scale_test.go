@@ -6,6 +6,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -282,6 +283,14 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 		r.add(b, params, "restart, every spec changed: start to every status observing its generation", changed.Seconds(), "s", "")
 		r.add(b, params, "restart, every spec changed: API writes", mc["traffic_migration_api_writes_total"], "", "")
 		r.add(b, params, "restart, every spec changed: writes to proxies (the change moves no cluster)", proxyWrites(mc), "", "0")
+		if step == len(fs.Clusters)-1 {
+			// Where the memory goes at the largest fleet, in the report's directory.
+			if top, err := mgr.heapProfile(ctx, filepath.Join(r.dir, "manager-heap.pb.gz")); err != nil {
+				t.Errorf("the manager's heap profile: %v", err)
+			} else {
+				r.heapTop = fmt.Sprintf("The manager's heap at %d ManagedClusters (manager-heap.pb.gz beside this report), by memory in use:\n\n```\n%s```\n", n, top)
+			}
+		}
 		sizesTable.Rows = append(sizesTable.Rows, []string{strconv.Itoa(n), format(u1.rssBytes / (1 << 20)), format(p1.rssBytes / (1 << 20)),
 			format(u1.rssBytes / p1.rssBytes), format((u1.cpuSeconds - u0.cpuSeconds) / window.Minutes()), format((p1.cpuSeconds - p0.cpuSeconds) / window.Minutes()),
 			format(resync.Seconds()), format(changed.Seconds())})
