@@ -35,6 +35,7 @@ PROMETHEUS_VERSION := $(call version-of,prometheus,github.com/prometheus/prometh
 OCM_VERSION := $(call version-of,ocm,open-cluster-management.io/ocm)
 CLUSTERADM_VERSION := $(call version-of,clusteradm,open-cluster-management.io/clusteradm)
 HELM_VERSION := $(call version-of,helm,helm.sh/helm/v3)
+TRAEFIK_VERSION := $(call version-of,traefik,github.com/traefik/traefik/v3)
 CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
 CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
 
@@ -58,6 +59,9 @@ OCM_WORK := $(TOOLS_DIR)/ocm-work-$(OCM_VERSION)
 OCM_ADDON := $(TOOLS_DIR)/ocm-addon-$(OCM_VERSION)
 CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
 HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)
+# TRAEFIK is the Gateway API implementation the spokes of the e2e tests and the demo
+# run, as a pod from an image built here (make traefik-image).
+TRAEFIK := $(TOOLS_DIR)/traefik-$(TRAEFIK_VERSION)
 TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(PROMTOOL) $(OCM_PLACEMENT) \
 	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM)
 # The programs of the test bed's nodes (NODE_TOOLS), which only the tests that ask for
@@ -249,6 +253,9 @@ testbed-node-images: ## Build the test image of the nodes' test (an in-cluster c
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/incluster-context/incluster ./test/images/incluster
 	hack/image.sh $(TESTBED_INCLUSTER_IMAGE) test/images/incluster/Dockerfile $(BIN_DIR)/incluster-context $(IMAGES_DIR)/incluster.tar
 
+.PHONY: traefik
+traefik: $(TRAEFIK) ## Build (or find cached) Traefik, the spokes' Gateway API implementation.
+
 .PHONY: codegen-tools
 codegen-tools: $(CODEGEN_TOOLS)
 
@@ -280,6 +287,10 @@ $(CLUSTERADM):
 	$(call build-tool,clusteradm,open-cluster-management.io/clusteradm/cmd/clusteradm,$@)
 $(HELM):
 	$(call build-tool,helm,helm.sh/helm/v3/cmd/helm,$@,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION))
+# Only cmd/traefik, stripped: its dependencies (every DNS provider of lego, the cloud
+# SDKs) make it the largest program of the bed.
+$(TRAEFIK):
+	$(call build-tool,traefik,github.com/traefik/traefik/v3/cmd/traefik,$@,-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$(TRAEFIK_VERSION))
 $(DEEPCOPY_GEN):
 	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@)
 $(CLIENT_GEN):
