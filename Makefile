@@ -87,6 +87,11 @@ export TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
 # The test image of the nodes' own test, which 'make testbed-node-images' builds into
 # TESTBED_IMAGES_DIR/incluster.tar.
 export TESTBED_INCLUSTER_IMAGE := localhost/traffic-migration-incluster:test
+# Traefik's image, which 'make traefik-image' builds into TESTBED_IMAGES_DIR/traefik.tar.
+export TESTBED_TRAEFIK_IMAGE := localhost/traffic-migration/traefik:$(TRAEFIK_VERSION)
+# The spokes' metrics agents' image (the bed's Prometheus), which 'make
+# prometheus-image' builds into TESTBED_IMAGES_DIR/prometheus.tar.
+export TESTBED_PROMETHEUS_IMAGE := localhost/traffic-migration/prometheus:$(PROMETHEUS_VERSION)
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
 # The images of make image: OCI archives in TESTBED_IMAGES_DIR (traffic-migration.tar,
@@ -201,7 +206,7 @@ test-integration: testbed build chromium ## Run the integration tests on the loc
 E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/demo/...
 
 .PHONY: test-e2e
-test-e2e: testbed testbed-nodes testbed-node-images build image ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration
@@ -213,13 +218,13 @@ bench: testbed build ## Run the benchmarks at full size on the local test bed; t
 DEMO_FLAGS ?=
 
 .PHONY: demo
-demo: testbed testbed-nodes build image ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
+demo: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
 	$(GO) run ./test/demo $(DEMO_FLAGS)
 
 # The fleet runs as a binary of its own, not under 'go run', so that the SIGTERM make
 # passes on reaches it and it stops everything it started.
 .PHONY: fleet
-fleet: testbed testbed-nodes build image ## Start the demo's local fleet and leave it running to try the product by hand: prints the KUBECONFIG and commands to try; Ctrl-C stops it all.
+fleet: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image ## Start the demo's local fleet and leave it running to try the product by hand: prints the KUBECONFIG and commands to try; Ctrl-C stops it all.
 	$(GO) build -o $(BIN_DIR)/traffic-migration-fleet ./test/demo
 	exec $(BIN_DIR)/traffic-migration-fleet -fleet
 
@@ -255,6 +260,18 @@ testbed-node-images: ## Build the test image of the nodes' test (an in-cluster c
 
 .PHONY: traefik
 traefik: $(TRAEFIK) ## Build (or find cached) Traefik, the spokes' Gateway API implementation.
+
+.PHONY: traefik-image
+traefik-image: $(TRAEFIK) ## Build Traefik's image for the test bed's spokes into TESTBED_IMAGES_DIR, like make image.
+	@rm -rf $(BIN_DIR)/traefik-context && mkdir -p $(BIN_DIR)/traefik-context
+	@cp $(TRAEFIK) $(BIN_DIR)/traefik-context/traefik
+	hack/image.sh $(TESTBED_TRAEFIK_IMAGE) test/images/traefik/Dockerfile $(BIN_DIR)/traefik-context $(IMAGES_DIR)/traefik.tar
+
+.PHONY: prometheus-image
+prometheus-image: $(PROMETHEUS) ## Build the spokes' metrics agents' image (the bed's Prometheus) into TESTBED_IMAGES_DIR, like make image.
+	@rm -rf $(BIN_DIR)/prometheus-context && mkdir -p $(BIN_DIR)/prometheus-context
+	@cp $(PROMETHEUS) $(BIN_DIR)/prometheus-context/prometheus
+	hack/image.sh $(TESTBED_PROMETHEUS_IMAGE) test/images/prometheus/Dockerfile $(BIN_DIR)/prometheus-context $(IMAGES_DIR)/prometheus.tar
 
 .PHONY: codegen-tools
 codegen-tools: $(CODEGEN_TOOLS)
