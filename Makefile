@@ -35,6 +35,7 @@ PROMETHEUS_VERSION := $(call version-of,prometheus,github.com/prometheus/prometh
 OCM_VERSION := $(call version-of,ocm,open-cluster-management.io/ocm)
 CLUSTERADM_VERSION := $(call version-of,clusteradm,open-cluster-management.io/clusteradm)
 HELM_VERSION := $(call version-of,helm,helm.sh/helm/v3)
+TRAEFIK_VERSION := $(call version-of,traefik,github.com/traefik/traefik/v3)
 CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
 CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
 
@@ -58,6 +59,9 @@ OCM_WORK := $(TOOLS_DIR)/ocm-work-$(OCM_VERSION)
 OCM_ADDON := $(TOOLS_DIR)/ocm-addon-$(OCM_VERSION)
 CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
 HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)
+# TRAEFIK is the Gateway API implementation the spokes of the e2e tests and the demo
+# run, as a pod from an image built here (make traefik-image).
+TRAEFIK := $(TOOLS_DIR)/traefik-$(TRAEFIK_VERSION)
 TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(PROMTOOL) $(OCM_PLACEMENT) \
 	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM)
 # The programs of the test bed's nodes (NODE_TOOLS), which only the tests that ask for
@@ -83,6 +87,11 @@ export TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
 # The test image of the nodes' own test, which 'make testbed-node-images' builds into
 # TESTBED_IMAGES_DIR/incluster.tar.
 export TESTBED_INCLUSTER_IMAGE := localhost/traffic-migration-incluster:test
+# Traefik's image, which 'make traefik-image' builds into TESTBED_IMAGES_DIR/traefik.tar.
+export TESTBED_TRAEFIK_IMAGE := localhost/traffic-migration/traefik:$(TRAEFIK_VERSION)
+# The spokes' metrics agents' image (the bed's Prometheus), which 'make
+# prometheus-image' builds into TESTBED_IMAGES_DIR/prometheus.tar.
+export TESTBED_PROMETHEUS_IMAGE := localhost/traffic-migration/prometheus:$(PROMETHEUS_VERSION)
 export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
 export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
 # The images of make image: OCI archives in TESTBED_IMAGES_DIR (traffic-migration.tar,
@@ -237,7 +246,7 @@ test-integration: testbed build chromium applicationset-crd ## Run the integrati
 E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/demo/...
 
 .PHONY: test-e2e
-test-e2e: testbed testbed-nodes testbed-node-images build image image-upgrade-from ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image image-upgrade-from ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration
@@ -249,13 +258,13 @@ bench: testbed build ## Run the benchmarks at full size on the local test bed; t
 DEMO_FLAGS ?=
 
 .PHONY: demo
-demo: testbed testbed-nodes build image ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
+demo: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
 	$(GO) run ./test/demo $(DEMO_FLAGS)
 
 # The fleet runs as a binary of its own, not under 'go run', so that the SIGTERM make
 # passes on reaches it and it stops everything it started.
 .PHONY: fleet
-fleet: testbed testbed-nodes build image ## Start the demo's local fleet and leave it running to try the product by hand: prints the KUBECONFIG and commands to try; Ctrl-C stops it all.
+fleet: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image ## Start the demo's local fleet and leave it running to try the product by hand: prints the KUBECONFIG and commands to try; Ctrl-C stops it all.
 	$(GO) build -o $(BIN_DIR)/traffic-migration-fleet ./test/demo
 	exec $(BIN_DIR)/traffic-migration-fleet -fleet
 
@@ -289,6 +298,21 @@ testbed-node-images: ## Build the test image of the nodes' test (an in-cluster c
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/incluster-context/incluster ./test/images/incluster
 	hack/image.sh $(TESTBED_INCLUSTER_IMAGE) test/images/incluster/Dockerfile $(BIN_DIR)/incluster-context $(IMAGES_DIR)/incluster.tar
 
+.PHONY: traefik
+traefik: $(TRAEFIK) ## Build (or find cached) Traefik, the spokes' Gateway API implementation.
+
+.PHONY: traefik-image
+traefik-image: $(TRAEFIK) ## Build Traefik's image for the test bed's spokes into TESTBED_IMAGES_DIR, like make image.
+	@rm -rf $(BIN_DIR)/traefik-context && mkdir -p $(BIN_DIR)/traefik-context
+	@cp $(TRAEFIK) $(BIN_DIR)/traefik-context/traefik
+	hack/image.sh $(TESTBED_TRAEFIK_IMAGE) test/images/traefik/Dockerfile $(BIN_DIR)/traefik-context $(IMAGES_DIR)/traefik.tar
+
+.PHONY: prometheus-image
+prometheus-image: $(PROMETHEUS) ## Build the spokes' metrics agents' image (the bed's Prometheus) into TESTBED_IMAGES_DIR, like make image.
+	@rm -rf $(BIN_DIR)/prometheus-context && mkdir -p $(BIN_DIR)/prometheus-context
+	@cp $(PROMETHEUS) $(BIN_DIR)/prometheus-context/prometheus
+	hack/image.sh $(TESTBED_PROMETHEUS_IMAGE) test/images/prometheus/Dockerfile $(BIN_DIR)/prometheus-context $(IMAGES_DIR)/prometheus.tar
+
 .PHONY: codegen-tools
 codegen-tools: $(CODEGEN_TOOLS)
 
@@ -320,6 +344,10 @@ $(CLUSTERADM):
 	$(call build-tool,clusteradm,open-cluster-management.io/clusteradm/cmd/clusteradm,$@)
 $(HELM):
 	$(call build-tool,helm,helm.sh/helm/v3/cmd/helm,$@,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION))
+# Only cmd/traefik, stripped: its dependencies (every DNS provider of lego, the cloud
+# SDKs) make it the largest program of the bed.
+$(TRAEFIK):
+	$(call build-tool,traefik,github.com/traefik/traefik/v3/cmd/traefik,$@,-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$(TRAEFIK_VERSION))
 $(DEEPCOPY_GEN):
 	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@)
 $(CLIENT_GEN):

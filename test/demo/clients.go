@@ -18,6 +18,8 @@ import (
 )
 
 const (
+	// servedByHeader names the cluster whose backend served a request.
+	servedByHeader = "X-Served-By"
 	// clientTimeout bounds one HTTP request, connection included: generous, as the
 	// machine runs the whole fleet on a few cores.
 	clientTimeout = 5 * time.Second
@@ -31,11 +33,12 @@ const (
 type clientCounts struct {
 	// Served is the requests answered at the first attempt.
 	Served int64
-	// Retried is the requests whose first attempt failed on a connection error and
-	// that were answered after the client resolved the name again and retried once.
+	// Retried is the requests whose first attempt failed on a connection error, or got
+	// an answer of the gateway itself (no route to a backend), and that were answered
+	// after the client resolved the name again and retried once.
 	Retried int64
 	// Failed is the requests that got no answer: the retry failed too, the name
-	// could not be resolved, or the gateway answered with an error status.
+	// could not be resolved, or the backend answered with an error status.
 	Failed int64
 	// ByCluster is the answered requests (served or retried) by the cluster that
 	// answered them.
@@ -148,20 +151,40 @@ func (c *client) get(addr netip.Addr) (string, error) {
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return "", &statusError{addr: addr, status: resp.Status}
+	servedBy := resp.Header.Get(servedByHeader)
+	switch {
+	case resp.StatusCode == http.StatusOK && servedBy != "":
+		return servedBy, nil
+	case servedBy == "":
+		return "", &unroutedError{addr: addr, status: resp.Status}
+	default:
+		return "", &statusError{addr: addr, status: resp.Status, servedBy: servedBy}
 	}
-	return resp.Header.Get(servedByHeader), nil
 }
 
-// statusError is an answer of the gateway that is not a success: it counts as a
-// failed request, without a retry (the gateway was reached).
+// statusError is an error status of the backend, reached through the gateway: it
+// counts as a failed request, without a retry.
 type statusError struct {
+	addr     netip.Addr
+	status   string
+	servedBy string
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%s answered %s from the backend of %s", e.addr, e.status, e.servedBy)
+}
+
+// unroutedError is an answer of the gateway itself, which no backend served: Traefik's
+// 404 once the Gateway is gone from its cluster, to a client that still holds that
+// cluster's address. Like a connection error, the client resolves again and retries.
+type unroutedError struct {
 	addr   netip.Addr
 	status string
 }
 
-func (e *statusError) Error() string { return fmt.Sprintf("%s answered %s", e.addr, e.status) }
+func (e *unroutedError) Error() string {
+	return fmt.Sprintf("%s answered %s with no route to a backend", e.addr, e.status)
+}
 
 // request sends one request and counts its outcome.
 func (c *client) request() {
@@ -180,7 +203,8 @@ func (c *client) request() {
 		c.stats.fail(fmt.Sprintf("client %d: %v", c.id, err))
 		return
 	}
-	// A connection error: resolve again, bypassing the cache, and retry once.
+	// A connection error, or the gateway has no route for the name any more: resolve
+	// again, bypassing the cache, and retry once.
 	retryAddr, rerr := c.resolve(true)
 	if rerr != nil {
 		c.stats.fail(fmt.Sprintf("client %d: %v; then resolving again: %v", c.id, err, rerr))

@@ -4,9 +4,12 @@
 package main
 
 import (
+	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -26,7 +29,8 @@ func TestClientTTLs(t *testing.T) {
 
 // TestClientsFollowDNSAndRetry runs the clients against two gateways without a hub:
 // the DNS moves from the first to the second, the clients follow as their TTLs end,
-// and once the first gateway stops those still holding its address resolve again and
+// and once the first gateway has no route for the name any more (as Traefik once the
+// Gateway is gone from its cluster) those still holding its address resolve again and
 // retry. No request may fail.
 func TestClientsFollowDNSAndRetry(t *testing.T) {
 	ip1, ip2 := netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")
@@ -34,19 +38,8 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metricsPort, err := commonFreePort(ip1, ip2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := func(ip netip.Addr, p int) string { return net.JoinHostPort(ip.String(), strconv.Itoa(p)) }
-	gw1 := newGatewayServer("one", addr(ip1, port), addr(ip1, metricsPort))
-	gw2 := newGatewayServer("two", addr(ip2, port), addr(ip2, metricsPort))
-	for _, g := range []*gatewayServer{gw1, gw2} {
-		if err := g.start(); err != nil {
-			t.Fatal(err)
-		}
-		defer g.stop()
-	}
+	gw1 := startFakeGateway(t, "one", net.JoinHostPort(ip1.String(), strconv.Itoa(port)))
+	startFakeGateway(t, "two", net.JoinHostPort(ip2.String(), strconv.Itoa(port)))
 	dns, err := newDNSServer(gatewayHostname)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +60,7 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 	if h := f.holding(); h[ip1] != 1 || h[ip2] != 3 {
 		t.Errorf("clients holding: %v, want one on %s and three on %s", h, ip1, ip2)
 	}
-	gw1.stop()
+	gw1.routed.Store(false)
 	eventually(t, "the long-TTL client retrying on "+ip2.String(), func() bool {
 		return f.stats.counts().Retried >= 1 && f.holding()[ip2] == 4
 	})
@@ -78,7 +71,7 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 		t.Errorf("%d requests failed: %v", c.Failed, c.FailureSamples)
 	}
 	if c.Retried < 1 {
-		t.Errorf("the long-TTL client should have retried once its gateway stopped: %+v", c)
+		t.Errorf("the long-TTL client should have retried once its gateway had no route: %+v", c)
 	}
 	if c.ByCluster["one"] == 0 || c.ByCluster["two"] == 0 || c.Served+c.Retried != c.ByCluster["one"]+c.ByCluster["two"] {
 		t.Errorf("answers by cluster do not add up: %+v", c)
@@ -86,6 +79,92 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 	if h := f.holding(); h[ip2] != 4 {
 		t.Errorf("after the retry every client should hold %s: %v", ip2, h)
 	}
+}
+
+// TestClientsFailOnBackendError: an error status from the backend (it carries the
+// backend's header) is a failed request, not retried.
+func TestClientsFailOnBackendError(t *testing.T) {
+	ip := netip.MustParseAddr("127.0.0.2")
+	port, err := commonFreePort(ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := startFakeGateway(t, "one", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
+	gw.backendStatus.Store(http.StatusInternalServerError)
+	dns, err := newDNSServer(gatewayHostname)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dns.close()
+	dns.publish([]netip.Addr{ip})
+	f := newClientFleet([]time.Duration{time.Hour}, 50*time.Millisecond, dns.addr(), port, 1)
+	if err := f.start(); err != nil {
+		t.Fatal(err)
+	}
+	defer f.halt()
+	eventually(t, "a failed request", func() bool { return f.stats.counts().Failed >= 1 })
+	f.halt()
+	if c := f.stats.counts(); c.Retried != 0 || c.Served != 0 {
+		t.Errorf("backend errors were retried or counted served: %+v", c)
+	}
+}
+
+// fakeGateway is a unit test's gateway with a backend behind it: while routed, it
+// answers as the backend of its cluster does (with the backend's header); otherwise it
+// answers 404 itself, as Traefik does for a name it has no route for.
+type fakeGateway struct {
+	routed        atomic.Bool
+	backendStatus atomic.Int64
+}
+
+func startFakeGateway(t *testing.T, cluster, addr string) *fakeGateway {
+	t.Helper()
+	g := &fakeGateway{}
+	g.routed.Store(true)
+	g.backendStatus.Store(http.StatusOK)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !g.routed.Load() {
+			http.NotFound(w, nil)
+			return
+		}
+		w.Header().Set(servedByHeader, cluster)
+		w.WriteHeader(int(g.backendStatus.Load()))
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return g
+}
+
+// commonFreePort finds a TCP port free on every one of the addresses.
+func commonFreePort(addrs ...netip.Addr) (int, error) {
+	for range 50 {
+		first, err := net.Listen("tcp", net.JoinHostPort(addrs[0].String(), "0"))
+		if err != nil {
+			return 0, err
+		}
+		port := first.Addr().(*net.TCPAddr).Port
+		listeners := []net.Listener{first}
+		free := true
+		for _, a := range addrs[1:] {
+			l, err := net.Listen("tcp", net.JoinHostPort(a.String(), strconv.Itoa(port)))
+			if err != nil {
+				free = false
+				break
+			}
+			listeners = append(listeners, l)
+		}
+		for _, l := range listeners {
+			l.Close()
+		}
+		if free {
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("no port free on all of %v", addrs)
 }
 
 // eventually polls cond until it holds, and fails the test after a deadline.

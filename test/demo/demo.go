@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"strconv"
@@ -29,14 +30,6 @@ import (
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
-// The addresses of the spokes' gateways: each spoke's gateway has a loopback address
-// of its own, so the DNS answers with an address, as for real gateways, and every
-// gateway listens on the same port.
-var gatewayIPs = map[string]netip.Addr{
-	cluster1: netip.MustParseAddr("127.0.0.2"),
-	cluster2: netip.MustParseAddr("127.0.0.3"),
-}
-
 const (
 	// readyTimeout bounds each wait of the set-up for the fleet to reach a state.
 	readyTimeout = 3 * time.Minute
@@ -46,19 +39,17 @@ const (
 
 // demo is one run of the demo: what it has started, so that it can stop it.
 type demo struct {
-	cfg         config
-	con         *console
-	bed         *testbed.Bed
-	hub         *hubClients
-	spokes      map[string]gatewayclient.Interface
-	gatewayPort int
-	metricsPort int
-	clusterOf   map[netip.Addr]string
-	servers     map[string]*gatewayServer
-	dns         *dnsServer
-	clients     *clientFleet
+	cfg       config
+	con       *console
+	bed       *testbed.Bed
+	hub       *hubClients
+	spokes    map[string]gatewayclient.Interface
+	traefik   map[string]*testbed.Traefik // each spoke's Gateway API implementation
+	clusterOf map[netip.Addr]string       // the spokes by their nodes' addresses
+	dns       *dnsServer
+	clients   *clientFleet
 
-	// parts runs the demo's own components (gateway controllers, DNS controller, view)
+	// parts runs the demo's own components (DNS controller, view)
 	// until stopParts; partsDone waits for them.
 	parts     context.Context
 	stopParts context.CancelFunc
@@ -69,7 +60,7 @@ type demo struct {
 // stopped before it returns. On failure the end of every program's log is written to
 // errOut, and the programs' data and logs are kept.
 func run(ctx context.Context, cfg config, out, errOut io.Writer) (_ *summary, err error) {
-	d := &demo{cfg: cfg, con: newConsole(out), clusterOf: map[netip.Addr]string{}, servers: map[string]*gatewayServer{}}
+	d := newDemo(cfg, out)
 	intro(d.con, cfg)
 	stop, err := d.start(ctx, errOut)
 	if err != nil {
@@ -86,12 +77,18 @@ func run(ctx context.Context, cfg config, out, errOut io.Writer) (_ *summary, er
 	if err != nil {
 		return nil, err
 	}
+	s.Components = fmt.Sprintf("Ran on: Traefik (%s) programming the Gateway on both spokes and serving every request; the check read %s{%s} that each spoke's Prometheus agent scraped from its Traefik and remote-wrote to the hub's Prometheus with cluster=<cluster name>.",
+		os.Getenv(testbed.TraefikImageEnv), requestsMetric, requestsFilter)
 	processes := len(d.bed.Processes())
 	d.bed.Stop()
 	s.Took = time.Since(d.con.start)
 	s.print(out)
-	fmt.Fprintf(out, "Stopped everything the demo started: %d processes, the gateways, the DNS and the clients.\n", processes)
+	fmt.Fprintf(out, "Stopped everything the demo started: %d processes, the nodes' pods (Traefik, the backends, the metrics agents, traffic-migration), the DNS and the clients.\n", processes)
 	return s, nil
+}
+
+func newDemo(cfg config, out io.Writer) *demo {
+	return &demo{cfg: cfg, con: newConsole(out), clusterOf: map[netip.Addr]string{}, traefik: map[string]*testbed.Traefik{}}
 }
 
 // start starts the fleet and what the demo plays on it, and waits until it is steady:
@@ -149,47 +146,24 @@ func (d *demo) start(ctx context.Context, errOut io.Writer) (_ func(error), err 
 // manifests/, enabled with clusteradm); then it creates what the fleet administrator
 // has before the migration.
 func (d *demo) startFleet(ctx context.Context, dir string) error {
-	var err error
-	if d.gatewayPort, err = commonFreePort(gatewayIPs[cluster1], gatewayIPs[cluster2]); err != nil {
-		return err
-	}
-	if d.metricsPort, err = commonFreePort(gatewayIPs[cluster1], gatewayIPs[cluster2]); err != nil {
-		return err
-	}
-	var targets []string
-	for _, c := range []string{cluster1, cluster2} {
-		d.clusterOf[gatewayIPs[c]] = c
-		targets = append(targets, net.JoinHostPort(gatewayIPs[c].String(), strconv.Itoa(d.metricsPort)))
-	}
-
-	image, err := productImage()
+	images, err := nodeImages()
 	if err != nil {
 		return err
 	}
-	d.con.step("starting the test bed: etcd, the hub and two spoke kube-apiservers, a node for each (containerd, kubelet, kube-proxy, with our image %s imported), Prometheus scraping %s",
-		image.ref, strings.Join(targets, " and "))
+	d.con.step("starting the test bed: etcd, the hub and two spoke kube-apiservers, a node for each (containerd, kubelet, kube-proxy), importing the images built here: %s",
+		strings.Join(images.refs, ", "))
 	d.bed, err = testbed.New(ctx, testbed.Options{
-		Spokes: []string{cluster1, cluster2},
-		Dir:    dir,
-		Prometheus: &testbed.PrometheusOptions{
-			ScrapeInterval: time.Second,
-			ScrapeConfigs:  []testbed.ScrapeConfig{{JobName: "istio-gateways", Targets: targets, MetricsPath: gatewayMetricsPath}},
-		},
-		Nodes: &testbed.NodeOptions{Clusters: []string{"hub", cluster1, cluster2}, Images: []string{image.archive}},
+		Spokes:     []string{cluster1, cluster2},
+		Dir:        dir,
+		Prometheus: &testbed.PrometheusOptions{RemoteWriteReceiver: true},
+		Nodes:      &testbed.NodeOptions{Clusters: []string{"hub", cluster1, cluster2}, Images: images.archives},
 	})
 	if err != nil {
 		return fmt.Errorf("start the test bed: %w", err)
 	}
-	crds, err := testbed.GatewayAPICRDFiles()
-	if err != nil {
-		return err
-	}
 	d.spokes = map[string]gatewayclient.Interface{}
 	for _, c := range []string{cluster1, cluster2} {
 		spoke := d.bed.Spokes[c]
-		if err := testbed.InstallCRDs(ctx, spoke.Config, crds...); err != nil {
-			return fmt.Errorf("install the Gateway API on %s: %w", c, err)
-		}
 		kube, err := kubernetes.NewForConfig(spoke.Config)
 		if err != nil {
 			return err
@@ -197,11 +171,18 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 		if d.spokes[c], err = gatewayclient.NewForConfig(spoke.Config); err != nil {
 			return err
 		}
-		if err := prepareSpoke(ctx, kube, d.spokes[c]); err != nil {
+		if d.traefik[c], err = prepareSpoke(ctx, d.bed, c, kube); err != nil {
 			return fmt.Errorf("%s: %w", c, err)
 		}
+		ip, err := netip.ParseAddr(d.traefik[c].Address)
+		if err != nil {
+			return fmt.Errorf("the address of %s's node: %w", c, err)
+		}
+		d.clusterOf[ip] = c
+		d.con.step("%s: Traefik %s runs on its node (%s): web entry point :%d, metrics :%d; GatewayClass %s; backend %s/%s; a Prometheus agent scrapes Traefik and remote-writes to the hub's Prometheus (%s) with cluster=%s",
+			c, os.Getenv(testbed.TraefikImageEnv), d.traefik[c].Address, d.traefik[c].WebPort(), d.traefik[c].MetricsPort,
+			testbed.TraefikGatewayClass, namespace, backendName, d.bed.Prometheus.URL, c)
 	}
-	d.con.step("test bed up; the Gateway API, namespace %s and GatewayClass %s installed on both spokes", namespace, gatewayClassName)
 
 	if _, err := d.bed.StartOCMHub(ctx); err != nil {
 		return fmt.Errorf("start the OCM hub: %w", err)
@@ -239,26 +220,19 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 		return err
 	}
 	policy := policyObject(d.cfg)
-	if err := prepareHub(ctx, d.hub, policy, gatewayObject(d.gatewayPort), d.bed.Prometheus.URL); err != nil {
+	if err := prepareHub(ctx, d.hub, policy, d.bed.Prometheus.URL); err != nil {
 		return err
 	}
-	d.con.step("on the hub: ManagedClusterSet %s bound to %s, Placement %s (region=%s), Secret %s, ManifestWorkReplicaSet %s (follows %s), and the policy:",
-		clusterSetName, namespace, placementName, regions[cluster1], secretName, mwrsName, proxyName)
+	d.con.step("on the hub: ManagedClusterSet %s bound to %s, Placement %s (region=%s), Secret %s, ManifestWorkReplicaSet %s (the Gateway %s and HTTPRoute %s; follows %s), and the policy:",
+		clusterSetName, namespace, placementName, regions[cluster1], secretName, mwrsName, gatewayName, routeName, proxyName)
 	printPolicy(d.con, policy)
 	return nil
 }
 
-// startPlayers starts what the demo plays: the gateway controller and gateway of each
-// spoke, the DNS and its controller, and, once the DNS answers with cluster1's gateway,
-// the clients.
+// startPlayers starts what the demo plays: the DNS and its controller, and, once the
+// DNS answers with cluster1's Gateway (Traefik's address on cluster1's node), the
+// clients.
 func (d *demo) startPlayers(ctx context.Context) error {
-	for _, c := range []string{cluster1, cluster2} {
-		server := newGatewayServer(c, net.JoinHostPort(gatewayIPs[c].String(), strconv.Itoa(d.gatewayPort)),
-			net.JoinHostPort(gatewayIPs[c].String(), strconv.Itoa(d.metricsPort)))
-		d.servers[c] = server
-		ctrl := newGatewayController(c, namespace, gatewayName, gatewayIPs[c].String(), server, d.spokes[c], d.con.event)
-		d.goPart(ctrl.run)
-	}
 	var err error
 	if d.dns, err = newDNSServer(gatewayHostname); err != nil {
 		return err
@@ -266,10 +240,18 @@ func (d *demo) startPlayers(ctx context.Context) error {
 	dnsCtrl := &dnsController{
 		server: d.dns, hub: d.hub.cluster, namespace: namespace, placement: placementName,
 		gatewayNamespace: namespace, gatewayName: gatewayName, spokes: d.spokes, clusterOf: d.clusterOf, log: d.con.event,
+		healthy: func(ctx context.Context, addr netip.Addr) error {
+			by, err := probeGateway(ctx, net.JoinHostPort(addr.String(), strconv.Itoa(testbed.TraefikWebPort)))
+			if err == nil && by == "" {
+				err = errors.New("no route to a backend yet")
+			}
+			return err
+		},
 	}
 	d.goPart(dnsCtrl.run)
-	err = waitFor(ctx, "the DNS to answer with cluster1's gateway", func(context.Context) error {
-		if got := d.dns.published(); len(got) != 1 || got[0] != gatewayIPs[cluster1] {
+	cluster1IP := netip.MustParseAddr(d.traefik[cluster1].Address)
+	err = waitFor(ctx, "the DNS to answer with cluster1's Gateway", func(context.Context) error {
+		if got := d.dns.published(); len(got) != 1 || got[0] != cluster1IP {
 			return fmt.Errorf("the DNS answers %v", got)
 		}
 		return nil
@@ -279,12 +261,12 @@ func (d *demo) startPlayers(ctx context.Context) error {
 	}
 
 	ttls := clientTTLs(d.cfg.clients, d.cfg.shortTTL, d.cfg.longTTL, d.cfg.longClients)
-	d.clients = newClientFleet(ttls, d.cfg.requestEvery, d.dns.addr(), d.gatewayPort, d.cfg.seed)
+	d.clients = newClientFleet(ttls, d.cfg.requestEvery, d.dns.addr(), testbed.TraefikWebPort, d.cfg.seed)
 	if err := d.clients.start(); err != nil {
 		return err
 	}
 	d.con.step("%d clients send %.0f requests/s each to http://%s:%d/, resolving it through the DNS at %s and keeping the answer for their own TTL: %s, and %s for %d of them",
-		d.cfg.clients, float64(time.Second)/float64(d.cfg.requestEvery), gatewayHostname, d.gatewayPort, d.dns.addr(),
+		d.cfg.clients, float64(time.Second)/float64(d.cfg.requestEvery), gatewayHostname, testbed.TraefikWebPort, d.dns.addr(),
 		d.cfg.shortTTL, d.cfg.longTTL, d.cfg.longClients)
 	return nil
 }
@@ -338,17 +320,18 @@ func (d *demo) migrate(ctx context.Context) (*view, time.Time, error) {
 		return nil, time.Time{}, fmt.Errorf("cluster1 was not removed within %s of the move", d.cfg.migrationTimeout)
 	case <-v.finished():
 	}
-	// The view saw the Gateway go; its gateway controller stops the gateway.
-	err = waitFor(ctx, "cluster1's gateway to stop", func(context.Context) error {
-		if d.servers[cluster1].running() {
-			return errors.New("it still serves")
+	// The view saw the Gateway go; Traefik on cluster1 forgets its route.
+	err = waitFor(ctx, "Traefik on cluster1 to route nothing for "+gatewayHostname, func(ctx context.Context) error {
+		by, err := probeGateway(ctx, d.traefik[cluster1].WebAddress())
+		if err == nil && by != "" {
+			err = fmt.Errorf("the backend of %s still answers", by)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	d.con.step("cluster1's Gateway and gateway are gone; the clients send for %s more", d.cfg.settle)
+	d.con.step("cluster1's Gateway is gone and its Traefik routes nothing for %s; the clients send for %s more", gatewayHostname, d.cfg.settle)
 	return v, moveAt, sleep(ctx, d.cfg.settle)
 }
 
@@ -484,33 +467,27 @@ func waitFor(ctx context.Context, what string, check func(context.Context) error
 	return nil
 }
 
-// commonFreePort finds a TCP port free on every one of the addresses.
-func commonFreePort(addrs ...netip.Addr) (int, error) {
-	for range 50 {
-		first, err := net.Listen("tcp", net.JoinHostPort(addrs[0].String(), "0"))
-		if err != nil {
-			return 0, err
-		}
-		port := first.Addr().(*net.TCPAddr).Port
-		listeners := []net.Listener{first}
-		free := true
-		for _, a := range addrs[1:] {
-			l, err := net.Listen("tcp", net.JoinHostPort(a.String(), strconv.Itoa(port)))
-			if err != nil {
-				free = false
-				break
-			}
-			listeners = append(listeners, l)
-		}
-		for _, l := range listeners {
-			l.Close()
-		}
-		if free {
-			return port, nil
-		}
+// probeGateway sends one request for the demo's name to a Gateway's address
+// (host:port) and returns the cluster whose backend served it: none when Traefik
+// answered itself, having no route for the name.
+func probeGateway(ctx context.Context, address string) (servedBy string, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+address+"/", nil)
+	if err != nil {
+		return "", err
 	}
-	return 0, fmt.Errorf("no port free on all of %v", addrs)
+	req.Host = gatewayHostname
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.Header.Get(servedByHeader), nil
 }
+
+// probeClient reaches the nodes' addresses directly, through no proxy of the
+// environment.
+var probeClient = &http.Client{Timeout: clientTimeout, Transport: &http.Transport{Proxy: nil}}
 
 // intro says what the demo runs.
 func intro(con *console, cfg config) {
@@ -524,10 +501,13 @@ func intro(con *console, cfg config) {
 	con.paragraph("  - ", "    ", "traffic-migration, as pods from the image that make image built: the manager on the hub "+
 		"(installed from manifests/) and the agent of each spoke (put there by the add-on through ManifestWork, "+
 		"with the hub kubeconfig that OCM wrote to the spoke);")
-	con.paragraph("  - ", "    ", fmt.Sprintf("played by the demo: the gateway of each spoke (an HTTP server counting "+
-		"istio_requests_total{cluster=...}, and a Gateway controller that serves a Gateway while it "+
-		"exists and marks it Programmed), a DNS that follows the REAL Placement, and %d clients "+
-		"that keep its answer for their own TTL.", cfg.clients))
+	con.paragraph("  - ", "    ", "on each spoke's node, as pods from images built here: Traefik ("+os.Getenv(testbed.TraefikImageEnv)+", the Gateway API "+
+		"implementation: it programs the Gateway, routes its HTTPRoute to the backend, and counts every request in "+
+		requestsMetric+"), a backend, and a Prometheus agent that scrapes Traefik and remote-writes to the hub's "+
+		"Prometheus with the external label cluster=<cluster name>: the policy's check reads what the spokes wrote;")
+	con.paragraph("  - ", "    ", fmt.Sprintf("played by the demo: a DNS that follows the REAL Placement (as external-dns "+
+		"would, from the Programmed Gateways' addresses), and %d clients that keep its answer for their own TTL and "+
+		"send every request through Traefik.", cfg.clients))
 	con.text("", "")
 }
 

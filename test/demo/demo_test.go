@@ -63,6 +63,7 @@ func TestDemoShort(t *testing.T) {
 		regexp.MustCompile(`(?m)^  retried, then served +[0-9]+ `),
 		regexp.MustCompile(`(?m)^  failed +0$`),
 		regexp.MustCompile(`(?m)^OK: the Gateway moved without a failed request`),
+		regexp.MustCompile(`(?m)^Ran on: Traefik \(\S+\) programming the Gateway on both spokes`),
 	} {
 		if !want.MatchString(printed) {
 			t.Errorf("the summary printed lacks %q", want)

@@ -17,9 +17,11 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 )
 
@@ -194,7 +196,8 @@ func readName(msg []byte, off int) (string, int, error) {
 
 // dnsController publishes the name as the fleet's DNS controller does: the addresses
 // of the Gateway on the clusters that the REAL Placement selects, read from the
-// Gateways' status once they are Programmed. When none of those clusters has a
+// Gateways' status once they are Programmed and pass a health check, as health-checked
+// DNS records do (Traefik writes Programmed a moment before it serves the route). When none of those clusters has a
 // Programmed Gateway yet (the few seconds after the Placement moved, before the new
 // cluster's Gateway is up), it keeps the record it has: a DNS controller updates a
 // record only when it has an address to put in it.
@@ -207,7 +210,9 @@ type dnsController struct {
 	gatewayName      string
 	spokes           map[string]gatewayclient.Interface
 	clusterOf        map[netip.Addr]string
-	log              func(format string, args ...any)
+	// healthy checks that an address serves the name; nil: every address does.
+	healthy func(ctx context.Context, addr netip.Addr) error
+	log     func(format string, args ...any)
 }
 
 // run publishes until ctx ends.
@@ -245,9 +250,14 @@ func (c *dnsController) publishOnce(ctx context.Context) error {
 			return fmt.Errorf("read the Gateway on %s: %w", cluster, err)
 		}
 		for _, a := range programmedAddresses(gw) {
-			if ip, err := netip.ParseAddr(a); err == nil {
-				addrs = append(addrs, ip)
+			ip, err := netip.ParseAddr(a)
+			if err != nil {
+				continue
 			}
+			if c.healthy != nil && c.healthy(ctx, ip) != nil {
+				continue
+			}
+			addrs = append(addrs, ip)
 		}
 	}
 	slices.SortFunc(addrs, netip.Addr.Compare)
@@ -289,4 +299,19 @@ func decidedClusters(ctx context.Context, hub clusterclient.Interface, namespace
 	}
 	slices.Sort(clusters)
 	return slices.Compact(clusters), nil
+}
+
+// programmedAddresses are the addresses of a Gateway that is Programmed for its
+// current generation, as a DNS controller (external-dns, for one) reads them from its
+// status.
+func programmedAddresses(gw *gatewayv1.Gateway) []string {
+	c := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed))
+	if gw.DeletionTimestamp != nil || c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != gw.Generation {
+		return nil
+	}
+	out := make([]string, 0, len(gw.Status.Addresses))
+	for _, a := range gw.Status.Addresses {
+		out = append(out, a.Value)
+	}
+	return out
 }

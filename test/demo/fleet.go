@@ -5,26 +5,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
-	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	workv1 "open-cluster-management.io/api/work/v1"
-	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
@@ -78,22 +72,41 @@ func newHubClients(cfg *rest.Config) (*hubClients, error) {
 	return &h, nil
 }
 
-// prepareSpoke does what a spoke's platform team does before any Gateway arrives: the
-// Gateway's namespace, and the GatewayClass of the installed Gateway implementation
-// (here, the demo's gateway controller).
-func prepareSpoke(ctx context.Context, kube kubernetes.Interface, gateways gatewayclient.Interface) error {
+// The Gateway's traffic as Traefik counts it: every request that reaches the web
+// entry point of a spoke's Traefik, with the cluster label that the spoke's metrics
+// agent puts on everything it writes to the hub's Prometheus.
+const (
+	requestsMetric = "traefik_entrypoint_requests_total"
+	requestsFilter = `entrypoint="web"`
+	clusterLabel   = "cluster"
+	backendName    = "demo-backend"
+	routeName      = "demo-route"
+)
+
+// prepareSpoke does what a spoke's platform team does before any Gateway arrives: it
+// runs Traefik as the cluster's Gateway API implementation, the Gateway's namespace and
+// backend, and the cluster's metrics pipeline (a Prometheus agent that scrapes Traefik
+// and remote-writes to the hub's Prometheus with cluster=<name>).
+func prepareSpoke(ctx context.Context, bed *testbed.Bed, cluster string, kube kubernetes.Interface) (*testbed.Traefik, error) {
+	traefik, err := bed.InstallTraefik(ctx, cluster, testbed.TraefikOptions{})
+	if err != nil {
+		return nil, err
+	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", namespace, err)
+		return nil, fmt.Errorf("create namespace %s: %w", namespace, err)
 	}
-	class := &gatewayv1.GatewayClass{
-		ObjectMeta: metav1.ObjectMeta{Name: gatewayClassName},
-		Spec:       gatewayv1.GatewayClassSpec{ControllerName: gatewayControllerName},
+	if err := bed.InstallBackend(ctx, cluster, namespace, backendName); err != nil {
+		return nil, err
 	}
-	if _, err := gateways.GatewayV1().GatewayClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create GatewayClass %s: %w", gatewayClassName, err)
+	err = bed.InstallMetricsAgent(ctx, cluster, testbed.MetricsAgentOptions{
+		Targets:        []string{traefik.MetricsTarget()},
+		ExternalLabels: map[string]string{clusterLabel: cluster},
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return traefik, nil
 }
 
 // prepareHub creates what the fleet administrator has before the migration: the
@@ -101,7 +114,7 @@ func prepareSpoke(ctx context.Context, kube kubernetes.Interface, gateways gatew
 // namespace, the real Placement selecting cluster1's region, the Prometheus Secret,
 // the TrafficMigrationPolicy, and the ManifestWorkReplicaSet that puts the Gateway on
 // the clusters of the PROXY Placement.
-func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.TrafficMigrationPolicy, gateway *gatewayv1.Gateway, prometheusURL string) error {
+func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.TrafficMigrationPolicy, prometheusURL string) error {
 	for cluster, region := range regions {
 		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, regionLabel, region)
 		if _, err := h.cluster.ClusterV1().ManagedClusters().Patch(ctx, cluster, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -140,7 +153,11 @@ func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.Traf
 	if _, err := h.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Create(ctx, policy, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create TrafficMigrationPolicy %s: %w", policy.Name, err)
 	}
-	mwrs, err := manifestWorkReplicaSet(gateway)
+	// The Gateway (of Traefik's GatewayClass, for the demo's name) and its HTTPRoute to
+	// the spoke's backend, on the clusters of the PROXY Placement.
+	mwrs, err := testbed.ManifestWorkReplicaSetOf(namespace, mwrsName, proxyName,
+		testbed.TraefikGatewayObject(namespace, gatewayName, gatewayHostname),
+		testbed.BackendRouteObject(namespace, routeName, gatewayName, gatewayHostname, backendName))
 	if err != nil {
 		return err
 	}
@@ -172,47 +189,8 @@ func movePlacement(ctx context.Context, h *hubClients, region string) error {
 	})
 }
 
-// gatewayObject is the Gateway that the ManifestWorkReplicaSet puts on the clusters:
-// one HTTP listener on the gateway port, of the demo's GatewayClass.
-func gatewayObject(port int) *gatewayv1.Gateway {
-	hostname := gatewayv1.Hostname(gatewayHostname)
-	return &gatewayv1.Gateway{
-		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayv1.GroupVersion.String(), Kind: "Gateway"},
-		ObjectMeta: metav1.ObjectMeta{Name: gatewayName, Namespace: namespace},
-		Spec: gatewayv1.GatewaySpec{
-			GatewayClassName: gatewayClassName,
-			Listeners: []gatewayv1.Listener{{
-				Name: "http", Hostname: &hostname, Port: gatewayv1.PortNumber(port), Protocol: gatewayv1.HTTPProtocolType,
-			}},
-		},
-	}
-}
-
-// manifestWorkReplicaSet is the consumer of the proxy Placement: OCM's work manager
-// writes a ManifestWork carrying the Gateway to every cluster the proxy lists, and
-// deletes it from a cluster the proxy drops; each spoke's work agent then applies or
-// deletes the Gateway.
-func manifestWorkReplicaSet(gateway *gatewayv1.Gateway) (*workv1alpha1.ManifestWorkReplicaSet, error) {
-	raw, err := json.Marshal(gateway)
-	if err != nil {
-		return nil, err
-	}
-	return &workv1alpha1.ManifestWorkReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: mwrsName, Namespace: namespace},
-		Spec: workv1alpha1.ManifestWorkReplicaSetSpec{
-			PlacementRefs: []workv1alpha1.LocalPlacementReference{{
-				Name:            proxyName,
-				RolloutStrategy: clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.All},
-			}},
-			ManifestWorkTemplate: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{
-				Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}},
-			}},
-		},
-	}, nil
-}
-
-// policyObject is the TrafficMigrationPolicy of the demo: trafficShare on
-// istio_requests_total by its cluster label.
+// policyObject is the TrafficMigrationPolicy of the demo: trafficShare on Traefik's
+// request counter, by the cluster label of the metrics pipeline.
 func policyObject(cfg config) *trafficv1alpha1.TrafficMigrationPolicy {
 	return &trafficv1alpha1.TrafficMigrationPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: trafficv1alpha1.SchemeGroupVersion.String(), Kind: "TrafficMigrationPolicy"},
@@ -225,7 +203,7 @@ func policyObject(cfg config) *trafficv1alpha1.TrafficMigrationPolicy {
 			PrometheusSecret: trafficv1alpha1.SecretReference{Name: secretName},
 			TrafficShare: &trafficv1alpha1.TrafficShare{
 				Metric:       requestsMetric,
-				Selector:     fmt.Sprintf("%s=%q", serviceLabel, gatewayServiceName),
+				Selector:     requestsFilter,
 				ClusterLabel: clusterLabel,
 				Window:       cfg.window,
 				MaxPercent:   cfg.maxPercent,

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/netip"
 	"path/filepath"
 	"strings"
 
@@ -20,7 +19,7 @@ import (
 // what to try, and leaves it running until ctx ends (SIGINT or SIGTERM). Then it stops
 // everything it started.
 func runFleet(ctx context.Context, cfg config, out, errOut io.Writer) error {
-	d := &demo{cfg: cfg, con: newConsole(out), clusterOf: map[netip.Addr]string{}, servers: map[string]*gatewayServer{}}
+	d := newDemo(cfg, out)
 	fleetIntro(d.con)
 	stop, err := d.start(ctx, errOut)
 	if err != nil {
@@ -35,7 +34,7 @@ func runFleet(ctx context.Context, cfg config, out, errOut io.Writer) error {
 	<-ctx.Done()
 	processes := len(d.bed.Processes())
 	stop(nil)
-	fmt.Fprintf(out, "Stopped everything the fleet started: %d processes, the gateways, the DNS and the clients.\n", processes)
+	fmt.Fprintf(out, "Stopped everything the fleet started: %d processes, the nodes' pods (Traefik, the backends, the metrics agents, traffic-migration), the DNS and the clients.\n", processes)
 	return nil
 }
 
@@ -43,8 +42,8 @@ func runFleet(ctx context.Context, cfg config, out, errOut io.Writer) error {
 func fleetIntro(con *console) {
 	con.paragraph("", "", "traffic-migration fleet: the demo's local OCM fleet, left running for you to try the product by hand.")
 	con.paragraph("", "", "It starts etcd, a hub and two spoke kube-apiservers, Prometheus 3, an OCM hub and klusterlets joined with clusteradm, "+
-		"the traffic-migration manager and agents, a gateway on each spoke, a DNS that follows the real Placement, and clients "+
-		"sending to the Gateway on cluster1. Nothing of the demo's migration runs: you move the Placement.")
+		"the traffic-migration manager and agents, Traefik, a backend and a Prometheus agent (remote-writing to the hub's Prometheus) on each spoke, "+
+		"a DNS that follows the real Placement, and clients sending through Traefik to the Gateway on cluster1. Nothing of the demo's migration runs: you move the Placement.")
 	con.text("", "")
 }
 

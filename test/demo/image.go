@@ -42,3 +42,39 @@ func productImage() (image, error) {
 	}
 	return image{ref: ref, archive: archive}, nil
 }
+
+// images are the OCI archives the nodes import, and the references they carry.
+type images struct {
+	refs, archives []string
+}
+
+// nodeImages finds every image the demo's nodes run, as make built them: the
+// product's, Traefik's, the test image (the spokes' backends) and Prometheus's (the
+// spokes' metrics agents).
+func nodeImages() (images, error) {
+	product, err := productImage()
+	if err != nil {
+		return images{}, err
+	}
+	out := images{refs: []string{product.ref}, archives: []string{product.archive}}
+	traefikRef, traefikArchive, err := testbed.TraefikImageArchive()
+	if err != nil {
+		return images{}, err
+	}
+	out.refs, out.archives = append(out.refs, traefikRef), append(out.archives, traefikArchive)
+	dir := os.Getenv(testbed.ImagesDirEnv)
+	for _, other := range []struct{ env, archive, target string }{
+		{testbed.InclusterImageEnv, "incluster.tar", "testbed-node-images"},
+		{testbed.PrometheusImageEnv, "prometheus.tar", "prometheus-image"},
+	} {
+		ref, archive := os.Getenv(other.env), filepath.Join(dir, other.archive)
+		if ref == "" {
+			return images{}, fmt.Errorf("%s is not set: run the demo with 'make demo', which builds the image ('make %s')", other.env, other.target)
+		}
+		if _, err := os.Stat(archive); err != nil {
+			return images{}, fmt.Errorf("the image's archive: %w ('make %s' builds it)", err, other.target)
+		}
+		out.refs, out.archives = append(out.refs, ref), append(out.archives, archive)
+	}
+	return out, nil
+}

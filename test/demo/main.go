@@ -4,8 +4,10 @@
 // Command demo runs a complete, self-explaining migration of a Gateway between two
 // clusters of a local OCM fleet: the test bed's real programs (etcd, kube-apiservers,
 // Prometheus, an OCM hub and klusterlets joined with clusteradm), the traffic-migration
-// manager and agents, a gateway on each spoke, a DNS that follows the real Placement,
-// and clients that cache its answers for their own TTL. It moves the real Placement
+// manager and agents, and on each spoke's node Traefik (the Gateway API
+// implementation), a backend and a Prometheus agent that remote-writes Traefik's
+// metrics to the hub's Prometheus; a DNS that follows the real Placement, and clients
+// that cache its answers for their own TTL and send every request through Traefik. It moves the real Placement
 // from cluster1 to cluster2, shows the traffic draining live until the proxy Placement
 // drops cluster1 and its Gateway is deleted, and prints a summary: how long the drain
 // took, cluster1's share at removal, and the client requests served, retried and

@@ -45,6 +45,9 @@ type summary struct {
 	Requests clientCounts
 	// Took is the whole demo's duration, set-up included.
 	Took time.Duration
+	// Components names the real parts the migration ran on: the Gateway API
+	// implementation and the metrics pipeline the check read.
+	Components string
 }
 
 // ok reports whether the migration did what it should: cluster1 removed, cluster2
@@ -57,6 +60,9 @@ func (s *summary) ok() bool {
 func (s *summary) print(w io.Writer) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n===== Summary (%s form) =====\n", s.Form)
+	if s.Components != "" {
+		fmt.Fprintf(&b, "%s\n", s.Components)
+	}
 	if s.Cluster1Removed {
 		fmt.Fprintf(&b, "cluster1 left the proxy Placement %s after the move: it drained for %s by the policy's status (minDrainDuration %s);\n",
 			round(s.RemovedAfter), round(s.DrainDuration), round(s.MinDrainDuration))
@@ -73,7 +79,7 @@ func (s *summary) print(w io.Writer) {
 	}
 	fmt.Fprintf(&b, "Client requests (%d clients):\n", s.Clients)
 	fmt.Fprintf(&b, "  served                 %7d\n", s.Requests.Served)
-	fmt.Fprintf(&b, "  retried, then served   %7d  (first attempt failed to connect; resolved again and retried once)\n", s.Requests.Retried)
+	fmt.Fprintf(&b, "  retried, then served   %7d  (first attempt failed to connect, or Traefik had no route for the name any more; resolved again and retried once)\n", s.Requests.Retried)
 	fmt.Fprintf(&b, "  failed                 %7d\n", s.Requests.Failed)
 	clusters := make([]string, 0, len(s.Requests.ByCluster))
 	for c := range s.Requests.ByCluster {

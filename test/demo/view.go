@@ -59,7 +59,8 @@ func (s *fleetState) row(cluster string) *trafficv1alpha1.ClusterStatus {
 	return nil
 }
 
-// trafficSample is what Prometheus computes from the gateways' counters, by cluster.
+// trafficSample is what the hub's Prometheus computes from the spokes' Traefik
+// counters, by cluster.
 type trafficSample struct {
 	share map[string]float64 // percent
 	rate  map[string]float64 // requests per second
@@ -326,11 +327,11 @@ func (v *view) print(ctx context.Context) {
 	}
 }
 
-// query asks Prometheus for each cluster's share of the gateways' traffic and its
+// query asks Prometheus for each cluster's share of the Traefik traffic and its
 // request rate, over the policy's window.
 func (v *view) query(ctx context.Context) (trafficSample, error) {
 	sample := trafficSample{share: map[string]float64{}, rate: map[string]float64{}}
-	selector := fmt.Sprintf("%s{%s=%q}", requestsMetric, serviceLabel, gatewayServiceName)
+	selector := fmt.Sprintf("%s{%s}", requestsMetric, requestsFilter)
 	rate := fmt.Sprintf("sum by (%s) (rate(%s[%s]))", clusterLabel, selector, v.cfg.window)
 	share := fmt.Sprintf("100 * %s / scalar(sum(rate(%s[%s])))", rate, selector, v.cfg.window)
 	for _, q := range []struct {

@@ -16,7 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"sigs.k8s.io/yaml"
 
@@ -43,11 +45,19 @@ const (
 // agentLabels select the agent's pods.
 var agentLabels = map[string]string{"app.kubernetes.io/name": "traffic-migration-agent"}
 
+// clusterLabelValues are the values of the cluster label that each spoke's metrics
+// pipeline puts on its samples: not the OCM cluster names, as in many real pipelines.
+var clusterLabelValues = map[string]string{
+	cluster1: "cluster1-east",
+	cluster2: "cluster2-west",
+}
+
 // metricsLabels are the labels each spoke's agent is configured with through a
-// per-cluster AddOnDeploymentConfig; the story's query picks the "cluster" label.
+// per-cluster AddOnDeploymentConfig, so that the story's query can pick the cluster
+// label's value from what the agent reports.
 var metricsLabels = map[string]string{
-	cluster1: "cluster=cluster1-east",
-	cluster2: "cluster=cluster2-west",
+	cluster1: trafficClusterKey + "=" + clusterLabelValues[cluster1],
+	cluster2: trafficClusterKey + "=" + clusterLabelValues[cluster2],
 }
 
 // The story's names: the real Placement, its proxy and the Gateway, in gatewaySystem on
@@ -72,6 +82,7 @@ type addonTest struct {
 
 	traffic     trafficclient.Interface
 	gateways    map[string]gatewayclient.Interface
+	traefik     map[string]*testbed.Traefik
 	clusterIDs  map[string]string
 	agentUser   string
 	agentGroups []string
@@ -90,6 +101,7 @@ func TestAddOn(t *testing.T) {
 	a := &addonTest{
 		parent:     t,
 		gateways:   map[string]gatewayclient.Interface{},
+		traefik:    map[string]*testbed.Traefik{},
 		clusterIDs: map[string]string{},
 	}
 	var err error
@@ -364,8 +376,9 @@ func writeSecretFiles(secret *corev1.Secret, dir string) error {
 // (with the framework's DeploymentAvailability health prober, the add-on manager reads
 // the Deployment's ready replicas from the work agent's status feedback on the
 // add-on's ManifestWork), and what the agents report on their
-// ManagedClusterAddOns: the Gateway API missing, then installed without a restart; a
-// Gateway on cluster2 pending, programmed, and gone.
+// ManagedClusterAddOns: the Gateway API missing, then installed (with Traefik) without
+// a restart; a Gateway on cluster2 that Traefik cannot program, then programmed by
+// Traefik, and gone.
 func (a *addonTest) reports(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []string{cluster1, cluster2} {
@@ -375,25 +388,47 @@ func (a *addonTest) reports(t *testing.T) {
 			fmt.Sprintf("cluster_id=%s,cluster_name=%s", a.clusterIDs[c], c)))
 	}
 
-	crds, err := testbed.GatewayAPICRDFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The platform teams install the Gateway API and Traefik on the spokes.
 	for _, c := range []string{cluster1, cluster2} {
-		if err := testbed.InstallCRDs(ctx, bed.Spokes[c].Config, crds...); err != nil {
-			t.Fatalf("install the Gateway API on %s: %v", c, err)
+		traefik, err := bed.InstallTraefik(ctx, c, testbed.TraefikOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
+		a.traefik[c] = traefik
 	}
 	for _, c := range []string{cluster1, cluster2} {
 		waitAddonCondition(t, c, trafficv1alpha1.ConditionGatewayAPI, isTrue(trafficv1alpha1.AgentReasonInstalled))
 	}
 
-	// A Gateway on cluster2, as a Gateway controller sees it through.
-	const probeNS, probe, address = metav1.NamespaceDefault, "e2e-probe", "192.0.2.99"
+	// A Gateway on cluster2 whose listener Traefik cannot program (its port is no entry
+	// point's), then moved to the web entry point's port and programmed, then gone: the
+	// agent reports what Traefik writes.
+	const probeNS, probe = metav1.NamespaceDefault, "e2e-probe"
+	address := a.traefik[cluster2].Address
 	probeCondition := trafficv1alpha1.GatewayConditionType(probeNS, probe)
-	createGateway(t, a.gateways[cluster2], probeNS, probe)
-	waitAddonCondition(t, cluster2, probeCondition, hasStatus(metav1.ConditionFalse, trafficv1alpha1.AgentReasonPending))
-	programGateway(t, a.gateways[cluster2], probeNS, probe, address)
+	gw := &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: probe, Namespace: probeNS},
+		Spec: gatewayv1.GatewaySpec{
+			GatewayClassName: testbed.TraefikGatewayClass,
+			Listeners:        []gatewayv1.Listener{{Name: "http", Port: testbed.TraefikWebPort + 1, Protocol: gatewayv1.HTTPProtocolType}},
+		},
+	}
+	if _, err := a.gateways[cluster2].GatewayV1().Gateways(probeNS).Create(ctx, gw, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAddonCondition(t, cluster2, probeCondition, hasMessage(metav1.ConditionFalse, trafficv1alpha1.AgentReasonNotProgrammed, notAccepted(address)))
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		gw, err := a.gateways[cluster2].GatewayV1().Gateways(probeNS).Get(ctx, probe, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		gw.Spec.Listeners[0].Port = testbed.TraefikWebPort
+		_, err = a.gateways[cluster2].GatewayV1().Gateways(probeNS).Update(ctx, gw, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	waitAddonCondition(t, cluster2, probeCondition, hasMessage(metav1.ConditionTrue, trafficv1alpha1.AgentReasonProgrammed, "Addresses: "+address))
 	if err := a.gateways[cluster2].GatewayV1().Gateways(probeNS).Delete(ctx, probe, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -3,12 +3,14 @@
 
 // Package e2e holds the end-to-end tests: a real OCM hub (registration controller,
 // addon manager, placement controller, the add-on conversion webhook,
-// kube-controller-manager signing CSRs) and real klusterlets (registration and work
-// agents) on spoke kube-apiservers, joined with the real clusteradm, and a real
-// Prometheus, started once for the package as local processes of the test bed. The hub
-// and each spoke have a real node (kubelet, containerd, kube-proxy), on which
-// traffic-migration runs as pods from the image that 'make image' built: the manager
-// installed with the real helm, the agents deployed by OCM's add-on framework.
+// kube-controller-manager signing CSRs, the work manager for ManifestWorkReplicaSets)
+// and real klusterlets (registration and work agents) on spoke kube-apiservers, joined
+// with the real clusteradm, and a real Prometheus, started once for the package as
+// local processes of the test bed. The hub and each spoke have a real node (kubelet,
+// containerd, kube-proxy), on which traffic-migration runs as pods from the image that
+// 'make image' built: the manager installed with the real helm, the agents deployed by
+// OCM's add-on framework. Each spoke's Gateways are programmed by a real Traefik, a pod
+// on its node, and route to a backend pod there.
 package e2e
 
 import (
@@ -72,13 +74,25 @@ func run(m *testing.M) (code int) {
 	defer cancel()
 	start := time.Now()
 	var err error
-	// Prometheus scrapes nothing until a test adds its jobs.
+	_, traefikArchive, err := testbed.TraefikImageArchive()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%v: run the tests through 'make test-e2e'\n", err)
+		return 1
+	}
+	// The hub's Prometheus scrapes nothing: the spokes' metrics agents remote-write to
+	// it. The spokes' nodes run Traefik, the Gateways' backends (the test image in
+	// backend mode) and the metrics agents (Prometheus in agent mode).
 	bed, err = testbed.New(ctx, testbed.Options{
 		Spokes:     []string{cluster1, cluster2},
-		Prometheus: &testbed.PrometheusOptions{},
+		Prometheus: &testbed.PrometheusOptions{RemoteWriteReceiver: true},
 		Nodes: &testbed.NodeOptions{
 			Clusters: []string{hubName, cluster1, cluster2},
-			Images:   []string{filepath.Join(imagesDir, "traffic-migration.tar")},
+			Images: []string{
+				filepath.Join(imagesDir, "traffic-migration.tar"),
+				filepath.Join(imagesDir, "incluster.tar"),
+				filepath.Join(imagesDir, "prometheus.tar"),
+				traefikArchive,
+			},
 		},
 	})
 	if err != nil {
@@ -98,6 +112,10 @@ func run(m *testing.M) (code int) {
 	}
 	if _, err := bed.StartPlacementController(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "start OCM's placement controller: %v\n", err)
+		return 1
+	}
+	if _, err := bed.StartWorkManager(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "start OCM's work manager: %v\n", err)
 		return 1
 	}
 	hubReady := time.Since(start)

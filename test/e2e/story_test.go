@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -19,19 +20,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // seedStory is the migration the product exists for, on the real stack: a real
-// Placement moves the Gateway from cluster1 to cluster2. Readiness and labels come from
-// the real agents. cluster1 carries little traffic already, but cluster2's Gateway is
-// not programmed yet: cluster1 stays in the proxy after its checks pass, as no other
-// cluster would have the Gateway ready. Once cluster2's Gateway is programmed, cluster1
-// leaves. The leading manager's pod is killed once during the drain.
+// Placement moves the Gateway from cluster1 to cluster2, and a ManifestWorkReplicaSet
+// that follows the proxy Placement puts the Gateway and its HTTPRoute on the clusters,
+// where Traefik programs them. Readiness and labels come from the real agents.
+// cluster1 carries little traffic already, but cluster2's Traefik cannot program the
+// Gateway (its listener's port is no entry point's): cluster1 stays in the proxy after
+// its checks pass, as no other cluster would have the Gateway ready. Once cluster2's
+// Traefik has the entry point and programs the Gateway, cluster1 leaves, and the
+// Gateway leaves cluster1. The leading manager's pod is killed once during the drain.
 func (a *addonTest) seedStory(t *testing.T) {
 	ctx := context.Background()
 	const (
@@ -61,21 +63,36 @@ func (a *addonTest) seedStory(t *testing.T) {
 		}
 	}
 
-	// The spokes: the Gateway on both, programmed on cluster1 only.
+	// The spokes: the Gateway's namespace and its backend on both. cluster2's Traefik
+	// is misconfigured: its web entry point is not on the port of the Gateway's
+	// listener, so it cannot program the Gateway that the proxy will put there.
 	for _, c := range []string{cluster1, cluster2} {
 		if _, err := spokes[c].CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gatewaySystem}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		createGateway(t, a.gateways[c], gatewaySystem, gatewayName)
+		if err := bed.InstallBackend(ctx, c, gatewaySystem, backendName); err != nil {
+			t.Fatal(err)
+		}
+		err := bed.InstallMetricsAgent(ctx, c, testbed.MetricsAgentOptions{
+			Targets:        []string{a.traefik[c].MetricsTarget()},
+			ExternalLabels: map[string]string{trafficClusterKey: clusterLabelValues[c]},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
-	programGateway(t, a.gateways[cluster1], gatewaySystem, gatewayName, "192.0.2.1")
+	if err := a.traefik[cluster2].SetWebPort(ctx, testbed.TraefikWebPort+1); err != nil {
+		t.Fatal(err)
+	}
 	gatewayCondition := trafficv1alpha1.GatewayConditionType(gatewaySystem, gatewayName)
-	waitAddonCondition(t, cluster1, gatewayCondition, isTrue(trafficv1alpha1.AgentReasonProgrammed))
-	waitAddonCondition(t, cluster2, gatewayCondition, hasStatus(metav1.ConditionFalse, trafficv1alpha1.AgentReasonPending))
 
-	// The traffic, by the clusters' metrics labels: little of it still reaches cluster1.
-	traffic := newTrafficSource(t, "cluster")
-	traffic.set(map[string]float64{"cluster1-east": 1, "cluster2-west": 99})
+	// The clients: little of the traffic still reaches cluster1. cluster2's Traefik
+	// counts what reaches its web entry point, though it routes none of it yet.
+	traffic := startTraffic(t, a.traefik)
+	traffic.set(map[string]float64{cluster1: 1, cluster2: 30})
+	for _, c := range []string{cluster1, cluster2} {
+		waitRemoteWritten(t, clusterLabelValues[c])
+	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "prometheus", Namespace: gatewaySystem}, StringData: map[string]string{"url": bed.Prometheus.URL}}
 	if _, err := hub.kube.CoreV1().Secrets(gatewaySystem).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -99,10 +116,10 @@ func (a *addonTest) seedStory(t *testing.T) {
 			PrometheusSecret:   trafficv1alpha1.SecretReference{Name: secret.Name},
 			TrafficShare: &trafficv1alpha1.TrafficShare{
 				Metric:            trafficMetric,
-				Selector:          fmt.Sprintf("job=%q", traffic.job),
-				ClusterLabel:      "cluster",
-				ClusterLabelValue: `{{ index .Cluster.Labels "cluster" }}`,
-				Window:            "4s",
+				Selector:          trafficSelector,
+				ClusterLabel:      trafficClusterKey,
+				ClusterLabelValue: fmt.Sprintf(`{{ index .Cluster.Labels %q }}`, trafficClusterKey),
+				Window:            "10s",
 				MaxPercent:        5,
 			},
 			Interval:             &metav1.Duration{Duration: interval},
@@ -115,6 +132,17 @@ func (a *addonTest) seedStory(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDecisions(t, proxyName, cluster1)
+
+	// The Gateway and its route follow the proxy Placement: on cluster1 only, where
+	// Traefik programs the Gateway and routes its requests to cluster1's backend.
+	if _, err := hub.work.WorkV1alpha1().ManifestWorkReplicaSets(gatewaySystem).Create(ctx, gatewayReplicaSet(t), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAddonCondition(t, cluster1, gatewayCondition, hasMessage(metav1.ConditionTrue, trafficv1alpha1.AgentReasonProgrammed, "Addresses: "+a.traefik[cluster1].Address))
+	waitServedBy(t, a.traefik[cluster1], http.StatusOK, cluster1)
+	if _, err := a.gateways[cluster2].GatewayV1().Gateways(gatewaySystem).Get(ctx, gatewayName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Gateway is on cluster2 before the proxy selects it: %v", err)
+	}
 	a.waitPolicy(t, "Ready with cluster1 active", func(p *trafficv1alpha1.TrafficMigrationPolicy) error {
 		if !meta.IsStatusConditionTrue(p.Status.Conditions, trafficv1alpha1.ConditionReady) {
 			return errors.New("not Ready")
@@ -140,6 +168,8 @@ func (a *addonTest) seedStory(t *testing.T) {
 	}
 	waitDecisions(t, placementName, cluster2)
 	waitDecisions(t, proxyName, cluster1, cluster2)
+	// The proxy put the Gateway on cluster2, where Traefik does not accept it.
+	waitAddonCondition(t, cluster2, gatewayCondition, hasMessage(metav1.ConditionFalse, trafficv1alpha1.AgentReasonNotProgrammed, notAccepted(a.traefik[cluster2].Address)))
 
 	// cluster1 drains. The leading manager's pod dies; another replica takes over the
 	// drain where the first left it, from the policy's status.
@@ -147,7 +177,7 @@ func (a *addonTest) seedStory(t *testing.T) {
 
 	// cluster1's checks pass and its minimum drain duration passes; it stays, as
 	// cluster2 has no Gateway ready.
-	wantQuery := fmt.Sprintf(`%s{cluster="cluster1-east"`, trafficMetric)
+	wantQuery := fmt.Sprintf(`%s{%s=%q`, trafficMetric, trafficClusterKey, clusterLabelValues[cluster1])
 	held := a.waitPolicy(t, "cluster1's gate passed but for the Gateway readiness", func(p *trafficv1alpha1.TrafficMigrationPolicy) error {
 		r := clusterRow(p, cluster1)
 		switch {
@@ -196,9 +226,14 @@ func (a *addonTest) seedStory(t *testing.T) {
 		t.Fatalf("cluster1 left the proxy while no other cluster had the Gateway ready: the proxy lists %v", removedEarly)
 	}
 
-	// The Gateway controller programs cluster2's Gateway: cluster1 leaves.
+	// cluster2's platform team puts Traefik's web entry point on the listener's port:
+	// Traefik programs cluster2's Gateway, and cluster1 leaves.
 	programmed := time.Now()
-	programGateway(t, a.gateways[cluster2], gatewaySystem, gatewayName, "192.0.2.2")
+	if err := a.traefik[cluster2].SetWebPort(ctx, testbed.TraefikWebPort); err != nil {
+		t.Fatal(err)
+	}
+	waitAddonCondition(t, cluster2, gatewayCondition, hasMessage(metav1.ConditionTrue, trafficv1alpha1.AgentReasonProgrammed, "Addresses: "+a.traefik[cluster2].Address))
+	waitServedBy(t, a.traefik[cluster2], http.StatusOK, cluster2)
 	waitDecisions(t, proxyName, cluster2)
 	removed := a.waitPolicy(t, "cluster1 removed", func(p *trafficv1alpha1.TrafficMigrationPolicy) error {
 		if r := clusterRow(p, cluster1); r == nil || r.Phase != trafficv1alpha1.ClusterRemoved || r.RemovalTime == nil {
@@ -214,48 +249,18 @@ func (a *addonTest) seedStory(t *testing.T) {
 		t.Errorf("cluster1 removed at %s, before cluster2's Gateway was programmed at %s", r.RemovalTime, programmed)
 	}
 	t.Logf("cluster1 drained %s, removed %s after cluster2's Gateway was programmed", r.RemovalTime.Sub(r.DrainStartTime.Time), r.RemovalTime.Sub(programmed).Round(time.Second))
-}
 
-// createGateway creates a Gateway as a consumer of the Placement puts it on a spoke;
-// no Gateway controller has seen it yet.
-func createGateway(t *testing.T, client gatewayclient.Interface, ns, name string) {
-	t.Helper()
-	gw := &gatewayv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: gatewayv1.GatewaySpec{
-			GatewayClassName: "e2e",
-			Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
-		},
-	}
-	if _, err := client.GatewayV1().Gateways(ns).Create(context.Background(), gw, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create Gateway %s/%s: %v", ns, name, err)
-	}
-}
-
-// programGateway does what a Gateway controller does once it has programmed a
-// Gateway: Accepted and Programmed True for the Gateway's generation, and its address.
-func programGateway(t *testing.T, client gatewayclient.Interface, ns, name, address string) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		gw, err := client.GatewayV1().Gateways(ns).Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return err
+	// The Gateway and its route really leave cluster1: its Traefik routes nothing any
+	// more, and the agent drops the Gateway's condition.
+	eventually(t, "the Gateway gone from cluster1", func(ctx context.Context) error {
+		_, err := a.gateways[cluster1].GatewayV1().Gateways(gatewaySystem).Get(ctx, gatewayName, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
 		}
-		now := metav1.Now()
-		gw.Status.Conditions = []metav1.Condition{
-			{Type: string(gatewayv1.GatewayConditionAccepted), Status: metav1.ConditionTrue, Reason: string(gatewayv1.GatewayReasonAccepted),
-				Message: "accepted by the e2e test", ObservedGeneration: gw.Generation, LastTransitionTime: now},
-			{Type: string(gatewayv1.GatewayConditionProgrammed), Status: metav1.ConditionTrue, Reason: string(gatewayv1.GatewayReasonProgrammed),
-				Message: "programmed by the e2e test", ObservedGeneration: gw.Generation, LastTransitionTime: now},
-		}
-		ipAddress := gatewayv1.IPAddressType
-		gw.Status.Addresses = []gatewayv1.GatewayStatusAddress{{Type: &ipAddress, Value: address}}
-		_, err = client.GatewayV1().Gateways(ns).UpdateStatus(context.Background(), gw, metav1.UpdateOptions{})
-		return err
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("program Gateway %s/%s: %v", ns, name, err)
-	}
+	waitAddonCondition(t, cluster1, gatewayCondition, nil)
+	waitServedBy(t, a.traefik[cluster1], http.StatusNotFound, "")
 }
 
 func regionPredicates(region string) []clusterv1beta1.ClusterPredicate {

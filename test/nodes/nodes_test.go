@@ -34,20 +34,16 @@ import (
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
-// inclusterImageEnv names the reference of the test image that 'make
-// testbed-node-images' builds into $TESTBED_IMAGES_DIR/incluster.tar.
-const inclusterImageEnv = "TESTBED_INCLUSTER_IMAGE"
-
 // podTimeout bounds the wait for a Deployment's pod to be Ready.
 const podTimeout = 3 * time.Minute
 
 // inclusterImage returns the test image's reference and archive.
 func inclusterImage(t testing.TB) (ref, archive string) {
 	t.Helper()
-	ref = os.Getenv(inclusterImageEnv)
+	ref = os.Getenv(testbed.InclusterImageEnv)
 	archive = filepath.Join(os.Getenv(testbed.ImagesDirEnv), "incluster.tar")
 	if ref == "" || os.Getenv(testbed.ImagesDirEnv) == "" {
-		t.Fatalf("%s and %s are not set: run the tests through 'make test', which builds the test image ('make testbed-node-images')", inclusterImageEnv, testbed.ImagesDirEnv)
+		t.Fatalf("%s and %s are not set: run the tests through 'make test', which builds the test image ('make testbed-node-images')", testbed.InclusterImageEnv, testbed.ImagesDirEnv)
 	}
 	return ref, archive
 }

@@ -27,6 +27,10 @@ type PrometheusOptions struct {
 	ScrapeConfigs []ScrapeConfig
 	// RuleFiles are rule files (recording and alerting rules) to load.
 	RuleFiles []string
+	// RemoteWriteReceiver makes Prometheus accept samples that other Prometheus
+	// servers or agents remote-write to <URL>/api/v1/write, as a central store on the
+	// hub does for the spokes' Prometheus agents (see InstallMetricsAgent).
+	RemoteWriteReceiver bool
 }
 
 // ScrapeConfig is one scrape job of static targets.
@@ -83,13 +87,19 @@ func (p *Prometheus) Start(ctx context.Context) error {
 	if p.Process != nil && !p.Process.Exited() {
 		return fmt.Errorf("prometheus is already running")
 	}
-	proc, err := startProcess("prometheus", ProgramPrometheus, p.dir, fmt.Sprintf("prometheus-%d", time.Now().UnixNano()),
-		"--config.file="+p.configPath,
-		"--storage.tsdb.path="+filepath.Join(p.dir, "data"),
-		"--web.listen-address="+net.JoinHostPort(p.host, strconv.Itoa(p.port)),
+	args := []string{
+		"--config.file=" + p.configPath,
+		"--storage.tsdb.path=" + filepath.Join(p.dir, "data"),
+		"--web.listen-address=" + net.JoinHostPort(p.host, strconv.Itoa(p.port)),
 		"--web.enable-lifecycle",
 		"--log.level=warn",
-	)
+	}
+	p.mu.Lock()
+	if p.opts.RemoteWriteReceiver {
+		args = append(args, "--web.enable-remote-write-receiver")
+	}
+	p.mu.Unlock()
+	proc, err := startProcess("prometheus", ProgramPrometheus, p.dir, fmt.Sprintf("prometheus-%d", time.Now().UnixNano()), args...)
 	if err != nil {
 		return err
 	}

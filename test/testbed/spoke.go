@@ -64,3 +64,19 @@ func GatewayAPICRDFiles() ([]string, error) {
 		filepath.Join(crdDir, "gateway.networking.k8s.io_gateways.yaml"),
 	}, nil
 }
+
+// GatewayAPIRouteCRDFiles lists the Gateway API's other standard CRDs that a Gateway
+// API implementation such as Traefik watches beside GatewayClasses and Gateways:
+// HTTPRoutes, GRPCRoutes, ReferenceGrants and BackendTLSPolicies.
+func GatewayAPIRouteCRDFiles() ([]string, error) {
+	dir, err := moduleDir(gatewayAPIModule)
+	if err != nil {
+		return nil, err
+	}
+	crdDir := filepath.Join(dir, "config", "crd", "standard")
+	var files []string
+	for _, kind := range []string{"httproutes", "grpcroutes", "referencegrants", "backendtlspolicies"} {
+		files = append(files, filepath.Join(crdDir, "gateway.networking.k8s.io_"+kind+".yaml"))
+	}
+	return files, nil
+}

@@ -133,8 +133,10 @@ func installedMessage(selector string, matching, reported int, skipped []string)
 // GatewayCondition returns the agent's condition for one Gateway: True when its
 // Programmed condition is True for its current generation; False with reason Pending
 // while no Gateway controller has decided (no Programmed condition, or one that is
-// Unknown, as the Gateway CRD defaults it); False with reason NotProgrammed otherwise.
-// The message names the Gateway's addresses.
+// Unknown, as the Gateway CRD defaults it); False with reason NotProgrammed otherwise,
+// also when the controller has not accepted the Gateway's current generation and
+// written no Programmed condition (as Traefik does for a listener on a port it has no
+// entry point for). The message names the Gateway's addresses.
 func GatewayCondition(gw *gatewayv1.Gateway) metav1.Condition {
 	cond := metav1.Condition{
 		Type:   trafficv1alpha1.GatewayConditionType(gw.Namespace, gw.Name),
@@ -142,7 +144,12 @@ func GatewayCondition(gw *gatewayv1.Gateway) metav1.Condition {
 	}
 	addresses := addressesOf(gw)
 	programmed := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed))
+	accepted := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionAccepted))
 	switch {
+	case (programmed == nil || programmed.Status == metav1.ConditionUnknown) &&
+		accepted != nil && accepted.Status == metav1.ConditionFalse && accepted.ObservedGeneration == gw.Generation:
+		cond.Reason = trafficv1alpha1.AgentReasonNotProgrammed
+		cond.Message = fmt.Sprintf("Not accepted (%s). %s", accepted.Reason, addresses)
 	case programmed == nil:
 		cond.Reason = trafficv1alpha1.AgentReasonPending
 		cond.Message = "No Programmed condition yet. " + addresses

@@ -36,6 +36,14 @@ func programmed(status metav1.ConditionStatus, reason string, observedGeneration
 	}
 }
 
+// accepted sets the Gateway's Accepted condition alone, with no Programmed condition.
+func accepted(status metav1.ConditionStatus, reason string, observedGeneration int64) func(*gatewayv1.Gateway) {
+	return func(gw *gatewayv1.Gateway) {
+		gw.Status.Conditions = append(gw.Status.Conditions,
+			metav1.Condition{Type: "Accepted", Status: status, Reason: reason, ObservedGeneration: observedGeneration})
+	}
+}
+
 // addresses sets the Gateway's status addresses.
 func addresses(values ...string) func(*gatewayv1.Gateway) {
 	return func(gw *gatewayv1.Gateway) {
@@ -71,6 +79,16 @@ func TestGatewayCondition(t *testing.T) {
 		},
 		"no Programmed condition": {
 			gw: gateway("apps", "web"),
+			want: metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: "Pending",
+				Message: "No Programmed condition yet. No addresses"},
+		},
+		"not accepted, no Programmed condition, as Traefik leaves a listener without an entry point": {
+			gw: gateway("apps", "web", accepted(metav1.ConditionFalse, "ListenersNotValid", 2), addresses("10.0.0.1")),
+			want: metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: "NotProgrammed",
+				Message: "Not accepted (ListenersNotValid). Addresses: 10.0.0.1"},
+		},
+		"not accepted for an older generation: pending": {
+			gw: gateway("apps", "web", accepted(metav1.ConditionFalse, "ListenersNotValid", 1)),
 			want: metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: "Pending",
 				Message: "No Programmed condition yet. No addresses"},
 		},

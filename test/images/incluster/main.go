@@ -8,6 +8,10 @@
 // (a SelfSubjectReview, which only an authenticated token answers), logs both, and
 // then answers its readiness probe on :8080/readyz. Until both succeed it logs why
 // not, tries again every second, and stays unready.
+//
+// Run as "incluster backend", it is instead the backend of the spokes' Gateways: an
+// HTTP server on :8080 that answers every request with the cluster it runs on
+// ($CLUSTER_NAME, also in the X-Served-By header), ready as soon as it listens.
 package main
 
 import (
@@ -29,6 +33,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "backend" {
+		if err := serveBackend(ctx, os.Getenv("CLUSTER_NAME")); err != nil {
+			fmt.Fprintf(os.Stderr, "incluster backend: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	var ready atomic.Bool
 	mux := http.NewServeMux()

@@ -1,0 +1,162 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+// PrometheusImageEnv names the reference of the Prometheus image that make
+// prometheus-image saves as $TESTBED_IMAGES_DIR/prometheus.tar: the bed's own
+// Prometheus binary, run on the spokes' nodes as their metrics agents.
+const PrometheusImageEnv = "TESTBED_PROMETHEUS_IMAGE"
+
+// What InstallMetricsAgent puts on a cluster.
+const (
+	// MetricsAgentNamespace holds the metrics agent's Deployment and ConfigMap.
+	MetricsAgentNamespace = "monitoring"
+	// MetricsAgentName names them.
+	MetricsAgentName = "prometheus-agent"
+	// metricsAgentPort is where the agent serves its own API (readiness).
+	metricsAgentPort = 9090
+)
+
+// MetricsAgentOptions says what a cluster's metrics agent scrapes and how it labels
+// what it writes.
+type MetricsAgentOptions struct {
+	// Targets are the host:port addresses it scrapes under the job "gateway", for
+	// example Traefik.MetricsTarget().
+	Targets []string
+	// ExternalLabels are added to every sample it writes, as a per-cluster pipeline
+	// adds the cluster's name: {cluster: <name>}.
+	ExternalLabels map[string]string
+	// Image is the Prometheus image. Default: $TESTBED_PROMETHEUS_IMAGE.
+	Image string
+}
+
+// InstallMetricsAgent runs the metrics pipeline of a cluster with a node: a real
+// Prometheus in agent mode, a pod on the node, which scrapes the targets every second
+// and remote-writes every sample, with the external labels, to the bed's Prometheus
+// (started with PrometheusOptions.RemoteWriteReceiver), as OCM's observability and
+// per-cluster OpenTelemetry collectors write to a central store on the hub. It
+// returns once the agent's pod is ready.
+func (b *Bed) InstallMetricsAgent(ctx context.Context, cluster string, opts MetricsAgentOptions) error {
+	b.mu.Lock()
+	c := b.clusterLocked(cluster)
+	prom := b.Prometheus
+	b.mu.Unlock()
+	switch {
+	case c == nil || c.node == nil:
+		return fmt.Errorf("install the metrics agent on %s: the cluster has no node", cluster)
+	case prom == nil:
+		return fmt.Errorf("install the metrics agent on %s: the test bed has no Prometheus to write to", cluster)
+	case len(opts.Targets) == 0:
+		return errors.New("install the metrics agent: no targets to scrape")
+	}
+	if opts.Image == "" {
+		opts.Image = os.Getenv(PrometheusImageEnv)
+	}
+	if opts.Image == "" {
+		return fmt.Errorf("install the metrics agent on %s: %s is not set ('make prometheus-image' builds the image)", cluster, PrometheusImageEnv)
+	}
+	config, err := metricsAgentConfig(opts, prom.URL+"/api/v1/write")
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: MetricsAgentNamespace}}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s on %s: %w", MetricsAgentNamespace, cluster, err)
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: MetricsAgentName, Namespace: MetricsAgentNamespace},
+		Data:       map[string]string{"prometheus.yml": string(config)},
+	}
+	if _, err := kube.CoreV1().ConfigMaps(MetricsAgentNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the metrics agent's ConfigMap on %s: %w", cluster, err)
+	}
+	if _, err := kube.AppsV1().Deployments(MetricsAgentNamespace).Create(ctx, metricsAgentDeployment(opts.Image), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the metrics agent's Deployment on %s: %w", cluster, err)
+	}
+	return c.WaitDeploymentAvailable(ctx, MetricsAgentNamespace, MetricsAgentName)
+}
+
+// metricsAgentConfig is the agent's prometheus.yml: one scrape job, the external
+// labels, and a remote write that sends within a second.
+func metricsAgentConfig(opts MetricsAgentOptions, remoteWriteURL string) ([]byte, error) {
+	cfg := map[string]any{
+		"global": map[string]any{
+			"scrape_interval": "1s",
+			"external_labels": opts.ExternalLabels,
+		},
+		"scrape_configs": []map[string]any{{
+			"job_name":       "gateway",
+			"static_configs": []map[string]any{{"targets": opts.Targets}},
+		}},
+		"remote_write": []map[string]any{{
+			"url":          remoteWriteURL,
+			"queue_config": map[string]any{"batch_send_deadline": "1s"},
+		}},
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("write the metrics agent's configuration: %w", err)
+	}
+	return out, nil
+}
+
+// metricsAgentDeployment runs Prometheus in agent mode (no local queries, a
+// write-ahead log until the samples are sent) on the pod network, with its
+// configuration from the ConfigMap and its WAL in an emptyDir.
+func metricsAgentDeployment(image string) *appsv1.Deployment {
+	return podDeployment(MetricsAgentNamespace, MetricsAgentName, corev1.PodSpec{
+		AutomountServiceAccountToken: ptr.To(false),
+		Containers: []corev1.Container{{
+			Name:  "prometheus",
+			Image: image,
+			Args: []string{
+				"--agent",
+				"--config.file=/etc/prometheus/prometheus.yml",
+				"--storage.agent.path=/data",
+				fmt.Sprintf("--web.listen-address=:%d", metricsAgentPort),
+				"--log.level=warn",
+			},
+			Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: metricsAgentPort}},
+			ReadinessProbe: &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/-/ready", Port: intstr.FromString("web")}},
+				PeriodSeconds: 1,
+			},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "config", MountPath: "/etc/prometheus", ReadOnly: true},
+				{Name: "data", MountPath: "/data"},
+			},
+			SecurityContext: &corev1.SecurityContext{
+				RunAsNonRoot:             ptr.To(true),
+				AllowPrivilegeEscalation: ptr.To(false),
+				ReadOnlyRootFilesystem:   ptr.To(true),
+			},
+		}},
+		Volumes: []corev1.Volume{
+			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: MetricsAgentName},
+			}}},
+			{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		},
+	})
+}
