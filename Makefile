@@ -229,7 +229,7 @@ $(CA_BUNDLE):
 ##@ Test
 
 .PHONY: test
-test: test-unit test-integration test-e2e ## Run all tests: unit, integration and end-to-end (builds the test bed on first use).
+test: tools test-unit test-integration test-e2e ## Run all tests: unit, integration and end-to-end (builds the test bed on first use).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -270,6 +270,19 @@ fleet: testbed testbed-nodes testbed-node-images traefik-image prometheus-image 
 
 .PHONY: testbed
 testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.
+
+# Every program the tests run, in two lanes at once: Traefik, whose modules share
+# nothing with the others, beside the rest one at a time. A cold Go build leaves a core
+# idle while it downloads modules and while it links, which the other lane fills.
+# Within the second lane the programs share packages (the Kubernetes binaries, OCM's),
+# which one build at a time compiles once into the build cache: that lane runs a make
+# of its own, outside the jobserver.
+.PHONY: tools tools-lane-traefik tools-lane-rest
+tools: ## Build (or find cached) every program of the test bed, its nodes and its spokes, two builds at a time.
+	@$(MAKE) -s --no-print-directory -j2 tools-lane-traefik tools-lane-rest
+tools-lane-traefik: $(TRAEFIK)
+tools-lane-rest:
+	@MAKEFLAGS='$(filter-out -j% --jobserver-auth=% --jobserver-fds=%,$(MAKEFLAGS))' $(MAKE) -s --no-print-directory $(TESTBED_TOOLS) $(NODE_TOOLS)
 
 # Debian's package, as root (CI and these machines) or through sudo.
 .PHONY: chromium
