@@ -159,7 +159,6 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	return nil
 }
 
-
 // countWrites counts the manager's API writes by method and resource, so that an idle
 // fleet can be seen to cost none and a busy one shows where its writes go.
 func countWrites(reg prometheus.Registerer) func(http.RoundTripper) http.RoundTripper {
