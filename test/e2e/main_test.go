@@ -82,9 +82,11 @@ func run(m *testing.M) (code int) {
 	// The hub's Prometheus scrapes nothing: the spokes' metrics agents remote-write to
 	// it. The spokes' nodes run Traefik, the Gateways' backends (the test image in
 	// backend mode) and the metrics agents (Prometheus in agent mode).
+	// The chart installs the policy CRD, as on a user's hub.
 	bed, err = testbed.New(ctx, testbed.Options{
-		Spokes:     []string{cluster1, cluster2},
-		Prometheus: &testbed.PrometheusOptions{RemoteWriteReceiver: true},
+		Spokes:           []string{cluster1, cluster2},
+		ChartInstallsCRD: true,
+		Prometheus:       &testbed.PrometheusOptions{RemoteWriteReceiver: true},
 		Nodes: &testbed.NodeOptions{
 			Clusters: []string{hubName, cluster1, cluster2},
 			Images: []string{

@@ -68,24 +68,24 @@ func moduleDir(module string) (string, error) {
 	return dir, nil
 }
 
-// hubCRDFiles lists the CRDs installed on the hub: OCM's and this project's.
-func hubCRDFiles() ([]string, error) {
+// hubCRDFiles lists the CRDs installed on the hub: OCM's, and this project's if own.
+func hubCRDFiles(own bool) ([]string, error) {
 	files, err := ocmCRDFiles(hubOCMCRDs)
-	if err != nil {
-		return nil, err
+	if err != nil || !own {
+		return files, err
 	}
 	root, err := moduleDir("")
 	if err != nil {
 		return nil, err
 	}
-	own, err := filepath.Glob(filepath.Join(root, "manifests", "crd", "*.yaml"))
+	ours, err := filepath.Glob(filepath.Join(root, "manifests", "crd", "*.yaml"))
 	if err != nil {
 		return nil, err
 	}
-	if len(own) == 0 {
+	if len(ours) == 0 {
 		return nil, fmt.Errorf("no CRD in %s: run 'make manifests'", filepath.Join(root, "manifests", "crd"))
 	}
-	return append(files, own...), nil
+	return append(files, ours...), nil
 }
 
 func ocmCRDFiles(rel []string) ([]string, error) {

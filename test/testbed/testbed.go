@@ -52,11 +52,16 @@ type Options struct {
 	// each cluster it names; AddNode adds more later. Nil: a process-only bed, whose
 	// clusters run no pods.
 	Nodes *NodeOptions
+	// ChartInstallsCRD leaves this project's CRD off the hub, for a test that installs
+	// it with the chart as a user's hub gets it (helm refuses to take over a CRD it
+	// did not create). The hub still gets OCM's CRDs.
+	ChartInstallsCRD bool
 }
 
 // Bed is a running test bed.
 type Bed struct {
-	// Hub is the hub cluster, with OCM's and this project's CRDs installed.
+	// Hub is the hub cluster, with OCM's CRDs and (unless Options.ChartInstallsCRD)
+	// this project's installed.
 	Hub *Cluster
 	// Spokes are the spoke clusters by name, with OCM's spoke CRDs installed.
 	Spokes map[string]*Cluster
@@ -107,7 +112,7 @@ func New(ctx context.Context, opts Options) (_ *Bed, err error) {
 	if b.etcd, b.EtcdURL, err = startEtcd(ctx, b.dir); err != nil {
 		return nil, err
 	}
-	hubCRDs, err := hubCRDFiles()
+	hubCRDs, err := hubCRDFiles(!opts.ChartInstallsCRD)
 	if err != nil {
 		return nil, err
 	}
