@@ -5,8 +5,8 @@ package bench
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -29,19 +29,7 @@ import (
 
 // fakeCABundle is a PEM block the size of a real cluster CA certificate (about 1.1 KiB).
 // Nothing verifies it: it is there for its size.
-var fakeCABundle = []byte("-----BEGIN CERTIFICATE-----\n" +
-	strings.TrimSpace(wrap64(base64.StdEncoding.EncodeToString([]byte(strings.Repeat("traffic-migration bench CA ", 30))))) +
-	"\n-----END CERTIFICATE-----\n")
-
-func wrap64(s string) string {
-	var b strings.Builder
-	for len(s) > 64 {
-		b.WriteString(s[:64] + "\n")
-		s = s[64:]
-	}
-	b.WriteString(s)
-	return b.String()
-}
+var fakeCABundle = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte(strings.Repeat("traffic-migration bench CA ", 30))})
 
 // heavySpec gives a ManagedCluster the client config a registered cluster has.
 func heavySpec(mc *clusterv1.ManagedCluster) {
