@@ -60,7 +60,7 @@ func TestManagerCommandHelp(t *testing.T) {
 		"proxy Placement", "--kubeconfig", "--metrics-bind-address", "--health-probe-bind-address",
 		"--leader-elect", "--leader-election-namespace", "--leader-election-id",
 		"--leader-election-lease-duration", "--leader-election-renew-deadline", "--leader-election-retry-period",
-		"--workers", "--kube-api-qps", "--kube-api-burst", "-v, --v", "--vmodule",
+		"--workers", "--kube-api-qps", "--kube-api-burst", "--gomemlimit-ratio", "-v, --v", "--vmodule",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)

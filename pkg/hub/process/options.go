@@ -29,6 +29,10 @@ const (
 	DefaultLeaderElectionNamespace = "open-cluster-management"
 	// DefaultLeaderElectionID is the name of the leader election Lease.
 	DefaultLeaderElectionID = "traffic-migration-manager"
+	// DefaultMemoryLimitRatio leaves a tenth of the container's memory limit to what
+	// the Go runtime does not count (the program's code, thread stacks), as Prometheus
+	// does with the same library.
+	DefaultMemoryLimitRatio = 0.9
 )
 
 // Options are the settings of the hub manager process: how it reaches the hub, where it
@@ -64,6 +68,12 @@ type Options struct {
 	// Workers is the number of parallel workers each controller runs.
 	Workers int
 
+	// MemoryLimitRatio is the share of the container's memory limit (its cgroup's)
+	// that the Go runtime is given as its soft limit, GOMEMLIMIT, so the garbage
+	// collector works harder before the kernel kills the process for memory. 0 turns
+	// this off; a GOMEMLIMIT in the environment always wins.
+	MemoryLimitRatio float64
+
 	// OnListening, when set, is called once with the bound addresses of the HTTP
 	// servers, before leader election starts. It is not a flag: tests and programs that
 	// embed the manager use it to learn ports chosen by the system (":0").
@@ -90,6 +100,7 @@ func newOptions(saDir string) *Options {
 		RenewDeadline:           10 * time.Second,
 		RetryPeriod:             2 * time.Second,
 		Workers:                 4,
+		MemoryLimitRatio:        DefaultMemoryLimitRatio,
 	}
 	if _, err := os.Stat(filepath.Join(saDir, "token")); err == nil {
 		o.LeaderElect = true
@@ -126,6 +137,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", o.RetryPeriod,
 		"how often candidates try to acquire or renew the lease")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "number of parallel workers of each controller")
+	fs.Float64Var(&o.MemoryLimitRatio, "gomemlimit-ratio", o.MemoryLimitRatio,
+		"share of the container's memory limit given to the Go runtime as its soft limit (GOMEMLIMIT), so it collects garbage harder before the limit is reached; 0 turns this off, and a GOMEMLIMIT in the environment wins")
 }
 
 // Validate checks the options and says which flag is wrong and why.
@@ -144,6 +157,10 @@ func (o *Options) Validate() error {
 	}
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--workers must be at least 1, not %d", o.Workers))
+	}
+	// The negated test also refuses NaN.
+	if !(o.MemoryLimitRatio >= 0 && o.MemoryLimitRatio <= 1) {
+		errs = append(errs, fmt.Errorf("--gomemlimit-ratio must be from 0 (off) to 1, not %v", o.MemoryLimitRatio))
 	}
 
 	metricsErr := probe.ValidateAddress("metrics-bind-address", o.MetricsBindAddress, true)

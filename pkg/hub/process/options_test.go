@@ -66,6 +66,7 @@ func TestNewOptionsDefaults(t *testing.T) {
 				RenewDeadline:           10 * time.Second,
 				RetryPeriod:             2 * time.Second,
 				Workers:                 4,
+				MemoryLimitRatio:        0.9,
 			}
 			if !reflect.DeepEqual(*o, want) {
 				t.Errorf("defaults = %+v, want %+v", *o, want)
@@ -88,7 +89,7 @@ func TestAddFlags(t *testing.T) {
 		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:9000",
 		"--leader-elect", "--leader-election-namespace=hub", "--leader-election-id=tm",
 		"--leader-election-lease-duration=30s", "--leader-election-renew-deadline=20s", "--leader-election-retry-period=5s",
-		"--workers=8",
+		"--workers=8", "--gomemlimit-ratio=0.8",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +107,7 @@ func TestAddFlags(t *testing.T) {
 		RenewDeadline:           20 * time.Second,
 		RetryPeriod:             5 * time.Second,
 		Workers:                 8,
+		MemoryLimitRatio:        0.8,
 	}
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("parsed = %+v, want %+v", *o, want)
@@ -158,6 +160,20 @@ func TestValidate(t *testing.T) {
 		"profiling without metrics": {
 			mutate:  func(o *Options) { o.Profiling, o.MetricsBindAddress = true, "0" },
 			wantErr: []string{"--profiling serves on the metrics address, which --metrics-bind-address=0 disables"},
+		},
+		"go memory limit off": {
+			mutate: func(o *Options) { o.MemoryLimitRatio = 0 },
+		},
+		"go memory limit the whole container's": {
+			mutate: func(o *Options) { o.MemoryLimitRatio = 1 },
+		},
+		"go memory limit ratio over 1": {
+			mutate:  func(o *Options) { o.MemoryLimitRatio = 1.5 },
+			wantErr: []string{"--gomemlimit-ratio must be from 0 (off) to 1, not 1.5"},
+		},
+		"negative go memory limit ratio": {
+			mutate:  func(o *Options) { o.MemoryLimitRatio = -0.1 },
+			wantErr: []string{"--gomemlimit-ratio must be from 0 (off) to 1, not -0.1"},
 		},
 		"no workers": {
 			mutate:  func(o *Options) { o.Workers = 0 },

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/rest"
@@ -61,6 +62,7 @@ func Run(ctx context.Context, o *Options, start StartFunc) error {
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("invalid options: %w", err)
 	}
+	setMemoryLimit(ctx, o.MemoryLimitRatio, memlimit.FromCgroup)
 	cfg, err := o.restConfig()
 	if err != nil {
 		return err
