@@ -55,10 +55,12 @@ func helmInstall(t *testing.T, ctx context.Context) {
 }
 
 // checkManagerPods checks the manager's pods as the chart runs them: from the image,
-// under the chart's ServiceAccount, on the hub's node.
+// under the chart's ServiceAccount, on the hub's node, with the Go runtime's soft
+// memory limit taken from the container's.
 func checkManagerPods(t *testing.T, pods []*corev1.Pod) {
 	t.Helper()
 	for _, pod := range pods {
+		checkGoMemoryLimit(t, pod)
 		if pod.Spec.ServiceAccountName != managerServiceAccount {
 			t.Errorf("manager pod %s runs as ServiceAccount %q, want %q", pod.Name, pod.Spec.ServiceAccountName, managerServiceAccount)
 		}
@@ -70,6 +72,35 @@ func checkManagerPods(t *testing.T, pods []*corev1.Pod) {
 				t.Errorf("manager pod %s runs image %q, want %q", pod.Name, s.Image, image)
 			}
 		}
+	}
+}
+
+// checkGoMemoryLimit checks that the manager gave the Go runtime 90% of its container's
+// memory limit as its soft limit, read from the cgroup the kubelet made for the
+// container: the line that the library logs when it sets the limit, at the start.
+func checkGoMemoryLimit(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == "manager" })
+	if i < 0 {
+		t.Errorf("manager pod %s has no container named manager", pod.Name)
+		return
+	}
+	limit := pod.Spec.Containers[i].Resources.Limits.Memory()
+	if limit.IsZero() {
+		t.Errorf("manager pod %s has no memory limit", pod.Name)
+		return
+	}
+	// As the library computes it: the ratio times the limit, rounded down.
+	want := fmt.Sprintf(`"GOMEMLIMIT is updated" GOMEMLIMIT=%d `, uint64(float64(limit.Value())*0.9))
+	logs, err := hub.kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
+		Container: "manager", LimitBytes: ptr.To[int64](1 << 16),
+	}).DoRaw(context.Background())
+	if err != nil {
+		t.Errorf("read the log of manager pod %s: %v", pod.Name, err)
+		return
+	}
+	if !strings.Contains(string(logs), want) {
+		t.Errorf("the log of manager pod %s (memory limit %s) has no %s in its first 64 KiB:\n%s", pod.Name, limit, want, logs)
 	}
 }
 
