@@ -127,11 +127,15 @@ UPLOT_DIR := pkg/cmd/dashboard/assets/vendor/uplot
 
 # build-tool builds one program of a tools module into the cache. It writes to a
 # temporary name first so an interrupted build never leaves a broken binary behind.
+# It downloads the module's dependencies first: go mod download fetches them in
+# parallel, where go build fetches each one as its loader reaches it (cold, Traefik's
+# took 62 s, against about 7 minutes inside the build); with them cached it does nothing.
 # $(1): tools module, $(2): package, $(3): output path, $(4): optional -ldflags.
 define build-tool
 	@mkdir -p $(dir $(3))
 	@echo ">> building $(notdir $(3)) (cached in $(TOOLS_DIR))"
-	@cd hack/tools/$(1) && GONOSUMDB=sigs.k8s.io/about-api CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(4)' -o $(3).tmp $(2)
+	@cd hack/tools/$(1) && export GONOSUMDB=sigs.k8s.io/about-api && $(GO) mod download && \
+		CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(4)' -o $(3).tmp $(2)
 	@mv $(3).tmp $(3)
 endef
 
@@ -154,6 +158,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD from the API types.
 
 .PHONY: verify
 verify: ## Regenerate everything and fail on any difference; vet and format checks.
+	$(GO) mod download
 	$(MAKE) generate manifests
 	@git diff --exit-code -- pkg manifests charts || { echo "generated files are out of date: run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- pkg manifests charts)" || { git status --porcelain -- pkg manifests charts; echo "untracked generated files: commit them"; exit 1; }
@@ -279,6 +284,7 @@ testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.
 # of its own, outside the jobserver.
 .PHONY: tools tools-lane-traefik tools-lane-rest
 tools: ## Build (or find cached) every program of the test bed, its nodes and its spokes, two builds at a time.
+	@$(GO) mod download
 	@$(MAKE) -s --no-print-directory -j2 tools-lane-traefik tools-lane-rest
 tools-lane-traefik: $(TRAEFIK)
 tools-lane-rest:
