@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,11 @@ import (
 
 // fullEnv selects the full sizes and the report under bench/results.
 const fullEnv = "TRAFFIC_MIGRATION_BENCH"
+
+// clustersEnv, with the full sizes, replaces the fleet benchmark's sizes, for example
+// "500,10000" to measure only the largest fleet again. The first size also chooses the
+// clusters that the policies select, so it should stay 500 to compare with a full run.
+const clustersEnv = "TRAFFIC_MIGRATION_BENCH_CLUSTERS"
 
 // sizes are the knobs of one run.
 type sizes struct {
@@ -56,6 +63,13 @@ func TestBench(t *testing.T) {
 	sz, outDir := short, t.TempDir()
 	if os.Getenv(fullEnv) == "full" {
 		sz, outDir = full, filepath.Join("..", "..", "bench", "results")
+		if v := os.Getenv(clustersEnv); v != "" {
+			clusters, err := parseClusters(v, sz.Fleet.PerPlacement)
+			if err != nil {
+				t.Fatalf("%s=%q: %v", clustersEnv, v, err)
+			}
+			sz.Fleet.Clusters = clusters
+		}
 	}
 	ctx := context.Background()
 	mgr, err := startManager(ctx)
@@ -79,6 +93,26 @@ func TestBench(t *testing.T) {
 	}
 	md, _ := os.ReadFile(filepath.Join(outDir, "report.md"))
 	t.Logf("report in %s:\n%s", outDir, md)
+}
+
+// parseClusters reads a list of fleet sizes, "500,10000": growing, and the first one a
+// multiple of the clusters per placement, as the policies' placements select from it.
+func parseClusters(s string, perPlacement int) ([]int, error) {
+	var clusters []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a number of clusters", f)
+		}
+		if len(clusters) > 0 && n <= clusters[len(clusters)-1] {
+			return nil, fmt.Errorf("the sizes must grow, and %d follows %d", n, clusters[len(clusters)-1])
+		}
+		clusters = append(clusters, n)
+	}
+	if clusters[0]%perPlacement != 0 {
+		return nil, fmt.Errorf("the first size, %d, must be a multiple of %d, the clusters per placement", clusters[0], perPlacement)
+	}
+	return clusters, nil
 }
 
 // benchReaction: N policies, each with one draining cluster whose share of its

@@ -15,6 +15,10 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -25,13 +29,46 @@ type manager struct {
 }
 
 // startManager starts the manager with its profiles served (--profiling), so that a
-// benchmark can read where its memory goes.
+// benchmark can read where its memory goes, and with the Go memory limit it gives
+// itself in the chart's pod.
 func startManager(ctx context.Context) (*manager, error) {
-	m, err := bed.StartManager(ctx, "--profiling")
+	env, err := podMemoryEnv()
+	if err != nil {
+		return nil, err
+	}
+	m, err := bed.StartManagerEnv(ctx, bed.Hub.KubeconfigPath, env, "--profiling")
 	if err != nil {
 		return nil, err
 	}
 	return &manager{Manager: m, proc: m.Process}, nil
+}
+
+// podMemoryEnv is the manager's environment in the chart's pod as far as memory goes:
+// GOMEMLIMIT, the chart's default memory limit times --gomemlimit-ratio's default,
+// which the manager sets for itself there from its container's cgroup (the e2e checks
+// that it does). The benchmarks run the manager as a process outside any container,
+// so they give it the same value.
+func podMemoryEnv() ([]string, error) {
+	chart, err := testbed.ChartDir()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := os.ReadFile(filepath.Join(chart, "values.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var values struct {
+		Resources corev1.ResourceRequirements `json:"resources"`
+	}
+	if err := yaml.Unmarshal(raw, &values); err != nil {
+		return nil, fmt.Errorf("read the chart's values: %w", err)
+	}
+	limit := values.Resources.Limits.Memory()
+	if limit.IsZero() {
+		return nil, fmt.Errorf("the chart's values.yaml has no resources.limits.memory")
+	}
+	// As the manager computes it: the ratio times the limit, rounded down.
+	return []string{fmt.Sprintf("GOMEMLIMIT=%d", uint64(float64(limit.Value())*process.DefaultMemoryLimitRatio))}, nil
 }
 
 // metrics reads the manager's /metrics and returns, per family, the sum of its

@@ -36,6 +36,13 @@ func (b *Bed) StartManager(ctx context.Context, args ...string) (*Manager, error
 // manager's ServiceAccount (Cluster.ServiceAccountKubeconfig), so that the manager
 // has the rights of its install and no more.
 func (b *Bed) StartManagerAs(ctx context.Context, kubeconfig string, args ...string) (*Manager, error) {
+	return b.StartManagerEnv(ctx, kubeconfig, nil, args...)
+}
+
+// StartManagerEnv is StartManagerAs with env added to the manager's environment, for
+// example GOMEMLIMIT as the manager sets it for itself in a container with a memory
+// limit.
+func (b *Bed) StartManagerEnv(ctx context.Context, kubeconfig string, env []string, args ...string) (*Manager, error) {
 	metricsPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -54,7 +61,7 @@ func (b *Bed) StartManagerAs(ctx context.Context, kubeconfig string, args ...str
 		"--health-probe-bind-address=" + hostPort(healthPort),
 		"--leader-elect=false",
 	}, args...)
-	m.Process, err = b.StartProgram(ctx, "traffic-migration manager", ProgramTrafficMigration, args, HTTPReady(m.HealthURL))
+	m.Process, err = b.startProgramEnv(ctx, "traffic-migration manager", ProgramTrafficMigration, env, args, HTTPReady(m.HealthURL))
 	if err != nil {
 		return nil, err
 	}
