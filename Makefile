@@ -45,8 +45,12 @@ KUBE_CONTROLLER_MANAGER := $(TOOLS_DIR)/kube-controller-manager-$(KUBE_VERSION)
 KUBELET := $(TOOLS_DIR)/kubelet-$(KUBE_VERSION)
 KUBE_PROXY := $(TOOLS_DIR)/kube-proxy-$(KUBE_VERSION)
 KUBE_SCHEDULER := $(TOOLS_DIR)/kube-scheduler-$(KUBE_VERSION)
-PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)
-PROMTOOL := $(TOOLS_DIR)/promtool-$(PROMETHEUS_VERSION)
+# Prometheus is built with only the service discoveries that need no cloud SDK (static,
+# file and HTTP: Prometheus's build tag remove_all_sd), which is all the bed configures.
+# It halves the Go files that a cold build compiles.
+PROMETHEUS_TAGS := remove_all_sd
+PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)-$(PROMETHEUS_TAGS)
+PROMTOOL := $(TOOLS_DIR)/promtool-$(PROMETHEUS_VERSION)-$(PROMETHEUS_TAGS)
 DEEPCOPY_GEN := $(TOOLS_DIR)/deepcopy-gen-$(CODEGEN_VERSION)
 CLIENT_GEN := $(TOOLS_DIR)/client-gen-$(CODEGEN_VERSION)
 LISTER_GEN := $(TOOLS_DIR)/lister-gen-$(CODEGEN_VERSION)
@@ -137,7 +141,7 @@ define build-tool
 	@mkdir -p $(dir $(3))
 	@echo ">> building $(notdir $(3)) (cached in $(TOOLS_DIR))"
 	@start=$$(date +%s) && cd hack/tools/$(1) && export GONOSUMDB=sigs.k8s.io/about-api && $(GO) mod download && \
-		CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(4)' -o $(3).tmp $(2) && \
+		CGO_ENABLED=0 $(GO) build -trimpath $(5) -ldflags '-s -w $(4)' -o $(3).tmp $(2) && \
 		echo ">> built $(notdir $(3)) in $$(( $$(date +%s) - start )) s"
 	@mv $(3).tmp $(3)
 endef
@@ -351,9 +355,9 @@ $(KUBE_PROXY):
 $(KUBE_SCHEDULER):
 	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-scheduler,$@)
 $(PROMETHEUS):
-	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/prometheus,$@)
+	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/prometheus,$@,,-tags=$(PROMETHEUS_TAGS))
 $(PROMTOOL):
-	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/promtool,$@)
+	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/promtool,$@,,-tags=$(PROMETHEUS_TAGS))
 $(OCM_PLACEMENT):
 	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/placement,$@)
 $(OCM_REGISTRATION):
