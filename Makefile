@@ -22,7 +22,17 @@ IMAGES_DIR := $(abspath $(BIN_DIR))/images
 CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=$(VERSION)
-GO_TEST_FLAGS ?= -race
+# Every build but the race detector's is static and trimmed, with the same flags
+# (GO_BUILD and GO_BUILD_FLAGS), so that verify's go vet, make build, the images, the
+# end-to-end tests and the demo compile each package once into the build cache. The
+# race detector needs cgo: the unit and integration tests, which run the product's code
+# in-process, build apart with GO_TEST_FLAGS. The end-to-end tests run the product as
+# separate programs and pods, built without it. -w leaves DWARF out of the test
+# binaries (each links a second faster); stack traces keep their files and lines.
+GO_BUILD := CGO_ENABLED=0 $(GO)
+GO_BUILD_FLAGS := -trimpath
+GO_TEST_FLAGS ?= -race -ldflags=-w
+GO_E2E_TEST_FLAGS ?= $(GO_BUILD_FLAGS) -ldflags=-w
 INTEGRATION_TIMEOUT ?= 40m
 E2E_TIMEOUT ?= 30m
 
@@ -171,7 +181,7 @@ verify: ## Regenerate everything and fail on any difference; vet and format chec
 	@test -z "$$(git status --porcelain -- pkg manifests charts)" || { git status --porcelain -- pkg manifests charts; echo "untracked generated files: commit them"; exit 1; }
 	@test -z "$$(gofmt -l cmd pkg test)" || { gofmt -l cmd pkg test; echo "gofmt needed"; exit 1; }
 	$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
-	$(GO) vet ./...
+	$(GO_BUILD) vet $(GO_BUILD_FLAGS) ./...
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -184,7 +194,7 @@ fmt: ## Format the code.
 .PHONY: build
 build: ## Build the static binaries traffic-migration and traffic-migration-agent under bin/.
 	@mkdir -p $(BIN_DIR)
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/ ./cmd/traffic-migration ./cmd/traffic-migration-agent
+	$(GO_BUILD) build $(GO_BUILD_FLAGS) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/ ./cmd/traffic-migration ./cmd/traffic-migration-agent
 
 PLUGIN_DIR ?= $(HOME)/.local/bin
 
@@ -205,7 +215,7 @@ image: build $(CA_BUNDLE) ## Build the image IMAGE and the test bed's pause imag
 	@cp $(BIN_DIR)/traffic-migration $(BIN_DIR)/traffic-migration-agent $(BIN_DIR)/image-context/
 	@cp $(CA_BUNDLE) $(BIN_DIR)/image-context/ca-certificates.crt
 	hack/image.sh $(IMAGE) Dockerfile $(BIN_DIR)/image-context $(IMAGES_DIR)/traffic-migration.tar VERSION=$(VERSION)
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/pause-context/pause ./test/images/pause
+	$(GO_BUILD) build $(GO_BUILD_FLAGS) -ldflags '-s -w' -o $(BIN_DIR)/pause-context/pause ./test/images/pause
 	hack/image.sh $(PAUSE_IMAGE) test/images/pause/Dockerfile $(BIN_DIR)/pause-context $(IMAGES_DIR)/pause.tar
 
 .PHONY: applicationset-crd
@@ -259,25 +269,25 @@ E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/demo
 
 .PHONY: test-e2e
 test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image image-upgrade-from ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
-	$(GO) test $(GO_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
+	$(GO_BUILD) test $(GO_E2E_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration
 # runs their small case.
 .PHONY: bench
 bench: testbed build ## Run the benchmarks at full size on the local test bed; the report goes to bench/results/.
-	TRAFFIC_MIGRATION_BENCH=full $(GO) test -count=1 -timeout 60m -run '^TestBench$$' -v ./test/bench/
+	TRAFFIC_MIGRATION_BENCH=full $(GO_BUILD) test $(GO_BUILD_FLAGS) -count=1 -timeout 60m -run '^TestBench$$' -v ./test/bench/
 
 DEMO_FLAGS ?=
 
 .PHONY: demo
 demo: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
-	$(GO) run ./test/demo $(DEMO_FLAGS)
+	$(GO_BUILD) run $(GO_BUILD_FLAGS) ./test/demo $(DEMO_FLAGS)
 
 # The fleet runs as a binary of its own, not under 'go run', so that the SIGTERM make
 # passes on reaches it and it stops everything it started.
 .PHONY: fleet
 fleet: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image ## Start the demo's local fleet and leave it running to try the product by hand: prints the KUBECONFIG and commands to try; Ctrl-C stops it all.
-	$(GO) build -o $(BIN_DIR)/traffic-migration-fleet ./test/demo
+	$(GO_BUILD) build $(GO_BUILD_FLAGS) -o $(BIN_DIR)/traffic-migration-fleet ./test/demo
 	exec $(BIN_DIR)/traffic-migration-fleet -fleet
 
 .PHONY: testbed
@@ -321,7 +331,7 @@ testbed-nodes: $(NODE_TOOLS) ## Install the Debian packages of the test bed's no
 .PHONY: testbed-node-images
 testbed-node-images: ## Build the test image of the nodes' test (an in-cluster client) into TESTBED_IMAGES_DIR, like make image.
 	@rm -rf $(BIN_DIR)/incluster-context && mkdir -p $(BIN_DIR)/incluster-context
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN_DIR)/incluster-context/incluster ./test/images/incluster
+	$(GO_BUILD) build $(GO_BUILD_FLAGS) -ldflags '-s -w' -o $(BIN_DIR)/incluster-context/incluster ./test/images/incluster
 	hack/image.sh $(TESTBED_INCLUSTER_IMAGE) test/images/incluster/Dockerfile $(BIN_DIR)/incluster-context $(IMAGES_DIR)/incluster.tar
 
 .PHONY: traefik
