@@ -184,14 +184,8 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 			testbed.TraefikGatewayClass, namespace, backendName, d.bed.Prometheus.URL, c)
 	}
 
-	if _, err := d.bed.StartOCMHub(ctx); err != nil {
-		return fmt.Errorf("start the OCM hub: %w", err)
-	}
-	if _, err := d.bed.StartPlacementController(ctx); err != nil {
-		return fmt.Errorf("start OCM's placement controller: %w", err)
-	}
-	if _, err := d.bed.StartWorkManager(ctx); err != nil {
-		return fmt.Errorf("start OCM's work manager: %w", err)
+	if err := d.bed.StartOCMControlPlane(ctx, true); err != nil {
+		return err
 	}
 	d.con.step("OCM hub running: registration controller, add-on manager and conversion webhook, placement controller, work manager (ManifestWorkReplicaSet)")
 	if _, err := d.bed.JoinSpokes(ctx, cluster1, cluster2); err != nil {

@@ -108,16 +108,8 @@ func run(m *testing.M) (code int) {
 			bed.DumpLogs(os.Stderr, 16384)
 		}
 	}()
-	if _, err := bed.StartOCMHub(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "start the OCM hub: %v\n", err)
-		return 1
-	}
-	if _, err := bed.StartPlacementController(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "start OCM's placement controller: %v\n", err)
-		return 1
-	}
-	if _, err := bed.StartWorkManager(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "start OCM's work manager: %v\n", err)
+	if err := bed.StartOCMControlPlane(ctx, true); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	hubReady := time.Since(start)

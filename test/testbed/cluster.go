@@ -145,7 +145,7 @@ func startCluster(ctx context.Context, name, dir, etcdURL string, bedNet *bedNet
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
 	}
-	c.Process, err = startProcess("kube-apiserver ("+name+")", ProgramKubeAPIServer, dir, "kube-apiserver", append(args, nodeArgs...)...)
+	c.Process, err = startProcess("kube-apiserver ("+name+")", ProgramKubeAPIServer, dir, "kube-apiserver", nil, append(args, nodeArgs...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func startEtcd(ctx context.Context, dir string) (*Process, string, error) {
 	}
 	clientURL := "http://" + hostPort(clientPort)
 	peerURL := "http://" + hostPort(peerPort)
-	p, err := startProcess("etcd", ProgramEtcd, dir, "etcd",
+	p, err := startProcess("etcd", ProgramEtcd, dir, "etcd", nil,
 		"--name=testbed",
 		"--data-dir="+filepath.Join(dir, "etcd-data"),
 		"--listen-client-urls="+clientURL,

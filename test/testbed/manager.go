@@ -61,7 +61,7 @@ func (b *Bed) StartManagerEnv(ctx context.Context, kubeconfig string, env []stri
 		"--health-probe-bind-address=" + hostPort(healthPort),
 		"--leader-elect=false",
 	}, args...)
-	m.Process, err = b.startProgramEnv(ctx, "traffic-migration manager", ProgramTrafficMigration, env, args, HTTPReady(m.HealthURL))
+	m.Process, err = b.startTracked(ctx, "traffic-migration manager", ProgramTrafficMigration, b.dir, uniqueLogName(ProgramTrafficMigration), env, programReadyTimeout, HTTPReady(m.HealthURL), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -301,7 +301,7 @@ func (n *Node) run(ctx context.Context, name string, args ...string) error {
 // startInNode starts a program of the node in its network namespace and cgroup, as a
 // process of the bed.
 func (n *Node) startInNode(b *Bed, name, bin, logName string, args ...string) (*Process, error) {
-	p, err := startCommand(name+" ("+n.Cluster.Name+")", "nsenter", n.configDir, logName,
+	p, err := startCommand(name+" ("+n.Cluster.Name+")", "nsenter", n.configDir, logName, nil,
 		append([]string{"--net=/run/netns/" + n.NetNS, "--", bin}, args...)...)
 	if err != nil {
 		return nil, err
@@ -365,7 +365,7 @@ func (b *Bed) startScheduler(ctx context.Context, c *Cluster) (*Process, error) 
 		return nil, err
 	}
 	return b.startTracked(ctx, "kube-scheduler ("+c.Name+")", ProgramKubeScheduler, c.dir, "kube-scheduler",
-		controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz"),
+		nil, controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz"),
 		"--kubeconfig="+c.KubeconfigPath,
 		"--authentication-kubeconfig="+c.KubeconfigPath,
 		"--authorization-kubeconfig="+c.KubeconfigPath,

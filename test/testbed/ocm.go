@@ -43,7 +43,7 @@ func (b *Bed) startController(ctx context.Context, name string, prog Program, di
 		"--disable-leader-election",
 		"--listen="+hostPort(port),
 	)
-	return b.startTracked(ctx, name, prog, dir, logName, controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz"), args...)
+	return b.startTracked(ctx, name, prog, dir, logName, nil, controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz"), args...)
 }
 
 // healthzReady answers whether a health endpoint served over TLS with a self-signed

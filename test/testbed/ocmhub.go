@@ -89,6 +89,24 @@ type OCMHub struct {
 	AddonManager *Process
 }
 
+// StartOCMControlPlane runs what the product needs of a user's OCM hub: the OCM hub
+// (StartOCMHub), OCM's placement controller (StartPlacementController) and, with
+// workManager, the work manager that ManifestWorkReplicaSets need (StartWorkManager).
+func (b *Bed) StartOCMControlPlane(ctx context.Context, workManager bool) error {
+	if _, err := b.StartOCMHub(ctx); err != nil {
+		return fmt.Errorf("start the OCM hub: %w", err)
+	}
+	if _, err := b.StartPlacementController(ctx); err != nil {
+		return fmt.Errorf("start OCM's placement controller: %w", err)
+	}
+	if workManager {
+		if _, err := b.StartWorkManager(ctx); err != nil {
+			return fmt.Errorf("start OCM's work manager: %w", err)
+		}
+	}
+	return nil
+}
+
 // StartOCMHub runs a real OCM hub on the test bed's hub: kube-controller-manager to sign
 // CSRs, the registration controller, the add-on conversion webhook (with the add-on
 // CRDs converted through it) and the addon manager, plus the bootstrap service account
@@ -246,7 +264,7 @@ func (b *Bed) startKubeControllerManager(ctx context.Context, c *Cluster, signCS
 	}
 	// /healthz is always allowed, without credentials.
 	p, err := b.startTracked(ctx, "kube-controller-manager ("+c.Name+")", ProgramKubeControllerManager, c.dir, "kube-controller-manager",
-		controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz"), args...)
+		nil, controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz"), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +303,7 @@ func (b *Bed) startAddonWebhook(ctx context.Context) (*Process, string, error) {
 		return nil, "", err
 	}
 	url := "https://" + hostPort(port) + "/convert"
-	p, err := startProcess("addon webhook-server", ProgramOCMAddon, b.dir, "addon-webhook",
+	p, err := startProcess("addon webhook-server", ProgramOCMAddon, b.dir, "addon-webhook", nil,
 		"webhook-server",
 		"--port="+strconv.Itoa(port),
 		"--certdir="+dir,

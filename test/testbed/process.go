@@ -94,29 +94,19 @@ func (p Program) Path() (string, error) {
 	return path, nil
 }
 
-// startProcess starts a program with its output in dir/<logName>.log. The process gets
-// its own process group and is killed by the kernel if the test binary dies, so no
-// program outlives a crashed test.
-func startProcess(name string, prog Program, dir, logName string, args ...string) (*Process, error) {
-	return startProcessEnv(name, prog, dir, logName, nil, args...)
-}
-
-// startProcessEnv is startProcess with env added to the program's environment.
-func startProcessEnv(name string, prog Program, dir, logName string, env []string, args ...string) (*Process, error) {
+// startProcess starts a program with its output in dir/<logName>.log and env added to
+// its environment. The process gets its own process group and is killed by the kernel
+// if the test binary dies, so no program outlives a crashed test.
+func startProcess(name string, prog Program, dir, logName string, env []string, args ...string) (*Process, error) {
 	bin, err := prog.Path()
 	if err != nil {
 		return nil, err
 	}
-	return startCommandEnv(name, bin, dir, logName, env, args...)
+	return startCommand(name, bin, dir, logName, env, args...)
 }
 
 // startCommand starts the binary bin as startProcess starts a program.
-func startCommand(name, bin, dir, logName string, args ...string) (*Process, error) {
-	return startCommandEnv(name, bin, dir, logName, nil, args...)
-}
-
-// startCommandEnv is startCommand with env added to the binary's environment.
-func startCommandEnv(name, bin, dir, logName string, env []string, args ...string) (*Process, error) {
+func startCommand(name, bin, dir, logName string, env []string, args ...string) (*Process, error) {
 	logPath := filepath.Join(dir, logName+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -259,47 +249,33 @@ func hostPort(port int) string {
 // like the test bed's own, and stopped with the test bed. ready, when not nil, is
 // polled until it returns nil.
 func (b *Bed) StartProgram(ctx context.Context, name string, prog Program, args []string, ready func(context.Context) error) (*Process, error) {
-	return b.startProgramEnv(ctx, name, prog, nil, args, ready)
+	return b.startTracked(ctx, name, prog, b.dir, uniqueLogName(prog), nil, programReadyTimeout, ready, args...)
 }
 
-// startProgramEnv is StartProgram with env added to the program's environment.
-func (b *Bed) startProgramEnv(ctx context.Context, name string, prog Program, env, args []string, ready func(context.Context) error) (*Process, error) {
-	logName := fmt.Sprintf("%s-%d", prog.Name, time.Now().UnixNano())
-	p, err := startProcessEnv(name, prog, b.dir, logName, env, args...)
-	if err != nil {
-		return nil, err
-	}
-	if err := b.trackReady(ctx, p, 60*time.Second, ready); err != nil {
-		return nil, err
-	}
-	return p, nil
+// programReadyTimeout is how long a program that a test starts has to get ready.
+const programReadyTimeout = 60 * time.Second
+
+// uniqueLogName names the log of one run of prog, apart from its other runs.
+func uniqueLogName(prog Program) string {
+	return fmt.Sprintf("%s-%d", prog.Name, time.Now().UnixNano())
 }
 
 // startTracked starts a program as startProcess does, makes the test bed stop it with
 // everything else, and, when ready is not nil, polls ready for up to timeout; a
 // program that does not get ready is stopped.
-func (b *Bed) startTracked(ctx context.Context, name string, prog Program, dir, logName string, timeout time.Duration, ready func(context.Context) error, args ...string) (*Process, error) {
-	p, err := startProcess(name, prog, dir, logName, args...)
+func (b *Bed) startTracked(ctx context.Context, name string, prog Program, dir, logName string, env []string, timeout time.Duration, ready func(context.Context) error, args ...string) (*Process, error) {
+	p, err := startProcess(name, prog, dir, logName, env, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.trackReady(ctx, p, timeout, ready); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// trackReady makes the test bed stop p with everything else and, when ready is not
-// nil, polls ready for up to timeout; a program that does not get ready is stopped.
-func (b *Bed) trackReady(ctx context.Context, p *Process, timeout time.Duration, ready func(context.Context) error) error {
 	b.Track(p)
 	if ready != nil {
 		if err := p.waitReady(ctx, timeout, ready); err != nil {
 			p.Stop()
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return p, nil
 }
 
 // FreePort returns a free TCP port on the loopback address.

@@ -99,7 +99,7 @@ func (p *Prometheus) Start(ctx context.Context) error {
 		args = append(args, "--web.enable-remote-write-receiver")
 	}
 	p.mu.Unlock()
-	proc, err := startProcess("prometheus", ProgramPrometheus, p.dir, fmt.Sprintf("prometheus-%d", time.Now().UnixNano()), args...)
+	proc, err := startProcess("prometheus", ProgramPrometheus, p.dir, uniqueLogName(ProgramPrometheus), nil, args...)
 	if err != nil {
 		return err
 	}
