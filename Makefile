@@ -24,15 +24,16 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=$(VERSION)
 # Every build but the race detector's is static and trimmed, with the same flags
 # (GO_BUILD and GO_BUILD_FLAGS), so that verify's go vet, make build, the images, the
-# end-to-end tests and the demo compile each package once into the build cache. The
-# race detector needs cgo: the unit and integration tests, which run the product's code
-# in-process, build apart with GO_TEST_FLAGS. The end-to-end tests run the product as
-# separate programs and pods, built without it. -w leaves DWARF out of the test
-# binaries (each links a second faster); stack traces keep their files and lines.
+# end-to-end tests, the benchmarks and the demo compile each package once into the
+# build cache. The race detector needs cgo: the unit and integration tests, which run
+# the product's code in-process, build apart with GO_TEST_FLAGS. The end-to-end tests
+# run the product as separate programs and pods, and the benchmarks measure it, built
+# without it (GO_BUILD_TEST_FLAGS). -w leaves DWARF out of the test binaries (each
+# links a second faster); stack traces keep their files and lines.
 GO_BUILD := CGO_ENABLED=0 $(GO)
 GO_BUILD_FLAGS := -trimpath
 GO_TEST_FLAGS ?= -race -ldflags=-w
-GO_E2E_TEST_FLAGS ?= $(GO_BUILD_FLAGS) -ldflags=-w
+GO_BUILD_TEST_FLAGS ?= $(GO_BUILD_FLAGS) -ldflags=-w
 INTEGRATION_TIMEOUT ?= 40m
 E2E_TIMEOUT ?= 30m
 
@@ -258,9 +259,12 @@ test-unit: ## Run the unit tests.
 	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/...
 
 # The tests that run real programs are never taken from the test cache (-count=1).
+# The benchmarks' small case is built as make bench builds them, so that it checks
+# what make bench runs.
 .PHONY: test-integration
 test-integration: testbed build chromium applicationset-crd ## Run the integration tests on the local test bed.
-	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/... ./test/bench/...
+	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/...
+	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/bench/...
 
 # One package at a time: each starts an OCM hub, whose add-on webhook binds fixed ports.
 # test/nodes tests the test bed's nodes themselves (pods, in-cluster access, cleanup).
@@ -269,13 +273,13 @@ E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/demo
 
 .PHONY: test-e2e
 test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image image-upgrade-from ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
-	$(GO_BUILD) test $(GO_E2E_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
+	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration
 # runs their small case.
 .PHONY: bench
 bench: testbed build ## Run the benchmarks at full size on the local test bed; the report goes to bench/results/.
-	TRAFFIC_MIGRATION_BENCH=full $(GO_BUILD) test $(GO_BUILD_FLAGS) -count=1 -timeout 60m -run '^TestBench$$' -v ./test/bench/
+	TRAFFIC_MIGRATION_BENCH=full $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -timeout 60m -run '^TestBench$$' -v ./test/bench/
 
 DEMO_FLAGS ?=
 
