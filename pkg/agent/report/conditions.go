@@ -57,6 +57,7 @@ type Observed struct {
 func IsAgentCondition(conditionType string) bool {
 	return conditionType == trafficv1alpha1.ConditionGatewayAPI ||
 		conditionType == trafficv1alpha1.ConditionClusterLabels ||
+		conditionType == trafficv1alpha1.ConditionGatewayAddresses ||
 		strings.HasPrefix(conditionType, trafficv1alpha1.GatewayConditionPrefix)
 }
 
@@ -87,6 +88,7 @@ func Conditions(o Observed) []metav1.Condition {
 	})
 	var reported int
 	var skipped []string
+	addresses := trafficv1alpha1.GatewayAddresses{}
 	for _, gw := range gateways {
 		if !validConditionType(trafficv1alpha1.GatewayConditionType(gw.Namespace, gw.Name)) {
 			skipped = append(skipped, gw.Namespace+"/"+gw.Name)
@@ -96,8 +98,12 @@ func Conditions(o Observed) []metav1.Condition {
 			continue
 		}
 		conds = append(conds, GatewayCondition(gw))
+		if a := publishableAddresses(gw); len(a) > 0 {
+			addresses[trafficv1alpha1.GatewayKey(gw.Namespace, gw.Name)] = a
+		}
 		reported++
 	}
+	conds = append(conds, addressesCondition(addresses))
 	conds = append(conds, metav1.Condition{
 		Type:    trafficv1alpha1.ConditionGatewayAPI,
 		Status:  metav1.ConditionTrue,
@@ -169,6 +175,35 @@ func GatewayCondition(gw *gatewayv1.Gateway) metav1.Condition {
 		cond.Message = addresses
 	}
 	return cond
+}
+
+// addressesCondition is the GatewayAddresses condition: the reported Gateways'
+// addresses in the contract's machine-readable form.
+func addressesCondition(addresses trafficv1alpha1.GatewayAddresses) metav1.Condition {
+	message, complete := trafficv1alpha1.FormatGatewayAddresses(addresses, trafficv1alpha1.MaxGatewayAddressesMessage)
+	c := metav1.Condition{
+		Type:    trafficv1alpha1.ConditionGatewayAddresses,
+		Status:  metav1.ConditionTrue,
+		Reason:  trafficv1alpha1.AgentReasonReported,
+		Message: message,
+	}
+	if !complete {
+		c.Reason = trafficv1alpha1.AgentReasonTruncated
+	}
+	return c
+}
+
+// publishableAddresses are a Gateway's addresses of type IPAddress (the default) and
+// Hostname, in the order of its status; other types are the implementation's own and
+// mean nothing to DNS.
+func publishableAddresses(gw *gatewayv1.Gateway) []string {
+	var out []string
+	for _, a := range gw.Status.Addresses {
+		if a.Type == nil || *a.Type == gatewayv1.IPAddressType || *a.Type == gatewayv1.HostnameAddressType {
+			out = append(out, a.Value)
+		}
+	}
+	return out
 }
 
 // addressesOf names a Gateway's addresses in the order of its status.

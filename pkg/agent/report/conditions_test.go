@@ -44,6 +44,14 @@ func accepted(status metav1.ConditionStatus, reason string, observedGeneration i
 	}
 }
 
+// namedAddress adds an address of the implementation's own type NamedAddress.
+func namedAddress(value string) func(*gatewayv1.Gateway) {
+	return func(gw *gatewayv1.Gateway) {
+		named := gatewayv1.NamedAddressType
+		gw.Status.Addresses = append(gw.Status.Addresses, gatewayv1.GatewayStatusAddress{Type: &named, Value: value})
+	}
+}
+
 // addresses sets the Gateway's status addresses.
 func addresses(values ...string) func(*gatewayv1.Gateway) {
 	return func(gw *gatewayv1.Gateway) {
@@ -143,8 +151,9 @@ func TestConditions(t *testing.T) {
 		"installed, no Gateways": {
 			observed: Observed{GatewayAPI: installed, Labels: labels},
 			want: map[string]brief{
-				trafficv1alpha1.ConditionGatewayAPI:    {metav1.ConditionTrue, "Installed", "Gateway API v1 is installed; reporting 0 Gateways"},
-				trafficv1alpha1.ConditionClusterLabels: {metav1.ConditionTrue, "Reported", labelsMessage},
+				trafficv1alpha1.ConditionGatewayAPI:       {metav1.ConditionTrue, "Installed", "Gateway API v1 is installed; reporting 0 Gateways"},
+				trafficv1alpha1.ConditionClusterLabels:    {metav1.ConditionTrue, "Reported", labelsMessage},
+				trafficv1alpha1.ConditionGatewayAddresses: {metav1.ConditionTrue, "Reported", ""},
 			},
 		},
 		"installed, Gateways selected by label": {
@@ -160,6 +169,7 @@ func TestConditions(t *testing.T) {
 				trafficv1alpha1.ConditionClusterLabels:           {metav1.ConditionTrue, "Reported", labelsMessage},
 				trafficv1alpha1.GatewayConditionType("a", "web"): {metav1.ConditionFalse, "NotProgrammed", "Programmed is False (Invalid). No addresses"},
 				trafficv1alpha1.GatewayConditionType("b", "web"): {metav1.ConditionTrue, "Programmed", "Addresses: 10.0.0.2"},
+				trafficv1alpha1.ConditionGatewayAddresses:        {metav1.ConditionTrue, "Reported", "b/web=10.0.0.2"},
 			},
 		},
 		"installed, one Gateway": {
@@ -168,6 +178,20 @@ func TestConditions(t *testing.T) {
 				trafficv1alpha1.ConditionGatewayAPI:              {metav1.ConditionTrue, "Installed", "Gateway API v1 is installed; reporting 1 Gateway"},
 				trafficv1alpha1.ConditionClusterLabels:           {metav1.ConditionTrue, "Reported", labelsMessage},
 				trafficv1alpha1.GatewayConditionType("a", "web"): {metav1.ConditionFalse, "Pending", "No Programmed condition yet. No addresses"},
+				trafficv1alpha1.ConditionGatewayAddresses:        {metav1.ConditionTrue, "Reported", ""},
+			},
+		},
+		"addresses of every reported Gateway, programmed or not, of the types DNS knows": {
+			observed: Observed{GatewayAPI: installed, Labels: labels, Gateways: []*gatewayv1.Gateway{
+				gateway("a", "web", addresses("10.0.0.1")),
+				gateway("b", "web", programmed(metav1.ConditionTrue, "Programmed", 2), addresses("FD00::1", "lb.example.com"), namedAddress("internal")),
+			}},
+			want: map[string]brief{
+				trafficv1alpha1.ConditionGatewayAPI:              {metav1.ConditionTrue, "Installed", "Gateway API v1 is installed; reporting 2 Gateways"},
+				trafficv1alpha1.ConditionClusterLabels:           {metav1.ConditionTrue, "Reported", labelsMessage},
+				trafficv1alpha1.GatewayConditionType("a", "web"): {metav1.ConditionFalse, "Pending", "No Programmed condition yet. Addresses: 10.0.0.1"},
+				trafficv1alpha1.GatewayConditionType("b", "web"): {metav1.ConditionTrue, "Programmed", "Addresses: FD00::1, lb.example.com, internal"},
+				trafficv1alpha1.ConditionGatewayAddresses:        {metav1.ConditionTrue, "Reported", "a/web=10.0.0.1;b/web=fd00::1,lb.example.com"},
 			},
 		},
 		"a name too long for a condition type": {
@@ -177,6 +201,7 @@ func TestConditions(t *testing.T) {
 					"Gateway API v1 is installed; reporting 1 Gateway; not reported, as their namespace and name are too long for a condition type: " + longNS + "/" + longName},
 				trafficv1alpha1.ConditionClusterLabels:              {metav1.ConditionTrue, "Reported", labelsMessage},
 				trafficv1alpha1.GatewayConditionType("apps", "web"): {metav1.ConditionFalse, "Pending", "No Programmed condition yet. No addresses"},
+				trafficv1alpha1.ConditionGatewayAddresses:           {metav1.ConditionTrue, "Reported", ""},
 			},
 		},
 	}
@@ -196,8 +221,8 @@ func TestConditions(t *testing.T) {
 
 	t.Run("at most MaxGateways, the first by namespace/name", func(t *testing.T) {
 		got := Conditions(Observed{GatewayAPI: installed, Labels: labels, Gateways: many})
-		if len(got) != MaxGateways+2 {
-			t.Fatalf("got %d conditions, want %d", len(got), MaxGateways+2)
+		if len(got) != MaxGateways+3 {
+			t.Fatalf("got %d conditions, want %d", len(got), MaxGateways+3)
 		}
 		assertSortedByType(t, got)
 		for i := range MaxGateways {
@@ -316,6 +341,7 @@ func TestIsAgentCondition(t *testing.T) {
 	tests := map[string]bool{
 		trafficv1alpha1.ConditionGatewayAPI:              true,
 		trafficv1alpha1.ConditionClusterLabels:           true,
+		trafficv1alpha1.ConditionGatewayAddresses:        true,
 		trafficv1alpha1.GatewayConditionType("ns", "gw"): true,
 		"Available": false,
 		"traffic.open-cluster-management.io/Other":   false,

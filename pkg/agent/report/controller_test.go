@@ -268,6 +268,10 @@ func notInstalled(at time.Time, message string) metav1.Condition {
 		"CustomResourceDefinition gateways.gateway.networking.k8s.io "+message, at)
 }
 
+func addressesReported(at time.Time, message string) metav1.Condition {
+	return condition(trafficv1alpha1.ConditionGatewayAddresses, metav1.ConditionTrue, "Reported", message, at)
+}
+
 func installed(at time.Time, message string) metav1.Condition {
 	return condition(trafficv1alpha1.ConditionGatewayAPI, metav1.ConditionTrue, "Installed", "Gateway API v1 is installed; "+message, at)
 }
@@ -315,6 +319,7 @@ func TestSyncGateways(t *testing.T) {
 		condition(webType, metav1.ConditionTrue, "Programmed", "Addresses: 10.0.0.1, gw.example.com", t0),
 		labelsCondition(t0),
 		installed(t0, "reporting 2 Gateways labelled team=edge"),
+		addressesReported(t0, "apps/web=10.0.0.1,gw.example.com"),
 	}
 	e.expectPatch(e.writes(), "7", want)
 
@@ -341,6 +346,7 @@ func TestSyncGateways(t *testing.T) {
 				"Programmed is True for generation 2, the Gateway is at generation 3. Addresses: 10.0.0.1, gw.example.com", t1),
 			labelsCondition(t0),
 			installed(t0, "reporting 2 Gateways labelled team=edge"),
+			want[5],
 		}
 		e.expectPatch(e.writes(), "7", want)
 	})
@@ -351,7 +357,7 @@ func TestSyncGateways(t *testing.T) {
 		}
 		e.waitForGateway("apps", "api", nil)
 		e.sync()
-		want = []metav1.Condition{available, want[2], labelsCondition(t0), installed(t0, "reporting 1 Gateway labelled team=edge")}
+		want = []metav1.Condition{available, want[2], labelsCondition(t0), installed(t0, "reporting 1 Gateway labelled team=edge"), want[5]}
 		e.expectPatch(e.writes(), "7", want)
 	})
 }
@@ -414,7 +420,7 @@ func TestSyncGatewayAPIComesAndGoes(t *testing.T) {
 				return err == nil && crd.Spec.Versions[0].Served
 			},
 			want: []metav1.Condition{available, labelsCondition(t0), installed(t1, "reporting 1 Gateway"),
-				condition(gwType, metav1.ConditionTrue, "Programmed", "No addresses", t1)},
+				condition(gwType, metav1.ConditionTrue, "Programmed", "No addresses", t1), addressesReported(t1, "")},
 			active: true,
 		},
 		{

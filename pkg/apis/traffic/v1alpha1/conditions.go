@@ -26,6 +26,13 @@ const (
 	// ConditionHeld is True while a cluster is kept past maxDrainDuration. Reasons:
 	// ReasonMaxDrainDurationExceeded (True), ReasonWithinDeadline (False).
 	ConditionHeld = "Held"
+
+	// ConditionDNSPublished, set only with spec.dns, says whether the policy's
+	// DNSEndpoint holds the real Placement's addresses and external-dns applied it.
+	// Reasons: ReasonDNSPublished (True); ReasonWaitingForExternalDNS,
+	// ReasonNoPublishableCluster, ReasonDNSEndpointConflict,
+	// ReasonDNSEndpointCRDNotInstalled, ReasonApplyFailed (False).
+	ConditionDNSPublished = "DNSPublished"
 )
 
 // Reasons of the policy's conditions.
@@ -54,6 +61,22 @@ const (
 
 	ReasonMaxDrainDurationExceeded = "MaxDrainDurationExceeded"
 	ReasonWithinDeadline           = "WithinDeadline"
+
+	// ReasonDNSPublished: external-dns applied the DNSEndpoint's current generation.
+	ReasonDNSPublished = "Published"
+	// ReasonWaitingForExternalDNS: the DNSEndpoint is written, and external-dns has not
+	// applied its current generation (its status.observedGeneration is behind).
+	ReasonWaitingForExternalDNS = "WaitingForExternalDNS"
+	// ReasonNoPublishableCluster: no cluster of the real Placement has the Gateway
+	// Programmed with an IP address, and nothing was published yet: the manager never
+	// writes an empty record set.
+	ReasonNoPublishableCluster = "NoPublishableCluster"
+	// ReasonDNSEndpointConflict: a DNSEndpoint of the policy's name exists that the
+	// manager did not create; it writes nothing.
+	ReasonDNSEndpointConflict = "DNSEndpointConflict"
+	// ReasonDNSEndpointCRDNotInstalled: the hub does not serve
+	// dnsendpoints.externaldns.k8s.io/v1alpha1.
+	ReasonDNSEndpointCRDNotInstalled = "DNSEndpointCRDNotInstalled"
 )
 
 // Annotations and labels of the traffic-migration add-on.
@@ -63,6 +86,12 @@ const (
 	// each name once and records an event.
 	ForceRemoveAnnotation = GroupName + "/force-remove"
 
-	// PolicyLabel on a proxy Placement names the policy that manages it.
+	// PolicyLabel on a proxy Placement, or on a DNSEndpoint, names the policy that
+	// manages it.
 	PolicyLabel = GroupName + "/policy"
+
+	// PublishedClustersAnnotation on a policy's DNSEndpoint names, sorted and
+	// separated by commas, the clusters whose addresses its records hold. The manager
+	// writes it with the records, so the two always go together.
+	PublishedClustersAnnotation = GroupName + "/published-clusters"
 )

@@ -160,7 +160,50 @@ type TrafficMigrationPolicySpec struct {
 	// at once and draining clusters are still evaluated. Default false.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// dns, when set, makes the manager publish the names clients resolve for the
+	// Gateway: it keeps one external-dns DNSEndpoint (externaldns.k8s.io/v1alpha1),
+	// named like the policy in its namespace, whose records hold the Gateway's
+	// addresses on the clusters of the REAL Placement whose agent reports it
+	// Programmed (make-before-break: a leaving cluster stays published until another
+	// cluster of the real Placement is), for an external-dns on the hub to write to
+	// its DNS provider. A draining cluster's drain then starts counting when its
+	// addresses left DNS (dnsWithdrawalTime of its row). Unset: the manager publishes
+	// nothing, and whatever publishes DNS must follow the real Placement, not the
+	// proxy (see docs/dns.md).
+	// +optional
+	DNS *DNSPublishing `json:"dns,omitempty"`
 }
+
+// DNSPublishing says which names the manager publishes for the Gateway, and how.
+type DNSPublishing struct {
+	// hostnames are the DNS names that clients resolve to reach the Gateway: 1 to 8
+	// fully qualified names, lower case, without the final dot, optionally starting
+	// with "*." for a wildcard. Each gets an A record (and an AAAA record when some
+	// published address is IPv6) with the Gateway's addresses. A name belongs to one
+	// policy: two policies publishing one name fight over its records.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Hostnames []Hostname `json:"hostnames"`
+
+	// ttl is the records' time to live, in whole seconds, from 1s to 24h. A draining
+	// cluster's minDrainDuration is never shorter than it. Default 60s.
+	// +optional
+	// +kubebuilder:default="60s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]{1,5}(h|m|s)){1,3}$')",message="dns.ttl must be a duration in whole seconds, such as 60s or 5m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]{1,5}(h|m|s)){1,3}$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",message="dns.ttl must be between 1s and 24h"
+	TTL *metav1.Duration `json:"ttl,omitempty"`
+}
+
+// Hostname is a fully qualified DNS name without the final dot, optionally a wildcard
+// ("*." and a name).
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:XValidation:rule="self.matches('^(\\\\*\\\\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$')",message="dns.hostnames must be fully qualified DNS names in lower case without the final dot, such as gateway.example.com or *.apps.example.com, each label at most 63 characters"
+type Hostname string
 
 // PlacementReference names a Placement in the policy's namespace.
 type PlacementReference struct {
@@ -321,6 +364,35 @@ type TrafficMigrationPolicyStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Clusters []ClusterStatus `json:"clusters,omitempty"`
+
+	// dns is what the manager published for spec.dns; unset without spec.dns.
+	// +optional
+	DNS *DNSStatus `json:"dns,omitempty"`
+}
+
+// DNSStatus is what the manager published in the policy's DNSEndpoint, and whether
+// external-dns applied it.
+type DNSStatus struct {
+	// endpointName is the name of the DNSEndpoint, in the policy's namespace.
+	// +required
+	EndpointName string `json:"endpointName"`
+
+	// publishedClusters are the clusters whose Gateway addresses the DNSEndpoint
+	// holds, as the manager last wrote it, sorted.
+	// +optional
+	// +listType=atomic
+	PublishedClusters []string `json:"publishedClusters,omitempty"`
+
+	// generation is the DNSEndpoint's metadata.generation as the manager last wrote
+	// or read it.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+
+	// observedGeneration is the DNSEndpoint's status.observedGeneration: the
+	// generation external-dns applied. The records are in DNS when it equals
+	// generation.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // ProxyPlacementStatus describes the proxy Placement.
@@ -379,6 +451,13 @@ type ClusterStatus struct {
 	// drainStartTime is when the manager saw the cluster leave the real decisions.
 	// +optional
 	DrainStartTime *metav1.Time `json:"drainStartTime,omitempty"`
+
+	// dnsWithdrawalTime is, with spec.dns, when the manager saw the cluster's
+	// addresses gone from the published records and external-dns having applied that
+	// generation of the DNSEndpoint: its drain clock. minDrainDuration counts from it.
+	// Unset while the cluster is still published, and without spec.dns.
+	// +optional
+	DNSWithdrawalTime *metav1.Time `json:"dnsWithdrawalTime,omitempty"`
 
 	// removalTime is when the cluster left the proxy (phase Removed).
 	// +optional
