@@ -25,6 +25,7 @@ const (
 	msgPastDeadline    = "maximum drain duration exceeded"
 	msgSuspended       = "removals suspended"
 	msgMinDrain        = "minimum drain duration not reached"
+	msgStillInDNS      = "still published in DNS"
 	msgNoOtherReady    = "no other cluster has the Gateway ready"
 	msgLastCheck       = "last check: "
 	msgRemovedGate     = "removed: the removal gate passed"
@@ -69,6 +70,8 @@ func Decide(in Input) Output {
 		}
 	}
 
+	withdrawn := pl.startDNSClocks()
+
 	removed := map[string]RemovalReason{}
 	for name := range pl.draining {
 		if pl.gone(name) {
@@ -78,8 +81,30 @@ func Decide(in Input) Output {
 	skipped := pl.forceRemove(removed)
 	pl.countReady(removed)
 	pl.removePassed(removed)
-	return pl.output(removed, skipped)
+	out := pl.output(removed, skipped)
+	out.DNSWithdrawn = withdrawn
+	return out
 }
+
+// startDNSClocks starts the drain clock of each draining cluster that DNS let go of
+// since the last decision, and returns their names, sorted.
+func (pl *plan) startDNSClocks() []string {
+	if !pl.followDNS() {
+		return nil
+	}
+	var started []string
+	for name, d := range pl.draining {
+		if d.row.DNSWithdrawalTime == nil && pl.in.DNS.Withdrawn.Has(name) {
+			d.row.DNSWithdrawalTime = ptrTime(pl.stamp)
+			started = append(started, name)
+		}
+	}
+	slices.Sort(started)
+	return started
+}
+
+// followDNS reports whether drains follow the published DNS (Input.DNS).
+func (pl *plan) followDNS() bool { return pl.in.DNS != nil }
 
 // drainRow is the working state of one draining cluster.
 type drainRow struct {
@@ -185,6 +210,9 @@ func (pl *plan) carry(name string, group int32, prev *v1alpha1.ClusterStatus) *d
 		return d
 	}
 	d.row.DrainStartTime = prev.DrainStartTime.DeepCopy()
+	if pl.followDNS() && prev.DNSWithdrawalTime != nil {
+		d.row.DNSWithdrawalTime = prev.DNSWithdrawalTime.DeepCopy()
+	}
 	if prev.LastEvaluationTime == nil {
 		// Never checked: a run of successes without a check is not believed.
 		return d
@@ -442,7 +470,9 @@ func (pl *plan) requeueDrain(at *time.Time, d *drainRow) {
 		}
 		pl.requeueAt(at, due)
 	}
-	pl.requeueAt(at, d.row.DrainStartTime.Add(pl.policy.MinDrainDuration))
+	if start := pl.drainClock(d); start != nil {
+		pl.requeueAt(at, start.Add(pl.policy.minDrain(pl.followDNS())))
+	}
 	if pl.policy.MaxDrainDuration != nil {
 		pl.requeueAt(at, pl.deadline(d))
 	}
@@ -479,8 +509,19 @@ func (pl *plan) isDue(d *drainRow) bool {
 	return !pl.dueAt(d).After(pl.in.Now)
 }
 
+// drainClock is when the cluster's minimum drain started counting: when it left DNS
+// while DNS is followed (nil until then), else when it left the real decisions; never
+// before it left the real decisions, whatever a status says.
+func (pl *plan) drainClock(d *drainRow) *metav1.Time {
+	if pl.followDNS() && (d.row.DNSWithdrawalTime == nil || d.row.DrainStartTime.Before(d.row.DNSWithdrawalTime)) {
+		return d.row.DNSWithdrawalTime
+	}
+	return d.row.DrainStartTime
+}
+
 func (pl *plan) minDrainReached(d *drainRow) bool {
-	return !pl.in.Now.Before(d.row.DrainStartTime.Add(pl.policy.MinDrainDuration))
+	start := pl.drainClock(d)
+	return start != nil && !pl.in.Now.Before(start.Add(pl.policy.minDrain(pl.followDNS())))
 }
 
 func (pl *plan) checksPassed(d *drainRow) bool {

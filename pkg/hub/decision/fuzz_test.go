@@ -126,6 +126,15 @@ func fuzzInput(data []byte) Input {
 		in.Evaluations[c] = Evaluation{Result: result, Value: valueOf(result), Query: queryOf(c),
 			Message: choose(&b, "", "query failed: timeout", "no data; last check: nested")}
 	}
+	if b.oneIn(3) {
+		in.Policy.DNSTTL = choose(&b, time.Second, time.Minute, 3*time.Minute)
+		in.DNS = &DNS{Withdrawn: sets.New[string]()}
+		for _, c := range fuzzClusters {
+			if b.oneIn(2) {
+				in.DNS.Withdrawn.Insert(c)
+			}
+		}
+	}
 	return in
 }
 
@@ -195,6 +204,9 @@ func fuzzRow(b *fuzzBytes, name string) (v1alpha1.ClusterStatus, bool) {
 		}
 		row.NextEvaluationTime = timeAgo(time.Second, 30)
 		row.Message = choose(b, "", "waiting for 1 more passing check; last check: boom", "free text")
+		if b.oneIn(3) {
+			row.DNSWithdrawalTime = timeAgo(30*time.Second, 6)
+		}
 	}
 	return row, true
 }
@@ -307,6 +319,18 @@ func (v *verifier) wasDraining(c string) bool {
 }
 
 // drainStart is when c's drain started: its previous row's, or now rounded up.
+// dnsMinDrainReached reports whether a row's drain, when DNS is followed, has lasted
+// its minimum (and the TTL) since DNS let go of it; true when DNS is not followed.
+func (v *verifier) dnsMinDrainReached(row v1alpha1.ClusterStatus) bool {
+	if v.in.DNS == nil {
+		return true
+	}
+	p := v.in.Policy
+	return row.DNSWithdrawalTime != nil &&
+		!v.in.Now.Before(row.DNSWithdrawalTime.Add(max(p.MinDrainDuration, p.DNSTTL))) &&
+		!v.in.Now.Before(row.DrainStartTime.Add(max(p.MinDrainDuration, p.DNSTTL)))
+}
+
 func (v *verifier) drainStart(c string) time.Time {
 	if v.wasDraining(c) {
 		return v.previous[c].DrainStartTime.Time
@@ -472,7 +496,7 @@ func (v *verifier) removalsAllowed() {
 		case RemovalGatePassed:
 			if p.Suspend || v.gone(c) || v.maxSuccesses(c) < p.ConsecutiveSuccesses ||
 				v.in.Now.Before(v.drainStart(c).Add(p.MinDrainDuration)) || v.readyLeft("") == 0 ||
-				v.rows[c].ConsecutiveSuccesses < p.ConsecutiveSuccesses {
+				v.rows[c].ConsecutiveSuccesses < p.ConsecutiveSuccesses || !v.dnsMinDrainReached(v.rows[c]) {
 				t.Errorf("rule 3: %s removed but its gate did not pass", c)
 			}
 		case RemovalMaxDrainDuration:
@@ -530,8 +554,12 @@ func (v *verifier) rowsMatch() {
 				t.Errorf("rule 3: %s counts %d successes, at most %d", c, row.ConsecutiveSuccesses, v.maxSuccesses(c))
 			}
 			// A cluster whose gate passed stays only for want of another ready cluster.
+			if v.in.DNS != nil && row.DNSWithdrawalTime == nil && v.in.DNS.Withdrawn.Has(c) {
+				t.Errorf("DNS let go of %s, and its drain clock did not start", c)
+			}
 			if v.in.RealKnown && !p.Suspend && row.ConsecutiveSuccesses >= p.ConsecutiveSuccesses &&
-				!v.in.Now.Before(row.DrainStartTime.Add(p.MinDrainDuration)) && v.readyLeft(c) > 0 {
+				!v.in.Now.Before(row.DrainStartTime.Add(p.MinDrainDuration)) && v.readyLeft(c) > 0 &&
+				v.dnsMinDrainReached(row) {
 				t.Errorf("rule 3: %s stays though its gate passed", c)
 			}
 		default:

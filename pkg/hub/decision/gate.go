@@ -31,6 +31,9 @@ var removalGate = []gateCheck{
 	{name: "notSuspended", waitsFor: func(pl *plan, _ *drainRow, _ int) string {
 		return unless(!pl.policy.Suspend, msgSuspended)
 	}},
+	{name: "dnsWithdrawn", deadlineOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
+		return unless(!pl.followDNS() || d.row.DNSWithdrawalTime != nil, msgStillInDNS)
+	}},
 	{name: "minDrainDuration", deadlineOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
 		return unless(pl.minDrainReached(d), msgMinDrain)
 	}},

@@ -21,6 +21,8 @@ const (
 	DefaultConsecutiveSuccesses int32 = 3
 	// DefaultMinDrainDuration is the default of spec.minDrainDuration.
 	DefaultMinDrainDuration = 2 * time.Minute
+	// DefaultDNSTTL is the default of spec.dns.ttl.
+	DefaultDNSTTL = 60 * time.Second
 )
 
 // Policy is what the rules need of a TrafficMigrationPolicySpec, with its defaults
@@ -42,6 +44,10 @@ type Policy struct {
 	OnMaxDrainDuration v1alpha1.DeadlineAction
 	// NoDataPolicy is how a check without data counts: Hold (failed) or Pass.
 	NoDataPolicy v1alpha1.NoDataPolicy
+	// DNSTTL is the TTL of the records the manager publishes (spec.dns); zero without
+	// spec.dns. While DNS is followed (Input.DNS), a drain lasts at least this long
+	// after the cluster left DNS.
+	DNSTTL time.Duration
 }
 
 // PolicyFromSpec takes the rules' inputs from a policy's spec and applies the defaults
@@ -64,6 +70,12 @@ func PolicyFromSpec(spec *v1alpha1.TrafficMigrationPolicySpec) Policy {
 	if spec.MaxDrainDuration != nil {
 		d := spec.MaxDrainDuration.Duration
 		p.MaxDrainDuration = &d
+	}
+	if spec.DNS != nil {
+		p.DNSTTL = DefaultDNSTTL
+		if spec.DNS.TTL != nil {
+			p.DNSTTL = spec.DNS.TTL.Duration
+		}
 	}
 	return p.normalized()
 }
@@ -92,7 +104,20 @@ func (p Policy) normalized() Policy {
 	if p.NoDataPolicy != v1alpha1.NoDataPass {
 		p.NoDataPolicy = v1alpha1.NoDataHold
 	}
+	if p.DNSTTL < 0 {
+		p.DNSTTL = 0
+	}
 	return p
+}
+
+// minDrain is the least time a cluster drains, counted from its drain clock: with DNS
+// followed, never shorter than the records' TTL, which clients may still be caching
+// when the records go.
+func (p Policy) minDrain(followDNS bool) time.Duration {
+	if followDNS {
+		return max(p.MinDrainDuration, p.DNSTTL)
+	}
+	return p.MinDrainDuration
 }
 
 // passes reports whether a check with this result counts as a success.

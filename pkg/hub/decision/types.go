@@ -102,6 +102,20 @@ type Input struct {
 
 	// ForceRemove are the names from the force-remove annotation still to act on.
 	ForceRemove []string
+
+	// DNS, when set, is what the published DNS says (spec.dns with the DNSEndpoint
+	// CRD served): a draining cluster's drain clock starts when its addresses left
+	// DNS, and it stays until then. Nil: the drain clock starts when the cluster left
+	// the real decisions.
+	DNS *DNS
+}
+
+// DNS is what the policy's published DNS records say now.
+type DNS struct {
+	// Withdrawn are the clusters whose addresses the published records no longer hold,
+	// in a generation that external-dns has applied. A draining cluster that is not in
+	// it is taken to be still in DNS.
+	Withdrawn sets.Set[string]
 }
 
 // RemovalReason says why a cluster left the proxy. The values double as event reasons.
@@ -171,6 +185,10 @@ type Output struct {
 	// here or in Removed (as ForceRemoved, or ManagedClusterGone when rule 6 removed it
 	// anyway).
 	ForceRemoveSkipped []ForceRemoveSkip
+
+	// DNSWithdrawn are the draining clusters whose drain clock this decision started
+	// because they left DNS (Input.DNS), sorted; the caller records an event for each.
+	DNSWithdrawn []string
 
 	// RequeueAt is the earliest time after Now at which the decision changes with no
 	// other change of its inputs: a draining cluster's next check, the end of its
