@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -34,6 +35,7 @@ import (
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	"open-cluster-management.io/traffic-migration/pkg/hub/addon"
+	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
 	"open-cluster-management.io/traffic-migration/pkg/hub/fleetstatus"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 	"open-cluster-management.io/traffic-migration/pkg/hub/process"
@@ -91,6 +93,11 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	if err != nil {
 		return fmt.Errorf("build the traffic-migration client: %w", err)
 	}
+	dynamicClient, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build the dynamic client: %w", err)
+	}
+	endpoints := dns.NewEndpoints(ctx, dynamicClient, kubeClient.Discovery(), clock.RealClock{}, policy.ControllerName)
 
 	// No periodic resync: every sync comes from a change or from the time a draining
 	// cluster is next due, so an idle fleet costs nothing.
@@ -120,7 +127,7 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters(),
 		Addons:          addonInformers.Addon().V1alpha1().ManagedClusterAddOns(),
 	}
-	ctrl, err := policy.NewController(trafficClient, clusterClient, kubeClient, informers, recorder, policy.NewMetrics(env.Registry), clock.RealClock{})
+	ctrl, err := policy.NewController(trafficClient, clusterClient, kubeClient, informers, recorder, endpoints, policy.NewMetrics(env.Registry), clock.RealClock{})
 	if err != nil {
 		return err
 	}

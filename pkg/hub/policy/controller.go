@@ -34,6 +34,7 @@ import (
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions/traffic/v1alpha1"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
 )
 
 // ControllerName names the controller, its queue, its events and its field manager.
@@ -64,6 +65,7 @@ type Controller struct {
 	clusterSynced cache.InformerSynced
 
 	recorder    kevents.EventRecorder
+	endpoints   *dns.Endpoints
 	queriers    *querierCache
 	evaluations *evaluator
 	querySlots  chan struct{}
@@ -85,13 +87,15 @@ type Informers struct {
 	Addons          addoninformers.ManagedClusterAddOnInformer
 }
 
-// NewController builds the policy controller. metrics may be nil.
+// NewController builds the policy controller. metrics may be nil; endpoints may be nil
+// when the hub publishes no DNS, and then spec.dns is reported as not served.
 func NewController(
 	policyClient trafficclient.Interface,
 	clusterClient clusterclient.Interface,
 	kubeClient kubernetes.Interface,
 	informers Informers,
 	recorder kevents.EventRecorder,
+	endpoints *dns.Endpoints,
 	metrics *Metrics,
 	clk clock.PassiveClock,
 ) (factory.Controller, error) {
@@ -118,6 +122,7 @@ func NewController(
 		addons:        informers.Addons.Lister(),
 		clusterSynced: informers.ManagedClusters.Informer().HasSynced,
 		recorder:      recorder,
+		endpoints:     endpoints,
 		queriers:      newQuerierCache(clk),
 		metrics:       metrics,
 		clock:         clk,
@@ -139,6 +144,9 @@ func NewController(
 	// has, must not wake any policy.
 	queue := ctrl.SyncContext().Queue()
 	c.evaluations.wake = queue.Add
+	if endpoints != nil {
+		endpoints.SetEnqueue(queue.Add)
+	}
 	enqueueListing := func(obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
@@ -173,6 +181,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 		c.metrics.forget(ns, name)
 		c.evaluations.forget(key)
 		c.written.policies.forget(ns, name)
+		if c.endpoints != nil {
+			c.endpoints.Forget(ns, name)
+		}
 		return nil
 	}
 	if err != nil {
@@ -183,7 +194,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	policy, _ = c.written.policies.get(ns, name, policy, true)
 	now := c.clock.Now()
 
-	st := c.gather(policy, now)
+	st := c.gather(ctx, policy, now)
 	results, checkedAt, checking := c.evaluations.take(key, policy)
 	st.useEvaluations(results, checkedAt)
 	var out decision.Output
@@ -191,6 +202,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	if st.conflict == "" {
 		out = decision.Decide(st.input)
 		applyErr = c.apply(ctx, policy, st, out.Proxy)
+		if applyErr == nil {
+			c.applyDNS(ctx, policy, st.dns)
+		}
 	}
 	newStatus := buildStatus(policy, st, out, applyErr)
 	if err := c.writeStatus(ctx, policy, newStatus); err != nil {
@@ -208,6 +222,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	}
 	if !out.RequeueAt.IsZero() {
 		syncCtx.Queue().AddAfter(key, out.RequeueAt.Sub(now))
+	}
+	if d := dnsRequeue(st.dns); d > 0 {
+		syncCtx.Queue().AddAfter(key, d)
 	}
 	logger.V(4).Info("Synced policy", "proxyClusters", newStatus.ProxyPlacement, "draining", newStatus.DrainingClusters, "requeueAt", out.RequeueAt)
 	if apierrors.HasStatusCause(applyErr, corev1.NamespaceTerminatingCause) {

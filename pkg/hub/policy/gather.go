@@ -46,13 +46,15 @@ type state struct {
 	due []string
 	// clusterLabels are the agents' metrics labels, by cluster, for the checks' queries.
 	clusterLabels map[string]map[string]string
+	// dns is what the sync gathered and did about spec.dns; nil without it.
+	dns *dnsState
 }
 
 // gather reads everything a decision needs from the informers' caches; the Prometheus
 // checks run apart (see evaluator), so that a slow Prometheus never delays a sync. It
 // never fails: what cannot be read is reported in the state and decided on the safe
 // side.
-func (c *Controller) gather(policy *trafficv1alpha1.TrafficMigrationPolicy, now time.Time) *state {
+func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, now time.Time) *state {
 	st := &state{proxyName: policy.ProxyPlacementName()}
 	st.input = decision.Input{
 		Now:         now,
@@ -76,6 +78,9 @@ func (c *Controller) gather(policy *trafficv1alpha1.TrafficMigrationPolicy, now 
 	agents := c.readAgents(policy, st.input.Real, st.input.Proxy)
 	st.input.GatewayReady = agents.ready
 	st.clusterLabels = agents.labels
+	if st.conflict == "" {
+		c.gatherDNS(ctx, policy, st, agents)
+	}
 	if st.conflict == "" {
 		st.due = decision.Due(st.input)
 	}
@@ -217,14 +222,17 @@ func (c *Controller) realGroups(policy *trafficv1alpha1.TrafficMigrationPolicy) 
 type agentReports struct {
 	ready  sets.Set[string]
 	labels map[string]map[string]string
+	// addresses are the target Gateway's addresses.
+	addresses map[string][]string
 }
 
 // readAgents reads the agent conditions of every cluster in the real or proxy
 // decisions: the target Gateway's readiness and the metrics labels. An agent that is
 // not installed or not available counts as not ready.
 func (c *Controller) readAgents(policy *trafficv1alpha1.TrafficMigrationPolicy, groups ...[]decision.Group) agentReports {
-	r := agentReports{ready: sets.New[string](), labels: map[string]map[string]string{}}
+	r := agentReports{ready: sets.New[string](), labels: map[string]map[string]string{}, addresses: map[string][]string{}}
 	gatewayCondition := trafficv1alpha1.GatewayConditionType(policy.TargetNamespace(), policy.Spec.TargetRef.Name)
+	gatewayKey := trafficv1alpha1.GatewayKey(policy.TargetNamespace(), policy.Spec.TargetRef.Name)
 	seen := sets.New[string]()
 	for _, gs := range groups {
 		for _, g := range gs {
@@ -242,6 +250,11 @@ func (c *Controller) readAgents(policy *trafficv1alpha1.TrafficMigrationPolicy, 
 				}
 				if trafficv1alpha1.GatewayReady(addon.Status.Conditions, gatewayCondition) {
 					r.ready.Insert(cluster)
+				}
+				if policy.Spec.DNS != nil {
+					if a := meta.FindStatusCondition(addon.Status.Conditions, trafficv1alpha1.ConditionGatewayAddresses); a != nil && a.Status == metav1.ConditionTrue {
+						r.addresses[cluster] = trafficv1alpha1.ParseGatewayAddresses(a.Message)[gatewayKey]
+					}
 				}
 			}
 		}

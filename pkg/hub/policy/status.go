@@ -61,6 +61,12 @@ func buildStatus(policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, out 
 	}
 	set(drainingCondition(policy, append(draining, held...)))
 	set(heldCondition(held))
+	s.DNS = dnsStatus(policy, st.dns)
+	if c, ok := dnsCondition(policy, st.dns); ok {
+		set(c)
+	} else if st.dns == nil {
+		meta.RemoveStatusCondition(&s.Conditions, trafficv1alpha1.ConditionDNSPublished)
+	}
 	return s
 }
 
@@ -156,7 +162,8 @@ func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.Traffic
 		if old != nil && old.Status == nc.Status && old.Reason == nc.Reason {
 			continue
 		}
-		warning := (nc.Status == metav1.ConditionFalse && (nc.Type == trafficv1alpha1.ConditionReady || nc.Type == trafficv1alpha1.ConditionPrometheusReachable)) ||
+		warning := (nc.Status == metav1.ConditionFalse && (nc.Type == trafficv1alpha1.ConditionReady || nc.Type == trafficv1alpha1.ConditionPrometheusReachable ||
+			(nc.Type == trafficv1alpha1.ConditionDNSPublished && nc.Reason != trafficv1alpha1.ReasonWaitingForExternalDNS))) ||
 			(nc.Status == metav1.ConditionTrue && nc.Type == trafficv1alpha1.ConditionHeld)
 		if old == nil && !warning && !(nc.Type == trafficv1alpha1.ConditionDraining && nc.Status == metav1.ConditionTrue) {
 			// A new policy's conditions in their usual state are no news: a thousand
@@ -175,6 +182,9 @@ func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.Traffic
 	for _, r := range out.Removed {
 		c.metrics.removed(r)
 		c.event(policy, corev1.EventTypeNormal, string(r.Reason), fmt.Sprintf("Removed cluster %s from proxy Placement %s (%s)", r.Cluster, st.proxyName, r.Reason))
+	}
+	if len(out.DNSWithdrawn) > 0 {
+		c.event(policy, corev1.EventTypeNormal, ReasonDNSWithdrawn, fmt.Sprintf("DNS let go of %s: the drain clock starts now", nameList(out.DNSWithdrawn)))
 	}
 	for _, s := range out.ForceRemoveSkipped {
 		c.event(policy, corev1.EventTypeWarning, string(s.Reason), fmt.Sprintf("Force-remove of cluster %s removed nothing (%s)", s.Cluster, s.Reason))
@@ -244,6 +254,9 @@ func (c *Controller) clearForceRemove(ctx context.Context, policy *trafficv1alph
 	// The names acted on leave the annotation; a name deferred because the real
 	// decisions could not be read stays, and so does a name added meanwhile.
 	acted := sets.New(st.input.ForceRemove...)
+	if len(out.DNSWithdrawn) > 0 {
+		c.event(policy, corev1.EventTypeNormal, ReasonDNSWithdrawn, fmt.Sprintf("DNS let go of %s: the drain clock starts now", nameList(out.DNSWithdrawn)))
+	}
 	for _, s := range out.ForceRemoveSkipped {
 		if s.Reason == decision.SkipRealDecisionsUnknown {
 			acted.Delete(s.Cluster)

@@ -1,0 +1,108 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package dns
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+func TestDecide(t *testing.T) {
+	addrs := map[string][]string{
+		"c1": {"10.0.0.1"},
+		"c2": {"10.0.0.2", "fd00::2"},
+		"c3": {"lb.example.com"},
+		"c4": {"10.0.0.1"}, // shares c1's address
+	}
+	published := func(clusters []string, records ...Record) *Endpoint {
+		return &Endpoint{Clusters: clusters, Records: records}
+	}
+	a := func(targets ...string) Record {
+		return Record{DNSName: "gw.example.com", RecordType: RecordTypeA, TTL: 60, Targets: targets}
+	}
+	aaaa := func(targets ...string) Record {
+		return Record{DNSName: "gw.example.com", RecordType: RecordTypeAAAA, TTL: 60, Targets: targets}
+	}
+	cases := map[string]struct {
+		in          Input
+		realUnknown bool
+		want        Plan
+	}{
+		"the real Placement's Programmed clusters are published": {
+			in:   Input{Real: []string{"c2", "c1"}, Programmed: sets.New("c1", "c2")},
+			want: Plan{Desired: published([]string{"c1", "c2"}, a("10.0.0.1", "10.0.0.2"), aaaa("fd00::2"))},
+		},
+		"a cluster not Programmed is not published": {
+			in:   Input{Real: []string{"c1", "c2"}, Programmed: sets.New("c1")},
+			want: Plan{Desired: published([]string{"c1"}, a("10.0.0.1"))},
+		},
+		"make-before-break: with nothing publishable, DNS keeps what it has": {
+			in: Input{Real: []string{"c2"}, Programmed: sets.New("c1"),
+				Current: published([]string{"c1"}, a("10.0.0.1"))},
+			want: Plan{},
+		},
+		"nothing publishable and nothing published: nothing is created": {
+			in:   Input{Real: []string{"c2"}},
+			want: Plan{},
+		},
+		"the move: the leaving cluster goes once the new one is Programmed": {
+			in: Input{Real: []string{"c2"}, Programmed: sets.New("c1", "c2"),
+				Current: published([]string{"c1"}, a("10.0.0.1"))},
+			want: Plan{Desired: published([]string{"c2"}, a("10.0.0.2"), aaaa("fd00::2"))},
+		},
+		"host names are not published, and said so": {
+			in:   Input{Real: []string{"c1", "c3"}, Programmed: sets.New("c1", "c3")},
+			want: Plan{Desired: published([]string{"c1"}, a("10.0.0.1")), Unpublishable: []string{"c3"}},
+		},
+		"shared addresses are listed once": {
+			in:   Input{Real: []string{"c1", "c4"}, Programmed: sets.New("c1", "c4")},
+			want: Plan{Desired: published([]string{"c1", "c4"}, a("10.0.0.1"))},
+		},
+		"unchanged: nothing to write": {
+			in: Input{Real: []string{"c1"}, Programmed: sets.New("c1"),
+				Current: published([]string{"c1"}, a("10.0.0.1"))},
+			want: Plan{},
+		},
+		"real decisions unknown: nothing is written": {
+			in:          Input{Real: []string{"c1"}, Programmed: sets.New("c1")},
+			realUnknown: true,
+			want:        Plan{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := tc.in
+			in.RealKnown = !tc.realUnknown
+			in.Hostnames = []string{"gw.example.com"}
+			in.TTL = time.Minute
+			in.Addresses = addrs
+			got := Decide(in)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Decide = %+v, want %+v", got, tc.want)
+			}
+			if got.Desired != nil {
+				in.Current = got.Desired
+				if again := Decide(in); again.Desired != nil {
+					t.Errorf("what was written is written again: %+v", again.Desired)
+				}
+			}
+		})
+	}
+}
+
+func TestWithdrawn(t *testing.T) {
+	current := &Endpoint{Clusters: []string{"c2"}}
+	if got := Withdrawn(current, true, []string{"c1", "c2"}); !got.Equal(sets.New("c1")) {
+		t.Errorf("applied: withdrawn %v, want c1", sets.List(got))
+	}
+	if got := Withdrawn(current, false, []string{"c1", "c2"}); got.Len() != 0 {
+		t.Errorf("not applied: withdrawn %v, want none", sets.List(got))
+	}
+	if got := Withdrawn(nil, true, []string{"c1"}); got.Len() != 0 {
+		t.Errorf("nothing published: withdrawn %v, want none", sets.List(got))
+	}
+}
