@@ -129,6 +129,11 @@ func writeSummary(w io.Writer, v PolicyView) error {
 		{"No Data Policy:", v.Check.NoDataPolicy},
 		{"Suspended:", strconv.FormatBool(v.Suspended)},
 	}
+	if v.DNS != nil {
+		published := orNone(strings.Join(v.DNS.PublishedClusters, ", "))
+		rows = append(rows, []string{"DNS:", fmt.Sprintf("%s (TTL %s), DNSEndpoint %s publishing %s: %s",
+			strings.Join(v.DNS.Hostnames, ", "), v.DNS.TTL, v.DNS.Endpoint, published, orNone(v.DNS.Reason))})
+	}
 	return writeTable(w, "", rows)
 }
 
@@ -150,7 +155,7 @@ func writeClusters(w io.Writer, v PolicyView) error {
 			gateways = append(gateways, "  "+c.Name+": "+c.Gateway+": "+oneLine(c.GatewayDetail))
 		}
 		rows = append(rows, []string{name, orNone(c.Phase), c.Gateway, valueCell(c, v.Check.Expectation),
-			successesCell(c), orNone(c.DrainingFor), orNone(c.NextCheck), oneLine(c.Message)})
+			successesCell(c), drainingForCell(c), orNone(c.NextCheck), oneLine(c.Message)})
 	}
 	if err := writeTable(w, "  ", rows); err != nil {
 		return err
@@ -164,6 +169,20 @@ func writeClusters(w io.Writer, v PolicyView) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// drainingForCell shows how long a cluster drains, and with spec.dns since when it is
+// out of DNS: "5m (out of DNS 1m)", or "5m (in DNS)".
+func drainingForCell(c ClusterView) string {
+	switch {
+	case c.DrainingFor == "":
+		return none
+	case c.OutOfDNS == "in DNS":
+		return c.DrainingFor + " (in DNS)"
+	case c.OutOfDNS != "":
+		return c.DrainingFor + " (out of DNS " + c.OutOfDNS + ")"
+	}
+	return c.DrainingFor
 }
 
 // valueCell shows the last checked value next to what it must meet: "2.1 / <= 5".

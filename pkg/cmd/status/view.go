@@ -68,8 +68,23 @@ type PolicyView struct {
 	// Clusters has a row for every cluster in the status or in the proxy's
 	// PlacementDecisions, sorted by name.
 	Clusters []ClusterView `json:"clusters"`
+	// DNS is what the manager publishes for spec.dns; nil without it.
+	DNS *DNSView `json:"dns,omitempty"`
 	// Warnings say what the view could not show or what does not add up.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// DNSView is the policy's DNS (spec.dns) and what the manager published of it.
+type DNSView struct {
+	Hostnames []string `json:"hostnames"`
+	TTL       string   `json:"ttl"`
+	// Endpoint is the DNSEndpoint the manager writes; PublishedClusters are the
+	// clusters whose addresses it holds.
+	Endpoint          string   `json:"endpoint"`
+	PublishedClusters []string `json:"publishedClusters,omitempty"`
+	// Reason and Message are the DNSPublished condition's.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Check is the removal check of a policy with the manager's defaults applied.
@@ -118,7 +133,12 @@ type ClusterView struct {
 	RequiredSuccesses    int32        `json:"requiredSuccesses"`
 	DrainStartTime       *metav1.Time `json:"drainStartTime,omitempty"`
 	// DrainingFor is the time since drainStartTime of a draining or held cluster.
-	DrainingFor        string       `json:"drainingFor,omitempty"`
+	DrainingFor string `json:"drainingFor,omitempty"`
+	// DNSWithdrawalTime is, with spec.dns, when DNS let go of the cluster: its drain
+	// clock. OutOfDNS is the time since then, or "in DNS" while a draining cluster is
+	// still published.
+	DNSWithdrawalTime  *metav1.Time `json:"dnsWithdrawalTime,omitempty"`
+	OutOfDNS           string       `json:"outOfDNS,omitempty"`
 	LastEvaluationTime *metav1.Time `json:"lastEvaluationTime,omitempty"`
 	NextEvaluationTime *metav1.Time `json:"nextEvaluationTime,omitempty"`
 	// NextCheck is "in 12s", or "due" once nextEvaluationTime has passed.
@@ -204,8 +224,28 @@ func buildView(in policyObjects, now time.Time) PolicyView {
 			p.Status.ObservedGeneration, p.Generation))
 	}
 	v.Clusters = buildClusters(in, v.Check, now)
+	v.DNS = buildDNS(p)
 	if in.detail {
 		v.Warnings = append(v.Warnings, readWarnings(in)...)
+	}
+	return v
+}
+
+// buildDNS describes the policy's spec.dns and what the manager published; nil
+// without spec.dns.
+func buildDNS(p *trafficv1alpha1.TrafficMigrationPolicy) *DNSView {
+	if p.Spec.DNS == nil {
+		return nil
+	}
+	v := &DNSView{Endpoint: p.Name, TTL: shortDuration(decision.PolicyFromSpec(&p.Spec).DNSTTL)}
+	for _, h := range p.Spec.DNS.Hostnames {
+		v.Hostnames = append(v.Hostnames, string(h))
+	}
+	if p.Status.DNS != nil {
+		v.PublishedClusters = p.Status.DNS.PublishedClusters
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished); c != nil {
+		v.Reason, v.Message = c.Reason, c.Message
 	}
 	return v
 }
@@ -277,6 +317,7 @@ func buildClusters(in policyObjects, check Check, now time.Time) []ClusterView {
 			ConsecutiveSuccesses: s.ConsecutiveSuccesses,
 			RequiredSuccesses:    check.ConsecutiveSuccesses,
 			DrainStartTime:       s.DrainStartTime,
+			DNSWithdrawalTime:    s.DNSWithdrawalTime,
 			LastEvaluationTime:   s.LastEvaluationTime,
 			NextEvaluationTime:   s.NextEvaluationTime,
 			RemovalTime:          s.RemovalTime,
@@ -288,6 +329,12 @@ func buildClusters(in policyObjects, check Check, now time.Time) []ClusterView {
 		if row.Draining() {
 			if s.DrainStartTime != nil {
 				row.DrainingFor = since(s.DrainStartTime.Time, now)
+			}
+			if p.Spec.DNS != nil {
+				row.OutOfDNS = "in DNS"
+				if s.DNSWithdrawalTime != nil {
+					row.OutOfDNS = since(s.DNSWithdrawalTime.Time, now)
+				}
 			}
 			if s.NextEvaluationTime != nil {
 				row.NextCheck = nextCheck(s.NextEvaluationTime.Time, now)
