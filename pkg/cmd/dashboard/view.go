@@ -112,9 +112,13 @@ type Chart struct {
 	// The moments marked on the chart, in Unix seconds: the drain's start, the end of
 	// minDrainDuration, the end of maxDrainDuration (nil without a deadline) and the
 	// removal (nil while the cluster is in the proxy).
-	DrainStart  float64  `json:"drainStart"`
-	MinDrainEnd float64  `json:"minDrainEnd"`
-	MaxDrainEnd *float64 `json:"maxDrainEnd,omitempty"`
+	DrainStart float64 `json:"drainStart"`
+	// DNSWithdrawal is, with spec.dns, when DNS let go of the cluster (nil until
+	// then): the minimum drain counts from it, and lasts at least the TTL, so
+	// MinDrainEnd is 0 until then.
+	DNSWithdrawal *float64 `json:"dnsWithdrawal,omitempty"`
+	MinDrainEnd   float64  `json:"minDrainEnd,omitempty"`
+	MaxDrainEnd   *float64 `json:"maxDrainEnd,omitempty"`
 	Removal     *float64 `json:"removal,omitempty"`
 	// Times are Unix seconds, ascending.
 	Times  []float64  `json:"times"`
@@ -241,7 +245,7 @@ func buildPolicyPage(p *trafficv1alpha1.TrafficMigrationPolicy, inputs map[strin
 		if !charted(row) {
 			continue
 		}
-		page.Charts = append(page.Charts, buildChart(rules, row, inputs[row.Name], page.Threshold))
+		page.Charts = append(page.Charts, buildChart(rules, p.Spec.DNS != nil, row, inputs[row.Name], page.Threshold))
 	}
 	return page
 }
@@ -267,7 +271,7 @@ func charted(row trafficv1alpha1.ClusterStatus) bool {
 // buildChart builds the chart of one cluster row: its values from Prometheus when in
 // has them, otherwise from the checks in the row's history; the checks as points
 // either way.
-func buildChart(rules decision.Policy, row trafficv1alpha1.ClusterStatus, in chartInput, threshold float64) Chart {
+func buildChart(rules decision.Policy, followsDNS bool, row trafficv1alpha1.ClusterStatus, in chartInput, threshold float64) Chart {
 	c := Chart{
 		Cluster:     row.Name,
 		Phase:       string(row.Phase),
@@ -275,6 +279,14 @@ func buildChart(rules decision.Policy, row trafficv1alpha1.ClusterStatus, in cha
 		DrainStart:  unix(row.DrainStartTime.Time),
 		MinDrainEnd: unix(row.DrainStartTime.Add(rules.MinDrainDuration)),
 		Checks:      []CheckView{},
+	}
+	if followsDNS {
+		c.MinDrainEnd = 0
+		if row.DNSWithdrawalTime != nil {
+			at := unix(row.DNSWithdrawalTime.Time)
+			c.DNSWithdrawal = &at
+			c.MinDrainEnd = unix(row.DNSWithdrawalTime.Add(max(rules.MinDrainDuration, rules.DNSTTL)))
+		}
 	}
 	if rules.MaxDrainDuration != nil {
 		end := unix(row.DrainStartTime.Add(*rules.MaxDrainDuration))

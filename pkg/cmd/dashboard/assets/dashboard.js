@@ -161,8 +161,9 @@
   function marksOf(c) {
     const marks = [
       { t: c.drainStart, label: "drain start", color: color("draining") },
-      { t: c.minDrainEnd, label: "minDrainDuration ends", color: "#6d28d9" },
     ];
+    if (c.minDrainEnd) marks.push({ t: c.minDrainEnd, label: "minDrainDuration ends", color: "#6d28d9" });
+    if (c.dnsWithdrawal) marks.push({ t: c.dnsWithdrawal, label: "out of DNS", color: "#0369a1" });
     if (c.maxDrainEnd) marks.push({ t: c.maxDrainEnd, label: "maxDrainDuration ends", color: color("held") });
     if (c.removal) marks.push({ t: c.removal, label: "removed", color: "#111827" });
     return marks;
