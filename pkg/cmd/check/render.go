@@ -90,6 +90,9 @@ func gateSentence(g *GateReport, now time.Time) string {
 		}
 		b.WriteString(")")
 	}
+	if g.DNSWithdrawalTime != nil {
+		fmt.Fprintf(&b, "; out of DNS for %s", now.Sub(g.DNSWithdrawalTime.Time).Round(time.Second))
+	}
 	return b.String()
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -83,6 +84,32 @@ type GateReport struct {
 	DrainStartTime *metav1.Time `json:"drainStartTime,omitempty"`
 	// NextCheck is when the manager checks the cluster next.
 	NextCheck *metav1.Time `json:"nextCheck,omitempty"`
+	// DNSWithdrawalTime is, with spec.dns, when DNS let go of the cluster: the start
+	// of its minimum drain. Unset while it is still published.
+	DNSWithdrawalTime *metav1.Time `json:"dnsWithdrawalTime,omitempty"`
+}
+
+// dnsAsLastSeen is what the policy's DNS says, as its status last recorded it: the
+// clusters its applied records no longer hold. Nil without spec.dns, or when the hub
+// serves no DNSEndpoints (then drains do not follow DNS, as in the manager).
+func dnsAsLastSeen(policy *trafficv1alpha1.TrafficMigrationPolicy) *decision.DNS {
+	if policy.Spec.DNS == nil {
+		return nil
+	}
+	if c := meta.FindStatusCondition(policy.Status.Conditions, trafficv1alpha1.ConditionDNSPublished); c != nil &&
+		c.Reason == trafficv1alpha1.ReasonDNSEndpointCRDNotInstalled {
+		return nil
+	}
+	withdrawn := sets.New[string]()
+	if d := policy.Status.DNS; d != nil && d.Generation > 0 && d.ObservedGeneration >= d.Generation {
+		published := sets.New(d.PublishedClusters...)
+		for _, row := range policy.Status.Clusters {
+			if !published.Has(row.Name) {
+				withdrawn.Insert(row.Name)
+			}
+		}
+	}
+	return &decision.DNS{Withdrawn: withdrawn}
 }
 
 // failedClusters are the clusters whose query could not be run.
@@ -110,6 +137,7 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 		ManagedClusters: hub.managedClusters,
 		GatewayReady:    hub.ready,
 		Evaluations:     map[string]decision.Evaluation{},
+		DNS:             dnsAsLastSeen(policy),
 	}
 	report := &Report{Policy: policy.Name, Namespace: policy.Namespace, Time: metav1.NewTime(at), RealProblem: hub.realProblem}
 	if expect, err := policy.Spec.Expectation(); err == nil {
@@ -161,6 +189,7 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 			successes := row.ConsecutiveSuccesses
 			gr.WaitingFor, gr.ConsecutiveSuccesses = row.Message, &successes
 			gr.DrainStartTime, gr.NextCheck = row.DrainStartTime, row.NextEvaluationTime
+			gr.DNSWithdrawalTime = row.DNSWithdrawalTime
 		}
 		c.Gate = gr
 	}

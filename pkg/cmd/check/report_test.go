@@ -150,3 +150,30 @@ func TestParseManifest(t *testing.T) {
 		})
 	}
 }
+
+// With spec.dns, the dry run decides as the manager does: a draining cluster still in
+// the applied records is not removed, whatever its checks say.
+func TestDNSAsLastSeen(t *testing.T) {
+	p := &trafficv1alpha1.TrafficMigrationPolicy{}
+	if got := dnsAsLastSeen(p); got != nil {
+		t.Errorf("without spec.dns: %+v, want nil", got)
+	}
+	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"gw.example.com"}}
+	p.Status.Clusters = []trafficv1alpha1.ClusterStatus{{Name: "c1"}, {Name: "c2"}}
+	if got := dnsAsLastSeen(p); got == nil || got.Withdrawn.Len() != 0 {
+		t.Errorf("nothing published yet: %+v, want nothing withdrawn", got)
+	}
+	p.Status.DNS = &trafficv1alpha1.DNSStatus{PublishedClusters: []string{"c2"}, Generation: 2, ObservedGeneration: 1}
+	if got := dnsAsLastSeen(p); got == nil || got.Withdrawn.Len() != 0 {
+		t.Errorf("not applied yet: %+v, want nothing withdrawn", got)
+	}
+	p.Status.DNS.ObservedGeneration = 2
+	if got := dnsAsLastSeen(p); got == nil || !got.Withdrawn.Has("c1") || got.Withdrawn.Has("c2") {
+		t.Errorf("applied: %+v, want c1 withdrawn", got)
+	}
+	p.Status.Conditions = []metav1.Condition{{Type: trafficv1alpha1.ConditionDNSPublished, Status: metav1.ConditionFalse,
+		Reason: trafficv1alpha1.ReasonDNSEndpointCRDNotInstalled}}
+	if got := dnsAsLastSeen(p); got != nil {
+		t.Errorf("no DNSEndpoint CRD: %+v, want nil (drains do not follow DNS)", got)
+	}
+}
