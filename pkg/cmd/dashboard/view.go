@@ -119,7 +119,7 @@ type Chart struct {
 	DNSWithdrawal *float64 `json:"dnsWithdrawal,omitempty"`
 	MinDrainEnd   float64  `json:"minDrainEnd,omitempty"`
 	MaxDrainEnd   *float64 `json:"maxDrainEnd,omitempty"`
-	Removal     *float64 `json:"removal,omitempty"`
+	Removal       *float64 `json:"removal,omitempty"`
 	// Times are Unix seconds, ascending.
 	Times  []float64  `json:"times"`
 	Values []*float64 `json:"values"`
