@@ -36,9 +36,9 @@ var (
 // Kind is the DNSEndpoint's kind.
 const Kind = "DNSEndpoint"
 
-// crdRecheck is how often the manager asks the API server again whether it serves
+// CRDRecheck is how often the manager asks the API server again whether it serves
 // DNSEndpoints, while it does not.
-const crdRecheck = 30 * time.Second
+const CRDRecheck = 30 * time.Second
 
 // Errors of Endpoints.Get.
 var (
@@ -70,7 +70,7 @@ func (o *Observed) Applied() bool {
 // Endpoints reads and writes the policies' DNSEndpoints. It watches only the
 // DNSEndpoints that the manager labelled, and only once the hub serves them: a hub
 // without external-dns's CRD costs nothing, and the CRD installed later is found
-// within crdRecheck.
+// within CRDRecheck.
 type Endpoints struct {
 	client    dynamic.Interface
 	discovery discovery.DiscoveryInterface
@@ -226,7 +226,7 @@ func (e *Endpoints) Forget(namespace, name string) {
 }
 
 // ensureInformer starts the DNSEndpoint informer once the hub serves DNSEndpoints,
-// asking at most every crdRecheck while it does not.
+// asking at most every CRDRecheck while it does not.
 func (e *Endpoints) ensureInformer(ctx context.Context) (cache.SharedIndexInformer, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -234,7 +234,7 @@ func (e *Endpoints) ensureInformer(ctx context.Context) (cache.SharedIndexInform
 		return e.informer, nil
 	}
 	now := e.clock.Now()
-	if !e.lastCheck.IsZero() && now.Sub(e.lastCheck) < crdRecheck {
+	if !e.lastCheck.IsZero() && now.Sub(e.lastCheck) < CRDRecheck {
 		return nil, ErrNotServed
 	}
 	e.lastCheck = now

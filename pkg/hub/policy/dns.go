@@ -114,10 +114,17 @@ func (c *Controller) applyDNS(ctx context.Context, policy *trafficv1alpha1.Traff
 }
 
 // dnsRequeue is how soon the policy must be synced again for its DNS: shortly while
-// its DNSEndpoint cache starts; zero otherwise (a change of the DNSEndpoint wakes it).
+// its DNSEndpoint cache starts; while the hub serves no DNSEndpoints, when the manager
+// asks again (nothing else would tell it that the CRD came); zero otherwise (a change
+// of the DNSEndpoint wakes it).
 func dnsRequeue(d *dnsState) time.Duration {
-	if d != nil && errors.Is(d.readErr, dns.ErrNotSynced) {
+	switch {
+	case d == nil:
+		return 0
+	case errors.Is(d.readErr, dns.ErrNotSynced):
 		return dnsRetry
+	case d.notServed:
+		return dns.CRDRecheck
 	}
 	return 0
 }
