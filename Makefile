@@ -47,6 +47,8 @@ OCM_VERSION := $(call version-of,ocm,open-cluster-management.io/ocm)
 CLUSTERADM_VERSION := $(call version-of,clusteradm,open-cluster-management.io/clusteradm)
 HELM_VERSION := $(call version-of,helm,helm.sh/helm/v3)
 TRAEFIK_VERSION := $(call version-of,traefik,github.com/traefik/traefik/v3)
+COREDNS_VERSION := $(call version-of,coredns,github.com/coredns/coredns)
+EXTERNALDNS_VERSION := $(call version-of,externaldns,sigs.k8s.io/external-dns)
 CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
 CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
 
@@ -77,8 +79,18 @@ HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)
 # TRAEFIK is the Gateway API implementation the spokes of the e2e tests and the demo
 # run, as a pod from an image built here (make traefik-image).
 TRAEFIK := $(TOOLS_DIR)/traefik-$(TRAEFIK_VERSION)
+# The test bed's DNS: CoreDNS with the few plugins it uses (hack/tools/coredns), serving
+# zones from etcd, and the loop that feeds external-dns's engine (plan, TXT registry,
+# CoreDNS provider) from DNSEndpoints (hack/tools/externaldns). Both mains are ours, so
+# their binaries are keyed by a digest of their tools module too: an edit rebuilds them.
+# external-dns's go.mod asks for Go 1.27, a toolchain the go command fetches from the
+# module proxy (EXTERNALDNS_TOOLCHAIN).
+tools-source-key = $(shell cat hack/tools/$(1)/*.go hack/tools/$(1)/go.mod hack/tools/$(1)/go.sum | sha256sum | cut -c1-8)
+COREDNS := $(TOOLS_DIR)/coredns-$(COREDNS_VERSION)-$(call tools-source-key,coredns)
+EXTERNALDNS_TOOLCHAIN := $(call version-of,externaldns,toolchain)
+EXTERNALDNS := $(TOOLS_DIR)/externaldns-$(EXTERNALDNS_VERSION)-$(call tools-source-key,externaldns)
 TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(PROMTOOL) $(OCM_PLACEMENT) \
-	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM)
+	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM) $(COREDNS) $(EXTERNALDNS)
 # The programs of the test bed's nodes (NODE_TOOLS), which only the tests that ask for
 # nodes need, and the Debian packages those nodes run (hack/node-packages.sh).
 NODE_TOOLS := $(KUBELET) $(KUBE_PROXY) $(KUBE_SCHEDULER)
@@ -96,6 +108,8 @@ export TESTBED_OCM_WORK := $(OCM_WORK)
 export TESTBED_OCM_ADDON := $(OCM_ADDON)
 export TESTBED_CLUSTERADM := $(CLUSTERADM)
 export TESTBED_HELM := $(HELM)
+export TESTBED_COREDNS := $(COREDNS)
+export TESTBED_EXTERNALDNS := $(EXTERNALDNS)
 export TESTBED_KUBELET := $(KUBELET)
 export TESTBED_KUBE_PROXY := $(KUBE_PROXY)
 export TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
@@ -132,6 +146,13 @@ ARGOCD_VERSION ?= v3.4.0
 APPLICATIONSET_CRD := $(shell $(GO) env GOMODCACHE)/github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)/manifests/crds/applicationset-crd.yaml
 export TESTBED_APPLICATIONSET_CRD := $(APPLICATIONSET_CRD)
 
+# The DNSEndpoint CRD (externaldns.k8s.io/v1alpha1) that the test bed's DNS reads, from
+# the external-dns module of hack/tools/externaldns; make dnsendpoint-crd downloads the
+# module into the module cache, as make applicationset-crd does Argo CD's (with the
+# toolchain its go.mod asks for: an older go refuses to download it).
+DNSENDPOINT_CRD := $(shell $(GO) env GOMODCACHE)/sigs.k8s.io/external-dns@$(EXTERNALDNS_VERSION)/config/crd/standard/dnsendpoints.externaldns.k8s.io.yaml
+export TESTBED_DNSENDPOINT_CRD := $(DNSENDPOINT_CRD)
+
 # The dashboard's browser test drives Debian's Chromium; make chromium installs it.
 CHROMIUM ?= /usr/bin/chromium
 export TESTBED_CHROMIUM := $(CHROMIUM)
@@ -147,11 +168,12 @@ UPLOT_DIR := pkg/cmd/dashboard/assets/vendor/uplot
 # took 62 s, against about 7 minutes inside the build); with them cached it does nothing.
 # Every program is linked without symbol table and DWARF (-s -w), which shortens the
 # links of these large programs; their panics still name files and lines.
-# $(1): tools module, $(2): package, $(3): output path, $(4): optional -ldflags.
+# $(1): tools module, $(2): package, $(3): output path, $(4): optional -ldflags,
+# $(5): optional build flags, $(6): optional environment (NAME=value ...).
 define build-tool
 	@mkdir -p $(dir $(3))
 	@echo ">> building $(notdir $(3)) (cached in $(TOOLS_DIR))"
-	@start=$$(date +%s) && cd hack/tools/$(1) && export GONOSUMDB=sigs.k8s.io/about-api && $(GO) mod download && \
+	@start=$$(date +%s) && cd hack/tools/$(1) && export GONOSUMDB=sigs.k8s.io/about-api $(6) && $(GO) mod download && \
 		CGO_ENABLED=0 $(GO) build -trimpath $(5) -ldflags '-s -w $(4)' -o $(3).tmp $(2) && \
 		echo ">> built $(notdir $(3)) in $$(( $$(date +%s) - start )) s"
 	@mv $(3).tmp $(3)
@@ -228,6 +250,14 @@ $(APPLICATIONSET_CRD):
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && GOFLAGS= $(GO) mod download github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)
 	@test -f $@ || { echo "$@ is not in github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)"; exit 1; }
 
+.PHONY: dnsendpoint-crd
+dnsendpoint-crd: $(DNSENDPOINT_CRD) ## Download external-dns's module (hack/tools/externaldns) for its DNSEndpoint CRD, which the test bed's DNS reads.
+
+$(DNSENDPOINT_CRD):
+	@echo ">> downloading sigs.k8s.io/external-dns@$(EXTERNALDNS_VERSION) from the Go module proxy, for its DNSEndpoint CRD"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && GOFLAGS= GOTOOLCHAIN=$(EXTERNALDNS_TOOLCHAIN) $(GO) mod download sigs.k8s.io/external-dns@$(EXTERNALDNS_VERSION)
+	@test -f $@ || { echo "$@ is not in sigs.k8s.io/external-dns@$(EXTERNALDNS_VERSION)"; exit 1; }
+
 .PHONY: image-upgrade-from
 image-upgrade-from: $(UPGRADE_FROM_DIR)/traffic-migration.tar ## Build the release UPGRADE_FROM's binaries, chart and image (for the lifecycle test's upgrade) under bin/.
 
@@ -262,7 +292,7 @@ test-unit: ## Run the unit tests.
 # The benchmarks' small case is built as make bench builds them, so that it checks
 # what make bench runs.
 .PHONY: test-integration
-test-integration: testbed build chromium applicationset-crd ## Run the integration tests on the local test bed.
+test-integration: testbed build chromium applicationset-crd dnsendpoint-crd ## Run the integration tests on the local test bed.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/...
 	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/bench/...
 
@@ -272,7 +302,7 @@ test-integration: testbed build chromium applicationset-crd ## Run the integrati
 E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/demo/...
 
 .PHONY: test-e2e
-test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image image-upgrade-from ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image image-upgrade-from dnsendpoint-crd ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
 	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration
@@ -284,13 +314,13 @@ bench: testbed build ## Run the benchmarks at full size on the local test bed; t
 DEMO_FLAGS ?=
 
 .PHONY: demo
-demo: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
+demo: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Move a Gateway from cluster1 to cluster2 of a local OCM fleet, live, dropping no request (DEMO_FLAGS=-short: the short form).
 	$(GO_BUILD) run $(GO_BUILD_FLAGS) ./test/demo $(DEMO_FLAGS)
 
 # The fleet runs as a binary of its own, not under 'go run', so that the SIGTERM make
 # passes on reaches it and it stops everything it started.
 .PHONY: fleet
-fleet: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image ## Start the demo's local fleet and leave it running to try the product by hand: prints the KUBECONFIG and commands to try; Ctrl-C stops it all.
+fleet: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Start the demo's local fleet and leave it running to try the product by hand: prints the KUBECONFIG and commands to try; Ctrl-C stops it all.
 	$(GO_BUILD) build $(GO_BUILD_FLAGS) -o $(BIN_DIR)/traffic-migration-fleet ./test/demo
 	exec $(BIN_DIR)/traffic-migration-fleet -fleet
 
@@ -341,6 +371,9 @@ testbed-node-images: ## Build the test image of the nodes' test (an in-cluster c
 .PHONY: traefik
 traefik: $(TRAEFIK) ## Build (or find cached) Traefik, the spokes' Gateway API implementation.
 
+.PHONY: testbed-dns
+testbed-dns: $(COREDNS) $(EXTERNALDNS) dnsendpoint-crd ## Build (or find cached) the test bed's DNS: CoreDNS and the loop that feeds external-dns's engine.
+
 .PHONY: traefik-image
 traefik-image: $(TRAEFIK) ## Build Traefik's image for the test bed's spokes into TESTBED_IMAGES_DIR, like make image.
 	@rm -rf $(BIN_DIR)/traefik-context && mkdir -p $(BIN_DIR)/traefik-context
@@ -388,6 +421,10 @@ $(HELM):
 # it the largest program of the bed.
 $(TRAEFIK):
 	$(call build-tool,traefik,github.com/traefik/traefik/v3/cmd/traefik,$@,-X github.com/traefik/traefik/v3/pkg/version.Version=$(TRAEFIK_VERSION))
+$(COREDNS):
+	$(call build-tool,coredns,.,$@)
+$(EXTERNALDNS):
+	$(call build-tool,externaldns,.,$@,,,GOTOOLCHAIN=$(EXTERNALDNS_TOOLCHAIN))
 $(DEEPCOPY_GEN):
 	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@)
 $(CLIENT_GEN):

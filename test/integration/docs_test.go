@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -115,9 +116,11 @@ func parseExample(t *testing.T, file string, line int, text string) []docExample
 // server-side dry run with strict field validation, so that an example with a
 // misspelt field, a wrong type or a value the CRD's validation refuses fails here
 // rather than for a reader. The hub serves OCM's CRDs and ours; Argo CD's
-// ApplicationSet CRD (from the argo-cd module) is installed for the test. Each
-// example's namespace is made first, for real, and deleted at the end if the
-// test made it.
+// ApplicationSet CRD (from the argo-cd module) and external-dns's DNSEndpoint CRD
+// (from the external-dns module) are installed for the test, and stay. Kuadrant's
+// DNSPolicy has no CRD here: docs/dns.md has it only inside a ManifestWorkReplicaSet,
+// which TestDNSDocsWiring reads. Each example's namespace is made first, for real,
+// and deleted at the end if the test made it.
 func TestDocsExamples(t *testing.T) {
 	ctx := context.Background()
 	crd := os.Getenv(applicationSetCRDEnv)
@@ -126,6 +129,11 @@ func TestDocsExamples(t *testing.T) {
 	}
 	if err := testbed.InstallCRDs(ctx, bed.Hub.Config, crd); err != nil {
 		t.Fatalf("install Argo CD's ApplicationSet CRD: %v", err)
+	}
+	// TESTBED_DNSENDPOINT_CRD, which make test-integration sets (make dnsendpoint-crd);
+	// the error says so when it is not set.
+	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
+		t.Fatalf("install external-dns's DNSEndpoint CRD: %v", err)
 	}
 	kube := kubernetes.NewForConfigOrDie(bed.Hub.Config)
 	dyn := dynamic.NewForConfigOrDie(bed.Hub.Config)
@@ -174,7 +182,7 @@ func TestDocsExamples(t *testing.T) {
 		})
 	}
 	// The guides promise these; a test that found none would check nothing.
-	for _, kind := range []string{"TrafficMigrationPolicy", "ManifestWorkReplicaSet", "ApplicationSet", "ConfigMap", "Secret", "AddOnDeploymentConfig"} {
+	for _, kind := range []string{"TrafficMigrationPolicy", "ManifestWorkReplicaSet", "ApplicationSet", "ConfigMap", "Secret", "AddOnDeploymentConfig", "DNSEndpoint", "ClusterRole", "Deployment"} {
 		if !kinds[kind] {
 			t.Errorf("no %s among the examples of docs/", kind)
 		}
@@ -196,6 +204,119 @@ func ensureNamespace(t *testing.T, kube kubernetes.Interface, name string) {
 				t.Logf("delete namespace %s: %v", name, err)
 			}
 		})
+	}
+}
+
+// TestDNSDocsWiring checks what docs/dns.md says about the two Placements, which no API
+// server can: in recipe B the ManifestWorkReplicaSet that places Kuadrant's DNSPolicy
+// names the real Placement of the guide's policy, the one that places the Gateway names
+// its proxy, and both target the policy's Gateway; and the DNSEndpoint shown as the
+// manager's is named, labelled and filled as the manager writes it for that policy.
+func TestDNSDocsWiring(t *testing.T) {
+	t.Parallel()
+	var policy *unstructured.Unstructured
+	var sets, endpoints []*unstructured.Unstructured
+	for _, e := range docExamples(t) {
+		if filepath.Base(e.file) != "dns.md" {
+			continue
+		}
+		switch e.obj.GetKind() {
+		case "TrafficMigrationPolicy":
+			if policy != nil {
+				t.Fatalf("docs/dns.md has more than one TrafficMigrationPolicy; this test reads one")
+			}
+			policy = e.obj
+		case "ManifestWorkReplicaSet":
+			sets = append(sets, e.obj)
+		case "DNSEndpoint":
+			endpoints = append(endpoints, e.obj)
+		}
+	}
+	if policy == nil {
+		t.Fatal("docs/dns.md has no TrafficMigrationPolicy")
+	}
+	str := func(obj *unstructured.Unstructured, path ...string) string {
+		v, _, _ := unstructured.NestedString(obj.Object, path...)
+		return v
+	}
+	realName, proxy, gateway := str(policy, "spec", "placementRef", "name"), str(policy, "spec", "proxyPlacementName"), str(policy, "spec", "targetRef", "name")
+	if realName == "" || proxy == "" || gateway == "" {
+		t.Fatalf("the policy of docs/dns.md lacks placementRef.name, proxyPlacementName or targetRef.name: %v", policy.Object["spec"])
+	}
+
+	// Recipe B: one set places the DNSPolicy on the real Placement, another the
+	// Gateway on the proxy.
+	placed := map[string][]string{} // kind -> the placementRefs of the set that has it
+	for _, set := range sets {
+		refs, _, _ := unstructured.NestedSlice(set.Object, "spec", "placementRefs")
+		var names []string
+		for _, r := range refs {
+			if name, ok := r.(map[string]any)["name"].(string); ok {
+				names = append(names, name)
+			}
+		}
+		manifests, _, _ := unstructured.NestedSlice(set.Object, "spec", "manifestWorkTemplate", "workload", "manifests")
+		for _, m := range manifests {
+			obj := &unstructured.Unstructured{Object: m.(map[string]any)}
+			kind := obj.GetKind()
+			if _, dup := placed[kind]; dup && (kind == "DNSPolicy" || kind == "Gateway") {
+				t.Errorf("docs/dns.md places a %s with more than one ManifestWorkReplicaSet", kind)
+			}
+			placed[kind] = names
+			switch kind {
+			case "DNSPolicy":
+				if obj.GetAPIVersion() != "kuadrant.io/v1" || str(obj, "spec", "targetRef", "kind") != "Gateway" || str(obj, "spec", "targetRef", "name") != gateway {
+					t.Errorf("the DNSPolicy of %s is not a kuadrant.io/v1 DNSPolicy targeting the Gateway %s: %v", set.GetName(), gateway, obj.Object)
+				}
+			case "Gateway":
+				if obj.GetName() != gateway {
+					t.Errorf("the Gateway of %s is %s, not the policy's %s", set.GetName(), obj.GetName(), gateway)
+				}
+			}
+		}
+	}
+	if got := placed["DNSPolicy"]; !slices.Equal(got, []string{realName}) {
+		t.Errorf("the DNSPolicy's ManifestWorkReplicaSet names the Placements %v, want only the real one, %q", got, realName)
+	}
+	if got := placed["Gateway"]; !slices.Equal(got, []string{proxy}) {
+		t.Errorf("the Gateway's ManifestWorkReplicaSet names the Placements %v, want only the proxy, %q", got, proxy)
+	}
+
+	// Recipe A: the DNSEndpoint as the manager writes it for the policy.
+	if len(endpoints) != 1 {
+		t.Fatalf("docs/dns.md has %d DNSEndpoint examples, want 1", len(endpoints))
+	}
+	ep := endpoints[0]
+	if ep.GetName() != policy.GetName() || ep.GetNamespace() != policy.GetNamespace() {
+		t.Errorf("the DNSEndpoint is %s/%s, want the policy's name and namespace %s/%s", ep.GetNamespace(), ep.GetName(), policy.GetNamespace(), policy.GetName())
+	}
+	if got := ep.GetLabels()[trafficv1alpha1.PolicyLabel]; got != policy.GetName() {
+		t.Errorf("the DNSEndpoint's label %s is %q, want %q", trafficv1alpha1.PolicyLabel, got, policy.GetName())
+	}
+	if ep.GetAnnotations()[trafficv1alpha1.PublishedClustersAnnotation] == "" {
+		t.Errorf("the DNSEndpoint lacks the annotation %s", trafficv1alpha1.PublishedClustersAnnotation)
+	}
+	hostnames, _, _ := unstructured.NestedStringSlice(policy.Object, "spec", "dns", "hostnames")
+	ttl, err := time.ParseDuration(str(policy, "spec", "dns", "ttl"))
+	if len(hostnames) == 0 || err != nil {
+		t.Fatalf("the policy of docs/dns.md has no spec.dns with hostnames and a ttl: %v", policy.Object["spec"])
+	}
+	records, _, _ := unstructured.NestedSlice(ep.Object, "spec", "endpoints")
+	if len(records) == 0 {
+		t.Error("the DNSEndpoint has no endpoints")
+	}
+	for _, r := range records {
+		rec := &unstructured.Unstructured{Object: r.(map[string]any)}
+		if name := str(rec, "dnsName"); !slices.Contains(hostnames, name) {
+			t.Errorf("the DNSEndpoint publishes %s, which is not among the policy's hostnames %v", name, hostnames)
+		}
+		if typ := str(rec, "recordType"); typ != "A" && typ != "AAAA" {
+			t.Errorf("the DNSEndpoint has a %s record; the manager writes A and AAAA only", typ)
+		}
+		// A number read from YAML is a float64 here, and prints as the integer it holds.
+		if got, want := fmt.Sprint(rec.Object["recordTTL"]), fmt.Sprint(int64(ttl/time.Second)); got != want {
+			t.Errorf("the DNSEndpoint's recordTTL is %s, want the policy's ttl in seconds, %s", got, want)
+		}
 	}
 }
 

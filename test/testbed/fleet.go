@@ -160,6 +160,26 @@ func (f *Fleet) ReportAgent(ctx context.Context, cluster, gatewayNamespace, gate
 	return nil
 }
 
+// ReportGatewayAddresses writes, as the cluster's agent does, the GatewayAddresses
+// condition on its ManagedClusterAddOn (which ReportAgent created): the given
+// Gateway's addresses.
+func (f *Fleet) ReportGatewayAddresses(ctx context.Context, cluster, gatewayNamespace, gatewayName string, addresses ...string) error {
+	client := f.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster)
+	addon, err := client.Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("ManagedClusterAddOn of %s: %w", cluster, err)
+	}
+	message, _ := trafficv1alpha1.FormatGatewayAddresses(trafficv1alpha1.GatewayAddresses{
+		trafficv1alpha1.GatewayKey(gatewayNamespace, gatewayName): addresses,
+	}, trafficv1alpha1.MaxGatewayAddressesMessage)
+	meta.SetStatusCondition(&addon.Status.Conditions, metav1.Condition{Type: trafficv1alpha1.ConditionGatewayAddresses,
+		Status: metav1.ConditionTrue, Reason: trafficv1alpha1.AgentReasonReported, Message: message})
+	if _, err := client.UpdateStatus(ctx, addon, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("report the Gateway addresses of %s: %w", cluster, err)
+	}
+	return nil
+}
+
 // CreatePlacement creates a real Placement that selects the clusters with the labels
 // of match.
 func (f *Fleet) CreatePlacement(ctx context.Context, ns, name string, match map[string]string) error {

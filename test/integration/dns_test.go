@@ -1,0 +1,198 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// The test bed's DNS on its real parts: DNSEndpoints on the hub, external-dns's engine
+// writing their records to etcd, CoreDNS answering them. The test is not parallel, so
+// that no other test's DNSEndpoints of the zone are read meanwhile.
+
+var dnsEndpointsResource = schema.GroupVersionResource{Group: "externaldns.k8s.io", Version: "v1alpha1", Resource: "dnsendpoints"}
+
+// dnsWait is how long a change may take to reach CoreDNS: the feeder makes a pass at
+// every change of a DNSEndpoint, and at least every second.
+const dnsWait = 30 * time.Second
+
+func TestDNS(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
+		t.Fatal(err)
+	}
+	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"demo.example."}, OwnerID: "dns-test", LogQueries: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dns.Stop)
+	client, err := dynamic.NewForConfig(bed.Hub.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, otherNS := bed.Hub.Namespace(t, "dns"), bed.Hub.Namespace(t, "dns-other")
+
+	// Created: both addresses, and observedGeneration once they are in etcd.
+	gateway := createDNSEndpoint(ctx, t, client, ns, "gateway", aRecord("gateway.demo.example", "A", 5, "127.0.0.1", "127.0.0.2"))
+	waitApplied(ctx, t, client, gateway)
+	wantAnswer(ctx, t, dns, "gateway.demo.example", "127.0.0.1", "127.0.0.2")
+
+	// Updated to one address: CoreDNS answers only that one.
+	gateway = updateEndpoints(ctx, t, client, gateway, aRecord("gateway.demo.example", "A", 5, "127.0.0.2"))
+	waitApplied(ctx, t, client, gateway)
+	wantAnswer(ctx, t, dns, "gateway.demo.example", "127.0.0.2")
+
+	// Another namespace's DNSEndpoint, with an AAAA record and an A record of the same
+	// name in one object; and a name outside the zone, which the domain filter leaves
+	// out and which does not hold the others back.
+	api := createDNSEndpoint(ctx, t, client, otherNS, "api",
+		aRecord("api.demo.example", "A", 5, "127.0.0.3"),
+		aRecord("api.demo.example", "AAAA", 5, "::1"),
+		aRecord("api.other.example", "A", 5, "127.0.0.4"))
+	waitApplied(ctx, t, client, api)
+	wantAnswer(ctx, t, dns, "api.demo.example", "127.0.0.3", "::1")
+	wantAnswer(ctx, t, dns, "gateway.demo.example", "127.0.0.2")
+
+	// Deleted: CoreDNS no longer answers the name; the other namespace's stays.
+	if err := client.Resource(dnsEndpointsResource).Namespace(ns).Delete(ctx, "gateway", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAnswer(ctx, t, dns, "gateway.demo.example")
+	wantAnswer(ctx, t, dns, "api.demo.example", "127.0.0.3", "::1")
+}
+
+// aRecord is one endpoint of a DNSEndpoint's spec.endpoints.
+func aRecord(name, recordType string, ttl int64, targets ...string) map[string]any {
+	ts := make([]any, 0, len(targets))
+	for _, t := range targets {
+		ts = append(ts, t)
+	}
+	return map[string]any{"dnsName": name, "recordType": recordType, "recordTTL": ttl, "targets": ts}
+}
+
+// createDNSEndpoint creates a DNSEndpoint and deletes it when the test ends (the
+// namespace's deletion does not: the bed runs no namespace controller).
+func createDNSEndpoint(ctx context.Context, t *testing.T, client dynamic.Interface, ns, name string, endpoints ...map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	eps := make([]any, 0, len(endpoints))
+	for _, ep := range endpoints {
+		eps = append(eps, ep)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "externaldns.k8s.io/v1alpha1",
+		"kind":       "DNSEndpoint",
+		"metadata":   map[string]any{"name": name, "namespace": ns},
+		"spec":       map[string]any{"endpoints": eps},
+	}}
+	created, err := client.Resource(dnsEndpointsResource).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create DNSEndpoint %s/%s: %v", ns, name, err)
+	}
+	t.Cleanup(func() {
+		err := client.Resource(dnsEndpointsResource).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("delete DNSEndpoint %s/%s: %v", ns, name, err)
+		}
+	})
+	return created
+}
+
+// updateEndpoints replaces a DNSEndpoint's spec.endpoints and returns the object
+// updated, read again on a conflict (the feeder writes its status).
+func updateEndpoints(ctx context.Context, t *testing.T, client dynamic.Interface, obj *unstructured.Unstructured, endpoints ...map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	eps := make([]any, 0, len(endpoints))
+	for _, ep := range endpoints {
+		eps = append(eps, ep)
+	}
+	resource := client.Resource(dnsEndpointsResource).Namespace(obj.GetNamespace())
+	var updated *unstructured.Unstructured
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := resource.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current.Object["spec"] = map[string]any{"endpoints": eps}
+		updated, err = resource.Update(ctx, current, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("update DNSEndpoint %s/%s: %v", obj.GetNamespace(), obj.GetName(), err)
+	}
+	return updated
+}
+
+// waitApplied waits until the DNSEndpoint's status.observedGeneration is the
+// generation of obj, which the feeder writes once that generation's records are in
+// etcd.
+func waitApplied(ctx context.Context, t *testing.T, client dynamic.Interface, obj *unstructured.Unstructured) {
+	t.Helper()
+	var observed int64
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, dnsWait, true, func(ctx context.Context) (bool, error) {
+		got, err := client.Resource(dnsEndpointsResource).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		observed, _, _ = unstructured.NestedInt64(got.Object, "status", "observedGeneration")
+		return observed == obj.GetGeneration(), nil
+	})
+	if err != nil {
+		t.Fatalf("DNSEndpoint %s/%s: observedGeneration %d, want %d: %v", obj.GetNamespace(), obj.GetName(), observed, obj.GetGeneration(), err)
+	}
+}
+
+// wantAnswer fails unless CoreDNS answers name with exactly the addresses want, now:
+// once observedGeneration says the records are in etcd, CoreDNS, which reads etcd at
+// every query, answers them.
+func wantAnswer(ctx context.Context, t *testing.T, dns *testbed.DNS, name string, want ...string) {
+	t.Helper()
+	got, err := dns.Lookup(ctx, name)
+	if err != nil {
+		t.Fatalf("lookup %s at %s: %v", name, dns.Addr(), err)
+	}
+	if !slices.Equal(got, addrs(t, want...)) {
+		t.Fatalf("CoreDNS answers %s with %v, want %v", name, got, want)
+	}
+}
+
+// waitAnswer polls CoreDNS until it answers name with exactly the addresses want.
+func waitAnswer(ctx context.Context, t *testing.T, dns *testbed.DNS, name string, want ...string) {
+	t.Helper()
+	wantAddrs := addrs(t, want...)
+	var got []netip.Addr
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, dnsWait, true, func(ctx context.Context) (bool, error) {
+		var err error
+		got, err = dns.Lookup(ctx, name)
+		return err == nil && slices.Equal(got, wantAddrs), nil
+	})
+	if err != nil {
+		t.Fatalf("CoreDNS answers %s with %v, want %v: %v", name, got, want, err)
+	}
+}
+
+// addrs parses addresses, sorted as DNS.Lookup returns them.
+func addrs(t *testing.T, ss ...string) []netip.Addr {
+	t.Helper()
+	out := make([]netip.Addr, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, netip.MustParseAddr(s))
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return out
+}
