@@ -1,0 +1,178 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// TestDNSFollowsRealPlacement is the move with spec.dns, on real DNS software: the
+// manager publishes the real Placement's Programmed clusters in a DNSEndpoint, which
+// external-dns's engine writes into CoreDNS's zone.
+//
+//   - Make-before-break: while cluster2 (now the real Placement's) does not have the
+//     Gateway Programmed, CoreDNS keeps answering cluster1's address, and cluster1's
+//     drain clock has not started: its checks pass, yet it stays, "still published in
+//     DNS".
+//   - Once cluster2 is Programmed, CoreDNS answers cluster2's address only, cluster1's
+//     row records when DNS let go (after external-dns applied it), and cluster1 leaves
+//     no sooner than the TTL after that.
+func TestDNSFollowsRealPlacement(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	m := newMigration(t, "dnsmove")
+	f := m.f
+	const zone = "tm.test."
+	hostname := m.ns + ".tm.test"
+	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
+		t.Fatal(err)
+	}
+	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{zone}, Namespace: m.ns, OwnerID: m.ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dns.Stop)
+	reportAddresses(t, f, m.c1, "127.0.0.11")
+	reportAddresses(t, f, m.c2, "127.0.0.12")
+	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
+	m.traffic.SetByValue(map[string]float64{m.c1: 100, m.c2: 0})
+
+	p := m.policy()
+	const ttl = 3 * time.Second
+	p.Spec.MinDrainDuration = &metav1.Duration{Duration: time.Second} // the TTL is the floor
+	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(hostname)},
+		TTL: &metav1.Duration{Duration: ttl}}
+	f.createPolicy(t, p)
+
+	published := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		return meta.IsStatusConditionTrue(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
+	})
+	if got := published.Status.DNS; got == nil || !slices.Equal(got.PublishedClusters, []string{m.c1}) || got.EndpointName != p.Name {
+		t.Fatalf("status.dns %+v, want cluster1 published in DNSEndpoint %s", got, p.Name)
+	}
+	waitAnswer(ctx, t, dns, hostname, "127.0.0.11")
+	checkDNSEndpoint(ctx, t, m.ns, p.Name, hostname, 3, []string{m.c1}, "127.0.0.11")
+
+	// The move, while cluster2 cannot serve: DNS keeps cluster1, and so does the proxy.
+	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
+	m.moveToC2(t)
+	held := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := testbed.PolicyRow(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.ConsecutiveSuccesses >= p.Spec.ConsecutiveSuccesses
+	})
+	if r := testbed.PolicyRow(held, m.c1); r.DNSWithdrawalTime != nil || !strings.Contains(r.Message, "still published in DNS") {
+		t.Errorf("cluster1 passed its checks while still in DNS; its row: %+v", *r)
+	}
+	wantAnswer(ctx, t, dns, hostname, "127.0.0.11")
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
+
+	// cluster2 is Programmed: DNS moves, and cluster1's clock starts then.
+	programmed := time.Now()
+	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
+	waitAnswer(ctx, t, dns, hostname, "127.0.0.12")
+	withdrawn := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := testbed.PolicyRow(p, m.c1)
+		return r != nil && r.DNSWithdrawalTime != nil
+	})
+	left := testbed.PolicyRow(withdrawn, m.c1).DNSWithdrawalTime.Time
+	if left.Before(programmed.Truncate(time.Second)) {
+		t.Errorf("cluster1 left DNS at %s, before cluster2 was Programmed at %s", left, programmed)
+	}
+	checkDNSEndpoint(ctx, t, m.ns, p.Name, hostname, 3, []string{m.c2}, "127.0.0.12")
+
+	removed := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := testbed.PolicyRow(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
+	})
+	if r := testbed.PolicyRow(removed, m.c1); r.RemovalTime.Sub(left) < ttl {
+		t.Errorf("cluster1 was removed %s after it left DNS, before the TTL (%s)", r.RemovalTime.Sub(left), ttl)
+	}
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 10*time.Second)
+}
+
+// TestDNSEndpointNotOurs: a DNSEndpoint of the policy's name that the manager did not
+// create is left as it is, the policy says so, and no drain starts meanwhile.
+func TestDNSEndpointNotOurs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	m := newMigration(t, "dnsconflict")
+	f := m.f
+	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
+		t.Fatal(err)
+	}
+	client, err := dynamic.NewForConfig(bed.Hub.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.policy()
+	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"gw.conflict.test"}}
+	foreign := createDNSEndpoint(ctx, t, client, m.ns, p.Name, aRecord("gw.conflict.test", "A", 60, "127.0.0.99"))
+	reportAddresses(t, f, m.c1, "127.0.0.11")
+	f.createPolicy(t, p)
+
+	got := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
+		return c != nil && c.Reason == trafficv1alpha1.ReasonDNSEndpointConflict
+	})
+	if c := meta.FindStatusCondition(got.Status.Conditions, trafficv1alpha1.ConditionDNSPublished); !strings.Contains(c.Message, "not created by traffic-migration") {
+		t.Errorf("the condition should say the DNSEndpoint is someone else's: %q", c.Message)
+	}
+	after, err := client.Resource(dnsEndpointsResource).Namespace(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.GetResourceVersion() != foreign.GetResourceVersion() {
+		t.Errorf("the manager wrote someone else's DNSEndpoint: %v", after.Object)
+	}
+}
+
+// reportAddresses reports the target Gateway's addresses on cluster, as its agent does.
+func reportAddresses(t *testing.T, f *fleet, cluster string, addresses ...string) {
+	t.Helper()
+	if err := f.api.ReportGatewayAddresses(t.Context(), cluster, gatewayNamespace, gatewayName, addresses...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkDNSEndpoint checks what the policy's DNSEndpoint publishes: one A record for
+// hostname with the TTL and targets, and the clusters in its annotation.
+func checkDNSEndpoint(ctx context.Context, t *testing.T, ns, name, hostname string, ttl int64, clusters []string, targets ...string) {
+	t.Helper()
+	client, err := dynamic.NewForConfig(bed.Hub.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := client.Resource(dnsEndpointsResource).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("read DNSEndpoint %s/%s: %v", ns, name, err)
+	}
+	if got := obj.GetLabels()[trafficv1alpha1.PolicyLabel]; got != name {
+		t.Errorf("DNSEndpoint's policy label %q, want %q", got, name)
+	}
+	if got := obj.GetAnnotations()[trafficv1alpha1.PublishedClustersAnnotation]; got != strings.Join(clusters, ",") {
+		t.Errorf("DNSEndpoint publishes clusters %q, want %v", got, clusters)
+	}
+	endpoints, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
+	if len(endpoints) != 1 {
+		t.Fatalf("DNSEndpoint has %d endpoints, want 1: %v", len(endpoints), endpoints)
+	}
+	e := endpoints[0].(map[string]any)
+	gotTargets, _, _ := unstructured.NestedStringSlice(e, "targets")
+	gotTTL, _, _ := unstructured.NestedInt64(e, "recordTTL")
+	if e["dnsName"] != hostname || e["recordType"] != "A" || gotTTL != ttl || !slices.Equal(gotTargets, targets) {
+		t.Errorf("DNSEndpoint's record %v, want A %s TTL %d %v", e, hostname, ttl, targets)
+	}
+}
