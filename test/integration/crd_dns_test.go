@@ -1,0 +1,85 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+)
+
+// The validation rules of spec.dns, against the real kube-apiserver, with the field
+// and the message a user sees.
+func TestCRDValidationOfDNS(t *testing.T) {
+	ns := bed.Hub.Namespace(t, "crd-dns")
+	client := policyClient(t).TrafficV1alpha1().TrafficMigrationPolicies(ns)
+	withDNS := func(ttl string, hostnames ...string) func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		return func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+			p.Spec.DNS = &trafficv1alpha1.DNSPublishing{}
+			for _, h := range hostnames {
+				p.Spec.DNS.Hostnames = append(p.Spec.DNS.Hostnames, trafficv1alpha1.Hostname(h))
+			}
+			if ttl != "" {
+				d, err := time.ParseDuration(ttl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.Spec.DNS.TTL = &metav1.Duration{Duration: d}
+			}
+		}
+	}
+	const badName = "dns.hostnames must be fully qualified DNS names in lower case without the final dot"
+	const badTTL = "dns.ttl must be between 1s and 24h"
+	nine := make([]string, 9)
+	for i := range nine {
+		nine[i] = fmt.Sprintf("gw%d.example.com", i)
+	}
+	tests := map[string]struct {
+		mutate     func(p *trafficv1alpha1.TrafficMigrationPolicy)
+		wantErrors []string
+	}{
+		"names, a wildcard and a TTL":   {mutate: withDNS("5m", "gw.example.com", "*.apps.example.com")},
+		"the longest TTL":               {mutate: withDNS("24h", "gw.example.com")},
+		"the shortest TTL":              {mutate: withDNS("1s", "gw.example.com")},
+		"no hostname":                   {mutate: withDNS("", ""), wantErrors: []string{"spec.dns.hostnames[0]"}},
+		"an empty list":                 {mutate: withDNS(""), wantErrors: []string{"spec.dns.hostnames"}},
+		"upper case":                    {mutate: withDNS("", "GW.example.com"), wantErrors: []string{"spec.dns.hostnames[0]", badName}},
+		"a single label":                {mutate: withDNS("", "gateway"), wantErrors: []string{badName}},
+		"the final dot":                 {mutate: withDNS("", "gw.example.com."), wantErrors: []string{badName}},
+		"a label of 64 characters":      {mutate: withDNS("", strings.Repeat("a", 64)+".example.com"), wantErrors: []string{badName}},
+		"a wildcard inside":             {mutate: withDNS("", "gw.*.example.com"), wantErrors: []string{badName}},
+		"the same name twice":           {mutate: withDNS("", "gw.example.com", "gw.example.com"), wantErrors: []string{"spec.dns.hostnames[1]", "Duplicate value"}},
+		"more than 8 names":             {mutate: withDNS("", nine...), wantErrors: []string{"spec.dns.hostnames", "must have at most 8 items"}},
+		"a TTL of zero":                 {mutate: withDNS("0s", "gw.example.com"), wantErrors: []string{"spec.dns.ttl", badTTL}},
+		"a TTL above a day":             {mutate: withDNS("25h", "gw.example.com"), wantErrors: []string{"spec.dns.ttl", badTTL}},
+		"a TTL in fractions of seconds": {mutate: withDNS("1500ms", "gw.example.com"), wantErrors: []string{"spec.dns.ttl", "dns.ttl must be a duration in whole seconds"}},
+	}
+	i := 0
+	for name, tc := range tests {
+		i++
+		t.Run(name, func(t *testing.T) {
+			p := sharePolicy(fmt.Sprintf("dns-%d", i))
+			tc.mutate(p)
+			_, err := client.Create(t.Context(), p, metav1.CreateOptions{})
+			checkErrors(t, err, tc.wantErrors)
+		})
+	}
+
+	t.Run("the TTL defaults to 60s", func(t *testing.T) {
+		p := sharePolicy("dns-default")
+		withDNS("", "gw.example.com")(p)
+		created, err := client.Create(t.Context(), p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := created.Spec.DNS.TTL; got == nil || got.Duration != time.Minute {
+			t.Errorf("dns.ttl defaulted to %v, want 60s", got)
+		}
+	})
+}
