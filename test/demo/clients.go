@@ -83,19 +83,22 @@ func (s *clientStats) counts() clientCounts {
 	return c
 }
 
+// lookupFunc resolves the gateway's name: its A records, as the DNS answers them now.
+type lookupFunc func(ctx context.Context) ([]netip.Addr, error)
+
 // client is one application that calls the gateway: it resolves the gateway's name
 // through the DNS, keeps the answer for its own TTL whatever the record says, and
 // sends a request every interval to the address it holds. When a request fails on a
 // connection error it resolves the name again, bypassing its cache, and retries once,
 // as many real clients do.
 type client struct {
-	id       int
-	ttl      time.Duration
-	every    time.Duration
-	port     string
-	resolver *net.Resolver
-	http     *http.Client
-	stats    *clientStats
+	id     int
+	ttl    time.Duration
+	every  time.Duration
+	port   string
+	lookup lookupFunc
+	http   *http.Client
+	stats  *clientStats
 
 	mu      sync.Mutex
 	cached  netip.Addr
@@ -112,7 +115,7 @@ func (c *client) resolve(fresh bool) (netip.Addr, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
 	defer cancel()
-	addrs, err := c.resolver.LookupNetIP(ctx, "ip4", gatewayHostname+".")
+	addrs, err := c.lookup(ctx)
 	if err != nil {
 		return netip.Addr{}, err
 	}
@@ -229,17 +232,13 @@ type clientFleet struct {
 }
 
 // newClientFleet makes one client per TTL, each sending a request every interval to
-// the gateway's port, resolving through the DNS at dnsAddr.
-func newClientFleet(ttls []time.Duration, every time.Duration, dnsAddr string, port int, seed uint64) *clientFleet {
+// the gateway's port, resolving its name with lookup.
+func newClientFleet(ttls []time.Duration, every time.Duration, lookup lookupFunc, port int, seed uint64) *clientFleet {
 	f := &clientFleet{
 		stats: &clientStats{byCluster: map[string]int64{}},
 		stop:  make(chan struct{}),
 		rng:   rand.New(rand.NewPCG(seed, seed^0x5eed)),
 	}
-	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", dnsAddr)
-	}}
 	for i, ttl := range ttls {
 		transport := &http.Transport{
 			DialContext:         (&net.Dialer{Timeout: clientTimeout}).DialContext,
@@ -248,7 +247,7 @@ func newClientFleet(ttls []time.Duration, every time.Duration, dnsAddr string, p
 		}
 		f.clients = append(f.clients, &client{
 			id: i + 1, ttl: ttl, every: every, port: strconv.Itoa(port),
-			resolver: resolver, http: &http.Client{Transport: transport, Timeout: clientTimeout}, stats: f.stats,
+			lookup: lookup, http: &http.Client{Transport: transport, Timeout: clientTimeout}, stats: f.stats,
 		})
 	}
 	return f

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -28,7 +29,7 @@ func TestClientTTLs(t *testing.T) {
 }
 
 // TestClientsFollowDNSAndRetry runs the clients against two gateways without a hub:
-// the DNS moves from the first to the second, the clients follow as their TTLs end,
+// the DNS answer moves from the first to the second, the clients follow as their TTLs end,
 // and once the first gateway has no route for the name any more (as Traefik once the
 // Gateway is gone from its cluster) those still holding its address resolve again and
 // retry. No request may fail.
@@ -40,22 +41,18 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 	}
 	gw1 := startFakeGateway(t, "one", net.JoinHostPort(ip1.String(), strconv.Itoa(port)))
 	startFakeGateway(t, "two", net.JoinHostPort(ip2.String(), strconv.Itoa(port)))
-	dns, err := newDNSServer(gatewayHostname)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dns.close()
-	dns.publish([]netip.Addr{ip1})
+	var answer answerOf
+	answer.publish(ip1)
 
 	// Three clients that follow within a second, one that holds on for an hour.
 	ttls := []time.Duration{300 * time.Millisecond, 600 * time.Millisecond, time.Second, time.Hour}
-	f := newClientFleet(ttls, 50*time.Millisecond, dns.addr(), port, 1)
+	f := newClientFleet(ttls, 50*time.Millisecond, answer.lookup, port, 1)
 	if err := f.start(); err != nil {
 		t.Fatal(err)
 	}
 	defer f.halt()
 	eventually(t, "every client holding "+ip1.String(), func() bool { return f.holding()[ip1] == 4 })
-	dns.publish([]netip.Addr{ip2})
+	answer.publish(ip2)
 	eventually(t, "the short-TTL clients moving to "+ip2.String(), func() bool { return f.holding()[ip2] == 3 })
 	if h := f.holding(); h[ip1] != 1 || h[ip2] != 3 {
 		t.Errorf("clients holding: %v, want one on %s and three on %s", h, ip1, ip2)
@@ -91,13 +88,9 @@ func TestClientsFailOnBackendError(t *testing.T) {
 	}
 	gw := startFakeGateway(t, "one", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
 	gw.backendStatus.Store(http.StatusInternalServerError)
-	dns, err := newDNSServer(gatewayHostname)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dns.close()
-	dns.publish([]netip.Addr{ip})
-	f := newClientFleet([]time.Duration{time.Hour}, 50*time.Millisecond, dns.addr(), port, 1)
+	var answer answerOf
+	answer.publish(ip)
+	f := newClientFleet([]time.Duration{time.Hour}, 50*time.Millisecond, answer.lookup, port, 1)
 	if err := f.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +100,18 @@ func TestClientsFailOnBackendError(t *testing.T) {
 	if c := f.stats.counts(); c.Retried != 0 || c.Served != 0 {
 		t.Errorf("backend errors were retried or counted served: %+v", c)
 	}
+}
+
+// answerOf stands for the DNS in the clients' unit tests: the answer last published.
+type answerOf struct{ addrs atomic.Pointer[[]netip.Addr] }
+
+func (a *answerOf) publish(addrs ...netip.Addr) { a.addrs.Store(&addrs) }
+
+func (a *answerOf) lookup(context.Context) ([]netip.Addr, error) {
+	if p := a.addrs.Load(); p != nil {
+		return *p, nil
+	}
+	return nil, nil
 }
 
 // fakeGateway is a unit test's gateway with a backend behind it: while routed, it

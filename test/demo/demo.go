@@ -5,14 +5,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"sigs.k8s.io/yaml"
 
@@ -46,10 +46,10 @@ type demo struct {
 	spokes    map[string]gatewayclient.Interface
 	traefik   map[string]*testbed.Traefik // each spoke's Gateway API implementation
 	clusterOf map[netip.Addr]string       // the spokes by their nodes' addresses
-	dns       *dnsServer
+	dns       *testbed.DNS                // CoreDNS, written by external-dns's engine from the policy's DNSEndpoint
 	clients   *clientFleet
 
-	// parts runs the demo's own components (DNS controller, view)
+	// parts runs the demo's own components (the view)
 	// until stopParts; partsDone waits for them.
 	parts     context.Context
 	stopParts context.CancelFunc
@@ -77,13 +77,14 @@ func run(ctx context.Context, cfg config, out, errOut io.Writer) (_ *summary, er
 	if err != nil {
 		return nil, err
 	}
-	s.Components = fmt.Sprintf("Ran on: Traefik (%s) programming the Gateway on both spokes and serving every request; the check read %s{%s} that each spoke's Prometheus agent scraped from its Traefik and remote-wrote to the hub's Prometheus with cluster=<cluster name>.",
-		os.Getenv(testbed.TraefikImageEnv), requestsMetric, requestsFilter)
+	s.Components = fmt.Sprintf("Ran on: Traefik (%s) programming the Gateway on both spokes and serving every request; the check read %s{%s} that each spoke's Prometheus agent scraped from its Traefik and remote-wrote to the hub's Prometheus with cluster=<cluster name>; "+
+		"the clients resolved %s through CoreDNS, written by external-dns's engine from the policy's DNSEndpoint, which the manager publishes for the REAL Placement.",
+		os.Getenv(testbed.TraefikImageEnv), requestsMetric, requestsFilter, gatewayHostname)
 	processes := len(d.bed.Processes())
 	d.bed.Stop()
 	s.Took = time.Since(d.con.start)
 	s.print(out)
-	fmt.Fprintf(out, "Stopped everything the demo started: %d processes, the nodes' pods (Traefik, the backends, the metrics agents, traffic-migration), the DNS and the clients.\n", processes)
+	fmt.Fprintf(out, "Stopped everything the demo started: %d processes, the nodes' pods (Traefik, the backends, the metrics agents, traffic-migration), CoreDNS and external-dns's engine, and the clients.\n", processes)
 	return s, nil
 }
 
@@ -188,6 +189,10 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 		return err
 	}
 	d.con.step("OCM hub running: registration controller, add-on manager and conversion webhook, placement controller, work manager (ManifestWorkReplicaSet)")
+	if err := testbed.InstallDNSEndpointCRD(ctx, d.bed.Hub.Config); err != nil {
+		return fmt.Errorf("install external-dns's DNSEndpoint CRD on the hub: %w", err)
+	}
+	d.con.step("external-dns's DNSEndpoint CRD (externaldns.k8s.io/v1alpha1) installed on the hub, as with an external-dns that reads DNSEndpoints (--source=crd)")
 	if _, err := d.bed.JoinSpokes(ctx, cluster1, cluster2); err != nil {
 		return fmt.Errorf("join the spokes: %w", err)
 	}
@@ -223,46 +228,54 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 	return nil
 }
 
-// startPlayers starts what the demo plays: the DNS and its controller, and, once the
-// DNS answers with cluster1's Gateway (Traefik's address on cluster1's node), the
-// clients.
+// startPlayers starts the DNS, real DNS software run by the test bed (CoreDNS, written
+// by external-dns's engine from the policy's DNSEndpoint), and, once CoreDNS answers
+// with cluster1's Gateway (Traefik's address on cluster1's node), which the manager
+// publishes once cluster1's agent reports it Programmed, the clients.
 func (d *demo) startPlayers(ctx context.Context) error {
 	var err error
-	if d.dns, err = newDNSServer(gatewayHostname); err != nil {
+	if d.dns, err = startDNS(ctx, d.bed); err != nil {
 		return err
 	}
-	dnsCtrl := &dnsController{
-		server: d.dns, hub: d.hub.cluster, namespace: namespace, placement: placementName,
-		gatewayNamespace: namespace, gatewayName: gatewayName, spokes: d.spokes, clusterOf: d.clusterOf, log: d.con.event,
-		healthy: func(ctx context.Context, addr netip.Addr) error {
-			by, err := probeGateway(ctx, net.JoinHostPort(addr.String(), strconv.Itoa(testbed.TraefikWebPort)))
-			if err == nil && by == "" {
-				err = errors.New("no route to a backend yet")
-			}
-			return err
-		},
-	}
-	d.goPart(dnsCtrl.run)
+	d.con.step("CoreDNS serves %s at %s from the bed's etcd, where external-dns's engine (its planner, TXT registry and CoreDNS provider) writes the records of the DNSEndpoints in %s, as external-dns --source=crd --provider=coredns does",
+		dnsZone, d.dns.Addr(), namespace)
 	cluster1IP := netip.MustParseAddr(d.traefik[cluster1].Address)
-	err = waitFor(ctx, "the DNS to answer with cluster1's Gateway", func(context.Context) error {
-		if got := d.dns.published(); len(got) != 1 || got[0] != cluster1IP {
-			return fmt.Errorf("the DNS answers %v", got)
+	var answer []netip.Addr
+	err = waitFor(ctx, "CoreDNS to answer "+gatewayHostname+" with cluster1's Gateway", func(ctx context.Context) error {
+		got, err := d.dns.Lookup(ctx, gatewayHostname)
+		if err != nil {
+			return err
+		}
+		if answer = got; len(answer) != 1 || answer[0] != cluster1IP {
+			return fmt.Errorf("CoreDNS answers %v", answer)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	d.con.step("the manager published cluster1's Gateway address in DNSEndpoint %s/%s (cluster1's agent reports it Programmed); external-dns's engine applied it: CoreDNS answers %s with %s",
+		namespace, policyName, gatewayHostname, describeAddrs(answer, d.clusterOf))
 
 	ttls := clientTTLs(d.cfg.clients, d.cfg.shortTTL, d.cfg.longTTL, d.cfg.longClients)
-	d.clients = newClientFleet(ttls, d.cfg.requestEvery, d.dns.addr(), testbed.TraefikWebPort, d.cfg.seed)
+	d.clients = newClientFleet(ttls, d.cfg.requestEvery, d.lookup, testbed.TraefikWebPort, d.cfg.seed)
 	if err := d.clients.start(); err != nil {
 		return err
 	}
-	d.con.step("%d clients send %.0f requests/s each to http://%s:%d/, resolving it through the DNS at %s and keeping the answer for their own TTL: %s, and %s for %d of them",
-		d.cfg.clients, float64(time.Second)/float64(d.cfg.requestEvery), gatewayHostname, testbed.TraefikWebPort, d.dns.addr(),
-		d.cfg.shortTTL, d.cfg.longTTL, d.cfg.longClients)
+	d.con.step("%d clients send %.0f requests/s each to http://%s:%d/, resolving it through CoreDNS at %s and keeping the answer for their own TTL (whatever the record's %s): %s, and %s for %d of them",
+		d.cfg.clients, float64(time.Second)/float64(d.cfg.requestEvery), gatewayHostname, testbed.TraefikWebPort, d.dns.Addr(),
+		dnsRecordTTL, d.cfg.shortTTL, d.cfg.longTTL, d.cfg.longClients)
 	return nil
+}
+
+// lookup asks CoreDNS for the gateway's A records, with Go's own DNS client, as the
+// clients resolve it.
+func (d *demo) lookup(ctx context.Context) ([]netip.Addr, error) {
+	addrs, err := d.dns.Resolver().LookupNetIP(ctx, "ip4", gatewayHostname+".")
+	for i := range addrs {
+		addrs[i] = addrs[i].Unmap()
+	}
+	return addrs, err
 }
 
 // waitSteady waits until the fleet is ready for the move and the clients have sent to
@@ -287,7 +300,7 @@ func (d *demo) waitSteady(ctx context.Context) error {
 // migration until cluster1 left the proxy and its gateway is gone, and the clients
 // have sent for a little longer.
 func (d *demo) migrate(ctx context.Context) (*view, time.Time, error) {
-	v, err := newView(d.con, d.hub, d.spokes, d.bed.Prometheus.URL, d.clients, d.clusterOf, d.cfg)
+	v, err := newView(d.con, d.hub, d.spokes, d.bed.Prometheus.URL, d.clients, d.clusterOf, d.lookup, d.cfg)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -305,6 +318,7 @@ func (d *demo) migrate(ctx context.Context) (*view, time.Time, error) {
 	if err := movePlacement(ctx, d.hub, regions[cluster2]); err != nil {
 		return nil, time.Time{}, fmt.Errorf("move the Placement: %w", err)
 	}
+	v.moved(time.Now())
 	d.con.event("the administrator moved Placement %s from region=%s (%s) to region=%s (%s)", placementName, regions[cluster1], cluster1, regions[cluster2], cluster2)
 
 	select {
@@ -338,17 +352,14 @@ func (d *demo) goPart(run func(context.Context)) {
 	}()
 }
 
-// stopOwnParts stops the clients (their requests in flight end first), the demo's
-// components and the DNS. It is safe to call more than once.
+// stopOwnParts stops the clients (their requests in flight end first) and the demo's
+// components; the bed stops the DNS. It is safe to call more than once.
 func (d *demo) stopOwnParts() {
 	if d.clients != nil {
 		d.clients.halt()
 	}
 	d.stopParts()
 	d.partsDone.Wait()
-	if d.dns != nil {
-		d.dns.close()
-	}
 }
 
 // sleep waits for d, or until ctx ends.
@@ -372,6 +383,9 @@ func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewaycl
 	}
 	removedAt, goneAt, shareSeen := v.removal()
 	s.RemovedAfter, s.GatewayGoneAfter, s.ShareSeen = removedAt.Sub(moveAt), goneAt.Sub(moveAt), shareSeen
+	s.Timeline = v.timeline(moveAt)
+	s.DNSTTL = dnsRecordTTL
+	s.LongestClientTTL = slices.Max(clientTTLs(cfg.clients, cfg.shortTTL, cfg.longTTL, cfg.longClients))
 
 	policy, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, policyName, metav1.GetOptions{})
 	if err != nil {
@@ -391,10 +405,33 @@ func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewaycl
 			s.Cluster1Removed = !gateway[cluster1] && len(proxy) == 1 && proxy[0] == cluster2
 			s.DrainDuration = row.RemovalTime.Sub(row.DrainStartTime.Time)
 			s.ShareAtRemoval, s.ChecksPassed, s.RemovalMessage = row.LastValue, row.ConsecutiveSuccesses, row.Message
+			if row.DNSWithdrawalTime != nil {
+				s.Timeline.DNSWithdrawn = milestone{After: row.DNSWithdrawalTime.Sub(moveAt), Seen: true}
+				s.RemovedAfterDNS = row.RemovalTime.Sub(row.DNSWithdrawalTime.Time)
+			}
 		}
 	}
 	s.Cluster2Kept = gateway[cluster2] && len(proxy) == 1 && proxy[0] == cluster2
 	return s, nil
+}
+
+// decidedClusters lists the clusters in a Placement's decisions, sorted, as a consumer
+// reads them: every PlacementDecision labelled with the Placement's name.
+func decidedClusters(ctx context.Context, hub clusterclient.Interface, namespace, placement string) ([]string, error) {
+	list, err := hub.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: clusterv1beta1.PlacementLabel + "=" + placement,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the decisions of Placement %s/%s: %w", namespace, placement, err)
+	}
+	var clusters []string
+	for _, d := range list.Items {
+		for _, cd := range d.Status.Decisions {
+			clusters = append(clusters, cd.ClusterName)
+		}
+	}
+	slices.Sort(clusters)
+	return slices.Compact(clusters), nil
 }
 
 // waitForFleet waits until the fleet is in its steady state before the move: both
@@ -499,9 +536,12 @@ func intro(con *console, cfg config) {
 		"implementation: it programs the Gateway, routes its HTTPRoute to the backend, and counts every request in "+
 		requestsMetric+"), a backend, and a Prometheus agent that scrapes Traefik and remote-writes to the hub's "+
 		"Prometheus with the external label cluster=<cluster name>: the policy's check reads what the spokes wrote;")
-	con.paragraph("  - ", "    ", fmt.Sprintf("played by the demo: a DNS that follows the REAL Placement (as external-dns "+
-		"would, from the Programmed Gateways' addresses), and %d clients that keep its answer for their own TTL and "+
-		"send every request through Traefik.", cfg.clients))
+	con.paragraph("  - ", "    ", "the DNS, real DNS software run by the test bed: CoreDNS serving "+dnsZone+" from etcd, written by "+
+		"external-dns's own engine (its planner, TXT registry and CoreDNS provider) from the policy's DNSEndpoint, which "+
+		"the traffic-migration manager publishes for the REAL Placement (spec.dns: the addresses of the Gateways its "+
+		"clusters' agents report Programmed);")
+	con.paragraph("  - ", "    ", fmt.Sprintf("played by the demo: %d clients that resolve %s through CoreDNS, keep its "+
+		"answer for their own TTL and send every request through Traefik.", cfg.clients, gatewayHostname))
 	con.text("", "")
 }
 
@@ -527,13 +567,15 @@ func explainMove(con *console, cfg config) {
 	con.text("", "")
 	con.paragraph("", "", fmt.Sprintf("The migration. The Gateway follows the PROXY Placement %s: the "+
 		"ManifestWorkReplicaSet puts it on the clusters the proxy lists. The DNS follows the REAL "+
-		"Placement %s: once the Placement moves to cluster2, the DNS answers with cluster2's gateway "+
-		"(as soon as that Gateway is Programmed), but each client keeps cluster1's address until its "+
-		"own TTL ends. The proxy keeps cluster1 until the policy's check passes %d times in a row, at "+
-		"least %s apart (cluster1 carries at most %g%% of the traffic over the last %s), and for at "+
-		"least %s. A client that still holds cluster1's address when its gateway is gone resolves "+
-		"again and retries once.",
-		proxyName, placementName, cfg.consecutiveSuccesses, cfg.interval, cfg.maxPercent, cfg.window, cfg.minDrainDuration))
+		"Placement %s: once the Placement moves to cluster2, the manager keeps cluster1's address in "+
+		"the DNSEndpoint until cluster2's agent reports its Gateway Programmed (make-before-break), then "+
+		"publishes cluster2's only, and external-dns's engine writes it into CoreDNS; but each client "+
+		"keeps cluster1's address until its own TTL ends. The proxy keeps cluster1 until the policy's "+
+		"check passes %d times in a row, at least %s apart (cluster1 carries at most %g%% of the "+
+		"traffic over the last %s), and for at least %s after DNS let go of it (never less than the "+
+		"records' TTL, %s). A client that still holds cluster1's address when its gateway is gone "+
+		"resolves again and retries once.",
+		proxyName, placementName, cfg.consecutiveSuccesses, cfg.interval, cfg.maxPercent, cfg.window, cfg.minDrainDuration, dnsRecordTTL))
 	con.paragraph("", "", "Every second, per cluster: its share of the traffic and requests/s as "+
 		"Prometheus computes them; how many clients' DNS caches hold its address; the policy's phase, "+
 		"last check, passed checks in a row and time to the next check; whether the proxy lists it; "+

@@ -52,6 +52,22 @@ func TestDemoShort(t *testing.T) {
 	if s.Requests.Failed != 0 {
 		t.Errorf("%d client requests failed: %v", s.Requests.Failed, s.Requests.FailureSamples)
 	}
+	// Make-before-break on the real DNS: CoreDNS answered cluster2's address only once
+	// its Gateway was Programmed, DNS let go of cluster1 no sooner (the policy's times
+	// are whole seconds), and cluster1's minimum drain counted from then.
+	tl := s.Timeline
+	if !tl.Programmed.Seen || !tl.DNSMoved.Seen || !tl.DNSWithdrawn.Seen || !tl.UnderThreshold.Seen {
+		t.Errorf("the timeline lacks a milestone: %+v", tl)
+	}
+	if tl.DNSMoved.After < tl.Programmed.After {
+		t.Errorf("CoreDNS answered cluster2 only at %s, before its Gateway was Programmed at %s", tl.DNSMoved, tl.Programmed)
+	}
+	if tl.DNSWithdrawn.After < tl.Programmed.After-time.Second {
+		t.Errorf("DNS let go of cluster1 at %s, before cluster2's Gateway was Programmed at %s", tl.DNSWithdrawn, tl.Programmed)
+	}
+	if s.RemovedAfterDNS < cfg.minDrainDuration {
+		t.Errorf("cluster1 was removed %s after DNS let go of it, before minDrainDuration %s", s.RemovedAfterDNS, cfg.minDrainDuration)
+	}
 	if s.Requests.Served == 0 || s.Requests.ByCluster[cluster1] == 0 || s.Requests.ByCluster[cluster2] == 0 {
 		t.Errorf("both clusters should have answered requests: %+v", s.Requests)
 	}
@@ -63,7 +79,9 @@ func TestDemoShort(t *testing.T) {
 		regexp.MustCompile(`(?m)^  retried, then served +[0-9]+ `),
 		regexp.MustCompile(`(?m)^  failed +0$`),
 		regexp.MustCompile(`(?m)^OK: the Gateway moved without a failed request`),
-		regexp.MustCompile(`(?m)^Ran on: Traefik \(\S+\) programming the Gateway on both spokes`),
+		regexp.MustCompile(`(?m)^Ran on: Traefik \(\S+\) programming the Gateway on both spokes.* through CoreDNS, written by external-dns's engine from the policy's DNSEndpoint`),
+		regexp.MustCompile(`(?m)^  t\+\S+ +CoreDNS answers gateway\.demo\.example with cluster2's address only`),
+		regexp.MustCompile(`(?m)^cluster1 was removed \S+ after DNS let go of it`),
 	} {
 		if !want.MatchString(printed) {
 			t.Errorf("the summary printed lacks %q", want)

@@ -190,7 +190,8 @@ func movePlacement(ctx context.Context, h *hubClients, region string) error {
 }
 
 // policyObject is the TrafficMigrationPolicy of the demo: trafficShare on Traefik's
-// request counter, by the cluster label of the metrics pipeline.
+// request counter, by the cluster label of the metrics pipeline, and spec.dns: the
+// manager publishes the REAL Placement's Programmed Gateways under the demo's name.
 func policyObject(cfg config) *trafficv1alpha1.TrafficMigrationPolicy {
 	return &trafficv1alpha1.TrafficMigrationPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: trafficv1alpha1.SchemeGroupVersion.String(), Kind: "TrafficMigrationPolicy"},
@@ -211,6 +212,7 @@ func policyObject(cfg config) *trafficv1alpha1.TrafficMigrationPolicy {
 			Interval:             &metav1.Duration{Duration: cfg.interval},
 			ConsecutiveSuccesses: cfg.consecutiveSuccesses,
 			MinDrainDuration:     &metav1.Duration{Duration: cfg.minDrainDuration},
+			DNS:                  dnsSpec(),
 		},
 	}
 }

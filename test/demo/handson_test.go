@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -109,6 +110,18 @@ func TestFleet(t *testing.T) {
 	for _, want := range []string{"traffic-migration check " + policyName + " -n " + namespace, "kubectl -n " + namespace + " patch placement " + placementName, "--watch"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the fleet's instructions lack %q", want)
+		}
+	}
+	// CoreDNS answers the Gateway's name where the printed dig asks it.
+	if m := regexp.MustCompile(`(?m)^\s*dig @(\S+) -p (\d+) ` + regexp.QuoteMeta(gatewayHostname) + ` `).FindStringSubmatch(out.String()); m == nil {
+		t.Errorf("the fleet's instructions lack how to query CoreDNS for %s", gatewayHostname)
+	} else {
+		resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, net.JoinHostPort(m[1], m[2]))
+		}}
+		if addrs, err := resolver.LookupNetIP(ctx, "ip4", gatewayHostname+"."); err != nil || len(addrs) != 1 {
+			t.Errorf("CoreDNS at %s:%s answers %s with %v, %v; want cluster1's address", m[1], m[2], gatewayHostname, addrs, err)
 		}
 	}
 

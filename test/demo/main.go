@@ -6,12 +6,15 @@
 // Prometheus, an OCM hub and klusterlets joined with clusteradm), the traffic-migration
 // manager and agents, and on each spoke's node Traefik (the Gateway API
 // implementation), a backend and a Prometheus agent that remote-writes Traefik's
-// metrics to the hub's Prometheus; a DNS that follows the real Placement, and clients
-// that cache its answers for their own TTL and send every request through Traefik. It moves the real Placement
+// metrics to the hub's Prometheus; CoreDNS, written by external-dns's engine from the
+// policy's DNSEndpoint, which the manager publishes for the real Placement (spec.dns);
+// and clients that resolve the Gateway's name through CoreDNS, cache its answers for
+// their own TTL and send every request through Traefik. It moves the real Placement
 // from cluster1 to cluster2, shows the traffic draining live until the proxy Placement
-// drops cluster1 and its Gateway is deleted, and prints a summary: how long the drain
-// took, cluster1's share at removal, and the client requests served, retried and
-// failed (none may fail).
+// drops cluster1 and its Gateway is deleted, and prints a summary: the move's timeline
+// (cluster2 Programmed, CoreDNS answering cluster2 only, cluster1's first passing check,
+// its removal), how long the drain took, cluster1's share at removal, and the client
+// requests served, retried and failed (none may fail).
 //
 // With -fleet it starts the same fleet, with the clients sending to cluster1, and leaves
 // it running until interrupted, for trying the product by hand ('make fleet').

@@ -38,6 +38,17 @@ type summary struct {
 	// RemovedAfter and GatewayGoneAfter are the times from the move to the proxy's
 	// dropping cluster1 and to its Gateway's deletion, as the demo saw them.
 	RemovedAfter, GatewayGoneAfter time.Duration
+	// Timeline is the move's milestones, from the administrator's edit of the real
+	// Placement to cluster1's removal (RemovedAfter).
+	Timeline timeline
+	// RemovedAfterDNS is the time from DNS letting go of cluster1 (its row's
+	// dnsWithdrawalTime) to its removal (its removalTime), by the policy's status;
+	// zero when its row has no dnsWithdrawalTime.
+	RemovedAfterDNS time.Duration
+	// DNSTTL is the records' TTL (spec.dns.ttl); LongestClientTTL is the longest
+	// time a client keeps an answer: once that long has passed since DNS let go of
+	// cluster1, no client can still hold its address.
+	DNSTTL, LongestClientTTL time.Duration
 	// ShareSeen is cluster1's share as Prometheus computed it in the last line printed
 	// before the removal.
 	ShareSeen float64
@@ -48,6 +59,40 @@ type summary struct {
 	// Components names the real parts the migration ran on: the Gateway API
 	// implementation and the metrics pipeline the check read.
 	Components string
+}
+
+// milestone is a moment of the move, as a duration since the move; Seen is false when
+// it was not seen.
+type milestone struct {
+	After time.Duration
+	Seen  bool
+}
+
+func (m milestone) String() string {
+	if !m.Seen {
+		return "not seen"
+	}
+	return fmt.Sprintf("t%+.1fs", m.After.Seconds())
+}
+
+// timeline is the move's milestones.
+type timeline struct {
+	// Edited is when the administrator's edit of the real Placement was written.
+	Edited milestone
+	// Programmed is when cluster2's Gateway was first seen Programmed, as Traefik
+	// wrote it in the Gateway's status on cluster2.
+	Programmed milestone
+	// DNSMoved is the first of the demo's polls of CoreDNS that answered cluster2's
+	// address only.
+	DNSMoved milestone
+	// DNSWithdrawn is cluster1's row's dnsWithdrawalTime (whole seconds, rounded up):
+	// when the manager saw cluster1's address gone from the DNSEndpoint and
+	// external-dns having applied it.
+	DNSWithdrawn milestone
+	// UnderThreshold is cluster1's first passing check (whole seconds, rounded up),
+	// from the policy's check history, and UnderThresholdValue its value.
+	UnderThreshold      milestone
+	UnderThresholdValue string
 }
 
 // ok reports whether the migration did what it should: cluster1 removed, cluster2
@@ -72,6 +117,7 @@ func (s *summary) print(w io.Writer) {
 	} else {
 		fmt.Fprintf(&b, "cluster1 was NOT removed.\n")
 	}
+	s.printTimeline(&b)
 	if s.Cluster2Kept {
 		fmt.Fprintf(&b, "cluster2 kept its Gateway and is the only cluster in the proxy Placement.\n")
 	} else {
@@ -98,6 +144,35 @@ func (s *summary) print(w io.Writer) {
 	}
 	fmt.Fprintf(&b, "%s. The demo took %s.\n", verdict, round(s.Took))
 	io.WriteString(w, b.String())
+}
+
+// printTimeline writes the move's milestones and how long cluster1 stayed after DNS
+// let go of it, against the longest client TTL.
+func (s *summary) printTimeline(b *strings.Builder) {
+	tl := s.Timeline
+	fmt.Fprintf(b, "Timeline of the move (t=0: the move; the policy's own times are whole seconds, rounded up):\n")
+	fmt.Fprintf(b, "  %-9s the administrator edited Placement %s to select cluster2\n", tl.Edited, placementName)
+	fmt.Fprintf(b, "  %-9s cluster2's Gateway Programmed (Traefik's status on cluster2, which its agent reports)\n", tl.Programmed)
+	fmt.Fprintf(b, "  %-9s CoreDNS answers %s with cluster2's address only (first of the demo's polls)\n", tl.DNSMoved, gatewayHostname)
+	fmt.Fprintf(b, "  %-9s DNS let go of cluster1 (its row's dnsWithdrawalTime: its address out of the DNSEndpoint, applied by external-dns)\n", tl.DNSWithdrawn)
+	under := "cluster1's share under the threshold: its first passing check, from the policy's history"
+	if tl.UnderThresholdValue != "" {
+		under += " (" + percent(tl.UnderThresholdValue) + ")"
+	}
+	fmt.Fprintf(b, "  %-9s %s\n", tl.UnderThreshold, under)
+	removed := milestone{After: s.RemovedAfter, Seen: s.Cluster1Removed}
+	fmt.Fprintf(b, "  %-9s cluster1 removed from the proxy Placement %s\n", removed, proxyName)
+	switch {
+	case !s.Cluster1Removed:
+	case !tl.DNSWithdrawn.Seen:
+		fmt.Fprintf(b, "cluster1's row has no dnsWithdrawalTime: DNS had not let go of it when it was removed.\n")
+	case s.RemovedAfterDNS >= s.LongestClientTTL:
+		fmt.Fprintf(b, "cluster1 was removed %s after DNS let go of it, no sooner than the longest client TTL (%s): no client could still hold its address.\n",
+			round(s.RemovedAfterDNS), round(s.LongestClientTTL))
+	default:
+		fmt.Fprintf(b, "cluster1 was removed %s after DNS let go of it (its minimum drain counts from then, never less than the records' TTL, %s), %s before the longest client TTL (%s): the clients that keep an answer longer could still hold its address, and resolved again when its gateway was gone.\n",
+			round(s.RemovedAfterDNS), round(s.DNSTTL), round(s.LongestClientTTL-s.RemovedAfterDNS), round(s.LongestClientTTL))
+	}
 }
 
 func round(d time.Duration) time.Duration {

@@ -16,6 +16,14 @@ func TestSummaryPrint(t *testing.T) {
 		ChecksPassed: 3, ChecksNeeded: 3, RemovedAfter: 12740 * time.Millisecond, GatewayGoneAfter: 12810 * time.Millisecond,
 		Requests: clientCounts{Served: 5839, Retried: 1, ByCluster: map[string]int64{cluster1: 4280, cluster2: 1560}},
 		Took:     62 * time.Second,
+		Timeline: timeline{
+			Edited:         milestone{After: 20 * time.Millisecond, Seen: true},
+			Programmed:     milestone{After: 1830 * time.Millisecond, Seen: true},
+			DNSMoved:       milestone{After: 2410 * time.Millisecond, Seen: true},
+			DNSWithdrawn:   milestone{After: 1600 * time.Millisecond, Seen: true},
+			UnderThreshold: milestone{After: 6600 * time.Millisecond, Seen: true}, UnderThresholdValue: "3.21",
+		},
+		RemovedAfterDNS: 11 * time.Second, DNSTTL: 5 * time.Second, LongestClientTTL: 90 * time.Second,
 	}
 	tests := map[string]struct {
 		s       summary
@@ -34,8 +42,38 @@ func TestSummaryPrint(t *testing.T) {
 				"  failed                       0\n",
 				"  answered by cluster1      4280\n",
 				"OK: the Gateway moved without a failed request. The demo took 1m2s.",
+				"  t+0.0s    the administrator edited Placement gateway-placement to select cluster2\n",
+				"  t+1.8s    cluster2's Gateway Programmed (",
+				"  t+2.4s    CoreDNS answers gateway.demo.example with cluster2's address only (",
+				"  t+1.6s    DNS let go of cluster1 (its row's dnsWithdrawalTime",
+				"  t+6.6s    cluster1's share under the threshold: its first passing check, from the policy's history (3.2%)\n",
+				"  t+12.7s   cluster1 removed from the proxy Placement gateway-placement-proxy\n",
+				"cluster1 was removed 11s after DNS let go of it (its minimum drain counts from then, never less than the records' TTL, 5s), 1m19s before the longest client TTL (1m30s): ",
 			},
-			notWant: []string{"failure:", "NOT"},
+			notWant: []string{"failure:", "NOT", "not seen", "no dnsWithdrawalTime"},
+		},
+		"removed after the longest client TTL": {
+			s: func() summary {
+				s := good
+				s.RemovedAfterDNS = 95 * time.Second
+				return s
+			}(),
+			ok:      true,
+			want:    []string{"cluster1 was removed 1m35s after DNS let go of it, no sooner than the longest client TTL (1m30s): no client could still hold its address.\n"},
+			notWant: []string{"before the longest client TTL"},
+		},
+		"DNS never let go of cluster1": {
+			s: func() summary {
+				s := good
+				s.Timeline.DNSWithdrawn, s.Timeline.DNSMoved, s.RemovedAfterDNS = milestone{}, milestone{}, 0
+				return s
+			}(),
+			ok: true,
+			want: []string{
+				"  not seen  CoreDNS answers gateway.demo.example with cluster2's address only (",
+				"  not seen  DNS let go of cluster1 (",
+				"cluster1's row has no dnsWithdrawalTime: DNS had not let go of it when it was removed.\n",
+			},
 		},
 		"a failed request": {
 			s: func() summary {
@@ -60,7 +98,8 @@ func TestSummaryPrint(t *testing.T) {
 				s.Cluster1Removed = false
 				return s
 			}(),
-			want: []string{"cluster1 was NOT removed.", "FAILED"},
+			want:    []string{"cluster1 was NOT removed.", "FAILED", "  not seen  cluster1 removed from the proxy Placement"},
+			notWant: []string{"after DNS let go of it"},
 		},
 	}
 	for name, tt := range tests {

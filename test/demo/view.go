@@ -16,6 +16,8 @@ import (
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
@@ -23,6 +25,7 @@ import (
 	workinformers "open-cluster-management.io/api/client/work/informers/externalversions"
 	worklisters "open-cluster-management.io/api/client/work/listers/work/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 	gatewaylisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
@@ -44,7 +47,10 @@ type fleetState struct {
 	real, proxy []string
 	works       map[string]bool // the ManifestWorkReplicaSet's ManifestWork exists and is not deleted, by cluster
 	gateways    map[string]bool // the Gateway exists on the spoke, by cluster
-	policy      *trafficv1alpha1.TrafficMigrationPolicy
+	// programmed are the addresses of the Gateway that Traefik has Programmed for its
+	// current generation, by cluster; none while it is not.
+	programmed map[string][]string
+	policy     *trafficv1alpha1.TrafficMigrationPolicy
 }
 
 func (s *fleetState) row(cluster string) *trafficv1alpha1.ClusterStatus {
@@ -67,16 +73,18 @@ type trafficSample struct {
 }
 
 // view watches the fleet (the Placements' decisions, the ManifestWorks, the policy on
-// the hub, the Gateways on the spokes) and prints every change as an event, as it
-// happens. Every printEvery it prints one line per cluster: its share of the traffic
-// and requests per second as Prometheus computes them, how many clients' DNS caches
-// hold its address, the policy's phase, last check, run of passed checks and next
-// check, and whether the proxy lists it and its Gateway exists.
+// the hub, the Gateways on the spokes), polls what CoreDNS answers for the gateway's
+// name, and prints every change as an event, as it happens. Every printEvery it prints
+// one line per cluster: its share of the traffic and requests per second as
+// Prometheus computes them, how many clients' DNS caches hold its address, the
+// policy's phase, last check, run of passed checks and next check, and whether the
+// proxy lists it and its Gateway exists.
 type view struct {
 	con       *console
 	prom      promv1.API
 	clients   *clientFleet
 	clusterOf map[netip.Addr]string
+	lookup    lookupFunc // asks CoreDNS
 	cfg       config
 
 	hubInformers     clusterinformers.SharedInformerFactory
@@ -95,16 +103,24 @@ type view struct {
 	removedAt time.Time // when the proxy was first seen without cluster1
 	goneAt    time.Time // when cluster1's Gateway was first seen gone after removal
 	shareSeen float64   // cluster1's share in the last line before its removal
-	done      chan struct{}
+	// The move's milestones, as the view saw them (zero: not yet).
+	editedAt     time.Time                    // the administrator's edit of the real Placement
+	programmedAt time.Time                    // cluster2's Gateway first seen Programmed after the move
+	dnsMovedAt   time.Time                    // CoreDNS first answered cluster2's address only
+	firstPass    *trafficv1alpha1.CheckRecord // cluster1's first passing check after the move
+	answer       []netip.Addr                 // what CoreDNS answered last
+	polled       bool                         // answer holds a first answer
+	dnsErr       string                       // the last lookup's error, reported once
+	done         chan struct{}
 }
 
 func newView(con *console, hub *hubClients, spokes map[string]gatewayclient.Interface, prometheusURL string,
-	clients *clientFleet, clusterOf map[netip.Addr]string, cfg config) (*view, error) {
+	clients *clientFleet, clusterOf map[netip.Addr]string, lookup lookupFunc, cfg config) (*view, error) {
 	c, err := promapi.NewClient(promapi.Config{Address: prometheusURL})
 	if err != nil {
 		return nil, err
 	}
-	v := &view{con: con, prom: promv1.NewAPI(c), clients: clients, clusterOf: clusterOf, cfg: cfg, done: make(chan struct{}),
+	v := &view{con: con, prom: promv1.NewAPI(c), clients: clients, clusterOf: clusterOf, lookup: lookup, cfg: cfg, done: make(chan struct{}),
 		hubInformers:     clusterinformers.NewSharedInformerFactoryWithOptions(hub.cluster, 0, clusterinformers.WithNamespace(namespace)),
 		workInformers:    workinformers.NewSharedInformerFactory(hub.work, 0),
 		trafficInformers: trafficinformers.NewSharedInformerFactoryWithOptions(hub.traffic, 0, trafficinformers.WithNamespace(namespace)),
@@ -163,8 +179,16 @@ func (v *view) header() {
 		"time", "cluster", "share", "req/s", "cached", "phase", "last check", "checks", "next", "proxy", "Gateway"))
 }
 
-// run prints a line per cluster every printEvery until ctx ends.
+// run prints a line per cluster every printEvery, and polls CoreDNS every
+// dnsPollEvery, until ctx ends.
 func (v *view) run(ctx context.Context) {
+	var polling sync.WaitGroup
+	polling.Add(1)
+	go func() {
+		defer polling.Done()
+		v.pollDNS(ctx)
+	}()
+	defer polling.Wait()
 	tick := time.NewTicker(printEvery)
 	defer tick.Stop()
 	for {
@@ -179,7 +203,7 @@ func (v *view) run(ctx context.Context) {
 
 // state reads the fleet's state from the watches.
 func (v *view) state() *fleetState {
-	st := &fleetState{works: map[string]bool{}, gateways: map[string]bool{}}
+	st := &fleetState{works: map[string]bool{}, gateways: map[string]bool{}, programmed: map[string][]string{}}
 	st.real = v.clustersOf(placementName)
 	st.proxy = v.clustersOf(proxyName)
 	if p, err := v.policies.TrafficMigrationPolicies(namespace).Get(policyName); err == nil {
@@ -190,8 +214,9 @@ func (v *view) state() *fleetState {
 		if w, err := v.works.ManifestWorks(cluster).Get(mwrsName); err == nil && w.DeletionTimestamp == nil {
 			st.works[cluster] = true
 		}
-		if _, err := v.gateways[cluster].Gateways(namespace).Get(gatewayName); err == nil {
+		if gw, err := v.gateways[cluster].Gateways(namespace).Get(gatewayName); err == nil {
 			st.gateways[cluster] = true
+			st.programmed[cluster] = programmedAddresses(gw)
 		}
 	}
 	return st
@@ -227,7 +252,7 @@ func (v *view) changed() {
 		return
 	}
 	if !slices.Equal(old.real, st.real) {
-		v.con.event("real Placement %s now selects %s (the DNS follows it)", placementName, list(st.real))
+		v.con.event("real Placement %s now selects %s (the manager's DNSEndpoint follows it, make-before-break)", placementName, list(st.real))
 	}
 	if !slices.Equal(old.proxy, st.proxy) {
 		v.con.event("proxy Placement %s now lists %s (the ManifestWorkReplicaSet follows it)", proxyName, list(st.proxy))
@@ -239,6 +264,10 @@ func (v *view) changed() {
 			} else {
 				v.con.event("work manager deleted ManifestWork %s in namespace %s: the work agent of %s deletes the Gateway, then the ManifestWork goes", mwrsName, cluster, cluster)
 			}
+		}
+		if len(old.programmed[cluster]) == 0 && len(st.programmed[cluster]) > 0 {
+			v.con.event("Traefik programmed %s's Gateway: its status.addresses %s (%s's agent reports it; the manager publishes the REAL Placement's Programmed clusters)",
+				cluster, strings.Join(st.programmed[cluster], ", "), cluster)
 		}
 		oldRow, row := old.row(cluster), st.row(cluster)
 		if row != nil && (oldRow == nil || oldRow.Phase != row.Phase) {
@@ -254,6 +283,16 @@ func (v *view) changed() {
 		}
 	}
 	now := time.Now()
+	if v.programmedAt.IsZero() && !v.editedAt.IsZero() && len(st.programmed[cluster2]) > 0 {
+		v.programmedAt = now
+	}
+	if row := st.row(cluster1); row != nil && !v.editedAt.IsZero() {
+		for _, h := range row.History {
+			if h.Result == trafficv1alpha1.EvaluationPass && (v.firstPass == nil || h.Time.Before(&v.firstPass.Time)) {
+				v.firstPass = h.DeepCopy()
+			}
+		}
+	}
 	if v.removedAt.IsZero() && v.con.sinceMove(now) > 0 && !slices.Contains(st.proxy, cluster1) && len(st.proxy) > 0 {
 		v.removedAt = now
 	}
@@ -267,6 +306,84 @@ func (v *view) changed() {
 			close(v.done)
 		}
 	}
+}
+
+// moved notes when the administrator edited the real Placement.
+func (v *view) moved(at time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.editedAt = at
+}
+
+// pollDNS asks CoreDNS for the gateway's name every dnsPollEvery until ctx ends,
+// reports each change of its answer, and notes when, after the move, it first
+// answered cluster2's address only.
+func (v *view) pollDNS(ctx context.Context) {
+	tick := time.NewTicker(dnsPollEvery)
+	defer tick.Stop()
+	for {
+		lctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+		addrs, err := v.lookup(lctx)
+		cancel()
+		now := time.Now()
+		if ctx.Err() != nil {
+			return
+		}
+		slices.SortFunc(addrs, netip.Addr.Compare)
+		v.mu.Lock()
+		switch {
+		case err != nil:
+			if err.Error() != v.dnsErr {
+				v.con.event("view: CoreDNS: %v", err)
+			}
+			v.dnsErr = err.Error()
+		case !v.polled:
+			v.answer, v.polled = addrs, true
+		case !slices.Equal(addrs, v.answer):
+			v.con.event("CoreDNS now answers %s with %s (was %s)", gatewayHostname, describeAddrs(addrs, v.clusterOf), describeAddrs(v.answer, v.clusterOf))
+			v.answer, v.dnsErr = addrs, ""
+		}
+		if err == nil && v.dnsMovedAt.IsZero() && !v.editedAt.IsZero() && len(addrs) == 1 && v.clusterOf[addrs[0]] == cluster2 {
+			v.dnsMovedAt = now
+		}
+		v.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// timeline is the move's milestones that the view saw, since moveAt.
+func (v *view) timeline(moveAt time.Time) timeline {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	since := func(t time.Time) milestone {
+		if t.IsZero() {
+			return milestone{}
+		}
+		return milestone{After: t.Sub(moveAt), Seen: true}
+	}
+	tl := timeline{Edited: since(v.editedAt), Programmed: since(v.programmedAt), DNSMoved: since(v.dnsMovedAt)}
+	if v.firstPass != nil {
+		tl.UnderThreshold, tl.UnderThresholdValue = since(v.firstPass.Time.Time), v.firstPass.Value
+	}
+	return tl
+}
+
+// programmedAddresses are the addresses of a Gateway that Traefik has Programmed for
+// its current generation, from its status; none while it is not.
+func programmedAddresses(gw *gatewayv1.Gateway) []string {
+	c := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed))
+	if gw.DeletionTimestamp != nil || c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != gw.Generation {
+		return nil
+	}
+	out := make([]string, 0, len(gw.Status.Addresses))
+	for _, a := range gw.Status.Addresses {
+		out = append(out, a.Value)
+	}
+	return out
 }
 
 // finished is closed once cluster1 left the proxy, its Gateway is gone and cluster2's

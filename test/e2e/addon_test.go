@@ -138,6 +138,7 @@ func TestAddOn(t *testing.T) {
 		run  func(t *testing.T)
 	}{
 		{"install with helm on the hub", a.install},
+		{"spec.dns without external-dns's CRD", a.dnsWithoutCRD},
 		{"enable with clusteradm", a.enable},
 		{"agent delivered to the spokes", a.delivered},
 		{"agents run as pods", a.agentPods},

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/test/testbed"
@@ -29,10 +30,15 @@ import (
 // Placement moves the Gateway from cluster1 to cluster2, and a ManifestWorkReplicaSet
 // that follows the proxy Placement puts the Gateway and its HTTPRoute on the clusters,
 // where Traefik programs them. Readiness and labels come from the real agents.
-// cluster1 carries little traffic already, but cluster2's Traefik cannot program the
-// Gateway (its listener's port is no entry point's): cluster1 stays in the proxy after
-// its checks pass, as no other cluster would have the Gateway ready. Once cluster2's
-// Traefik has the entry point and programs the Gateway, cluster1 leaves, and the
+// The policy has spec.dns: the manager publishes the real Placement's Programmed
+// Gateways in a DNSEndpoint, which external-dns's engine writes into the zone of a real
+// CoreDNS (the test bed's DNS). cluster1 carries little traffic already, but cluster2's
+// Traefik cannot program the Gateway (its listener's port is no entry point's): CoreDNS
+// keeps answering cluster1's address (make-before-break), so cluster1's drain clock
+// does not start, and cluster1 stays in the proxy after its checks pass, as no other
+// cluster would have the Gateway ready. Once cluster2's Traefik has the entry point and
+// programs the Gateway, CoreDNS answers cluster2's address only, DNS lets go of
+// cluster1 then, and cluster1 leaves no sooner than its minimum drain after that; the
 // Gateway leaves cluster1. The leading manager's pod is killed once during the drain.
 func (a *addonTest) seedStory(t *testing.T) {
 	ctx := context.Background()
@@ -107,6 +113,10 @@ func (a *addonTest) seedStory(t *testing.T) {
 	}
 	waitDecisions(t, placementName, cluster1)
 
+	// The hub's DNS: external-dns's DNSEndpoint CRD and the test bed's CoreDNS, written
+	// by external-dns's engine.
+	dns := startStoryDNS(t)
+
 	policy := &trafficv1alpha1.TrafficMigrationPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: policyName, Namespace: gatewaySystem},
 		Spec: trafficv1alpha1.TrafficMigrationPolicySpec{
@@ -125,6 +135,10 @@ func (a *addonTest) seedStory(t *testing.T) {
 			Interval:             &metav1.Duration{Duration: interval},
 			ConsecutiveSuccesses: consecutiveSuccesses,
 			MinDrainDuration:     &metav1.Duration{Duration: minDrainDuration},
+			DNS: &trafficv1alpha1.DNSPublishing{
+				Hostnames: []trafficv1alpha1.Hostname{storyHostname},
+				TTL:       &metav1.Duration{Duration: storyDNSTTL},
+			},
 		},
 	}
 	policies := a.traffic.TrafficV1alpha1().TrafficMigrationPolicies(gatewaySystem)
@@ -150,8 +164,11 @@ func (a *addonTest) seedStory(t *testing.T) {
 		if p.Status.ActiveClusters != 1 || p.Status.DrainingClusters != 0 {
 			return errors.New("not one active cluster")
 		}
-		return nil
+		return dnsPublishes(p, cluster1)
 	})
+	// Traefik writes its node's address in the Gateway's status; the agent reports it,
+	// and the manager publishes it: CoreDNS answers it.
+	waitAnswer(t, dns, a.traefik[cluster1].Address)
 
 	// The admin moves the Gateway to cluster2, whose Gateway is not programmed yet.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -191,19 +208,32 @@ func (a *addonTest) seedStory(t *testing.T) {
 			return fmt.Errorf("cluster1 has %d passing checks, last %s", r.ConsecutiveSuccesses, r.LastResult)
 		case r.DrainStartTime == nil || r.LastEvaluationTime == nil || r.LastEvaluationTime.Sub(r.DrainStartTime.Time) < minDrainDuration:
 			return errors.New("cluster1 has not drained for minDrainDuration at its last check")
-		case !strings.HasPrefix(r.Message, "no other cluster has the Gateway ready"):
+		case !strings.Contains(r.Message, msgStillInDNS) || !strings.Contains(r.Message, msgNoOtherReady):
 			return fmt.Errorf("cluster1 waits for: %s", r.Message)
 		}
 		return nil
 	})
 	heldRow := clusterRow(held, cluster1)
 	heldAt := heldRow.LastEvaluationTime.Time
+	// Make-before-break: DNS has not let go of cluster1, as no other cluster of the real
+	// Placement has the Gateway Programmed; CoreDNS still answers cluster1's address.
+	if heldRow.DNSWithdrawalTime != nil {
+		t.Errorf("cluster1 left DNS at %s while cluster2 could not program the Gateway", heldRow.DNSWithdrawalTime)
+	}
+	if err := dnsPublishes(held, cluster1); err != nil {
+		t.Errorf("while cluster2 cannot program the Gateway: %v", err)
+	}
+	if err := answersOnly(ctx, dns, a.traefik[cluster1].Address); err != nil {
+		t.Errorf("while cluster2 cannot program the Gateway: %v", err)
+	}
 	t.Logf("cluster1 held after %d passing checks (share %s%%), draining for %s: %s; query %s", heldRow.ConsecutiveSuccesses,
 		heldRow.LastValue, heldAt.Sub(heldRow.DrainStartTime.Time), heldRow.Message, heldRow.ResolvedQuery)
 	// Two more checks later, it is still in the proxy: the manager writes the
 	// decisions before the status, so every status seen here was decided with
 	// cluster1 kept.
+	// All the while, CoreDNS answers cluster1's address only.
 	var removedEarly []string
+	var dnsMovedEarly error
 	a.waitPolicy(t, "cluster1 kept for two more checks", func(p *trafficv1alpha1.TrafficMigrationPolicy) error {
 		got, err := decisionClusters(ctx, proxyName)
 		if err != nil {
@@ -213,17 +243,25 @@ func (a *addonTest) seedStory(t *testing.T) {
 			removedEarly = got
 			return nil // fails below
 		}
+		if err := answersOnly(ctx, dns, a.traefik[cluster1].Address); err != nil {
+			dnsMovedEarly = err
+			return nil // fails below
+		}
 		r := clusterRow(p, cluster1)
 		if r == nil || r.LastEvaluationTime == nil || r.LastEvaluationTime.Sub(heldAt) < 2*interval {
 			return errors.New("no two more checks yet")
 		}
-		if r.Phase != trafficv1alpha1.ClusterDraining || !strings.HasPrefix(r.Message, "no other cluster has the Gateway ready") {
-			return fmt.Errorf("cluster1 is %s: %s", r.Phase, r.Message)
+		if r.Phase != trafficv1alpha1.ClusterDraining || r.DNSWithdrawalTime != nil ||
+			!strings.Contains(r.Message, msgStillInDNS) || !strings.Contains(r.Message, msgNoOtherReady) {
+			return fmt.Errorf("cluster1 is %s, out of DNS since %v: %s", r.Phase, r.DNSWithdrawalTime, r.Message)
 		}
 		return nil
 	})
 	if removedEarly != nil {
 		t.Fatalf("cluster1 left the proxy while no other cluster had the Gateway ready: the proxy lists %v", removedEarly)
+	}
+	if dnsMovedEarly != nil {
+		t.Fatalf("DNS let go of cluster1 while no other cluster had the Gateway Programmed: %v", dnsMovedEarly)
 	}
 
 	// cluster2's platform team puts Traefik's web entry point on the listener's port:
@@ -232,7 +270,36 @@ func (a *addonTest) seedStory(t *testing.T) {
 	if err := a.traefik[cluster2].SetWebPort(ctx, testbed.TraefikWebPort); err != nil {
 		t.Fatal(err)
 	}
+	// When Traefik programmed cluster2's Gateway, as it wrote it in the Gateway's status
+	// (first seen here, so that a later rewrite of the status cannot move it).
+	var programmedAt metav1.Time
+	eventually(t, "Traefik programming cluster2's Gateway", func(ctx context.Context) error {
+		gw, err := a.gateways[cluster2].GatewayV1().Gateways(gatewaySystem).Get(ctx, gatewayName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed))
+		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != gw.Generation {
+			return fmt.Errorf("Programmed %+v", c)
+		}
+		programmedAt = c.LastTransitionTime
+		return nil
+	})
 	waitAddonCondition(t, cluster2, gatewayCondition, hasMessage(metav1.ConditionTrue, trafficv1alpha1.AgentReasonProgrammed, "Addresses: "+a.traefik[cluster2].Address))
+	// CoreDNS answers cluster2's address only, and DNS let go of cluster1 then: not
+	// before Traefik programmed cluster2's Gateway.
+	waitAnswer(t, dns, a.traefik[cluster2].Address)
+	withdrawn := a.waitPolicy(t, "DNS let go of cluster1", func(p *trafficv1alpha1.TrafficMigrationPolicy) error {
+		if r := clusterRow(p, cluster1); r == nil || r.DNSWithdrawalTime == nil {
+			return errors.New("cluster1 has no dnsWithdrawalTime")
+		}
+		return nil
+	})
+	leftDNS := clusterRow(withdrawn, cluster1).DNSWithdrawalTime.Time
+	if leftDNS.Before(programmedAt.Time) || leftDNS.Before(programmed.Truncate(time.Second)) {
+		t.Errorf("DNS let go of cluster1 at %s, before cluster2's Gateway was Programmed at %s (its entry point fixed at %s)",
+			leftDNS, programmedAt, programmed.Format(time.RFC3339Nano))
+	}
 	waitServedBy(t, a.traefik[cluster2], http.StatusOK, cluster2)
 	waitDecisions(t, proxyName, cluster2)
 	removed := a.waitPolicy(t, "cluster1 removed", func(p *trafficv1alpha1.TrafficMigrationPolicy) error {
@@ -248,7 +315,17 @@ func (a *addonTest) seedStory(t *testing.T) {
 	if r.RemovalTime.Time.Before(programmed.Truncate(time.Second)) {
 		t.Errorf("cluster1 removed at %s, before cluster2's Gateway was programmed at %s", r.RemovalTime, programmed)
 	}
-	t.Logf("cluster1 drained %s, removed %s after cluster2's Gateway was programmed", r.RemovalTime.Sub(r.DrainStartTime.Time), r.RemovalTime.Sub(programmed).Round(time.Second))
+	// Its minimum drain counted from DNS letting go of it (and is no shorter than the TTL).
+	if r.DNSWithdrawalTime == nil || !r.DNSWithdrawalTime.Time.Equal(leftDNS) {
+		t.Errorf("cluster1's removed row has dnsWithdrawalTime %v, want %s", r.DNSWithdrawalTime, leftDNS)
+	} else if d := r.RemovalTime.Sub(leftDNS); d < minDrainDuration || d < storyDNSTTL {
+		t.Errorf("cluster1 removed %s after DNS let go of it, before minDrainDuration %s (TTL %s)", d, minDrainDuration, storyDNSTTL)
+	}
+	if err := dnsPublishes(removed, cluster2); err != nil {
+		t.Errorf("after the move: %v", err)
+	}
+	t.Logf("cluster1 drained %s, left DNS %s after its drain started, removed %s after cluster2's Gateway was programmed and %s after DNS let go of it",
+		r.RemovalTime.Sub(r.DrainStartTime.Time), leftDNS.Sub(r.DrainStartTime.Time), r.RemovalTime.Sub(programmed).Round(time.Second), r.RemovalTime.Sub(leftDNS))
 
 	// The Gateway and its route really leave cluster1: its Traefik routes nothing any
 	// more, and the agent drops the Gateway's condition.
