@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -161,7 +162,45 @@ func (rt *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 	if rt.cfg.Tenant != "" {
 		req.Header.Set(KeyTenant, rt.cfg.Tenant)
 	}
-	return rt.next.RoundTrip(req)
+	resp, err := rt.next.RoundTrip(req)
+	if err == nil && resp.Body != nil {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: MaxAnswerBytes}
+	}
+	return resp, err
+}
+
+// MaxAnswerBytes bounds what the manager reads of one answer of a Prometheus: a
+// check needs one sample, and a dashboard's range a few thousand, while the URL of a
+// policy's Secret may point at anything that answers without end. A larger answer
+// fails the query, and so the check (fail closed).
+const MaxAnswerBytes = 8 << 20
+
+// ErrAnswerTooLarge is the error of an answer larger than MaxAnswerBytes.
+var ErrAnswerTooLarge = fmt.Errorf("the answer is larger than %d bytes, more than any check needs", MaxAnswerBytes)
+
+// boundedBody reads at most left more bytes of a body, then fails with
+// ErrAnswerTooLarge.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly the bound from a larger one.
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n > 0 {
+			return 0, ErrAnswerTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // HTTPStatusError is a response of Prometheus (or of a proxy in front of it) whose

@@ -523,3 +523,32 @@ func TestEvaluateResults(t *testing.T) {
 		})
 	}
 }
+
+// An answer larger than MaxAnswerBytes fails the check, as an error the row can show,
+// rather than filling the manager's memory.
+func TestEvaluateBoundsTheAnswer(t *testing.T) {
+	huge := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"scalar","result":[1700000000.5,"0.01"]},"padding":"`)
+		chunk := strings.Repeat("x", 64<<10)
+		for written := 0; written <= MaxAnswerBytes; written += len(chunk) {
+			if _, err := fmt.Fprint(w, chunk); err != nil {
+				return // the client stopped reading
+			}
+		}
+		fmt.Fprint(w, `"}`)
+	}
+	prom := newFakePrometheus(t, false, huge)
+	q := querierFor(t, 0, KeyURL, prom.URL)
+	got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+	if got.Result != v1alpha1.EvaluationError || !strings.Contains(got.Message, "larger than") {
+		t.Errorf("an answer over the bound: %s %q, want Error saying it is too large", got.Result, got.Message)
+	}
+
+	// A small answer is read as ever.
+	prom = newFakePrometheus(t, false, scalar("0.01"))
+	q = querierFor(t, 0, KeyURL, prom.URL)
+	if got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime); got.Result != v1alpha1.EvaluationPass {
+		t.Errorf("a small answer: %s %q, want Pass", got.Result, got.Message)
+	}
+}
