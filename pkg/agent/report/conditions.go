@@ -195,8 +195,17 @@ func addressesCondition(addresses trafficv1alpha1.GatewayAddresses) metav1.Condi
 
 // publishableAddresses are a Gateway's addresses of type IPAddress (the default) and
 // Hostname, in the order of its status; other types are the implementation's own and
-// mean nothing to DNS.
+// mean nothing to DNS. A Gateway that no route is attached to yet has none: it would
+// answer clients that DNS sent there with "no route" (a Gateway is Programmed before
+// its implementation has attached the routes that came with it).
 func publishableAddresses(gw *gatewayv1.Gateway) []string {
+	attached := false
+	for _, l := range gw.Status.Listeners {
+		attached = attached || l.AttachedRoutes > 0
+	}
+	if !attached {
+		return nil
+	}
 	var out []string
 	for _, a := range gw.Status.Addresses {
 		if a.Type == nil || *a.Type == gatewayv1.IPAddressType || *a.Type == gatewayv1.HostnameAddressType {

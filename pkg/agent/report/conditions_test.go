@@ -52,6 +52,11 @@ func namedAddress(value string) func(*gatewayv1.Gateway) {
 	}
 }
 
+// routed sets a listener with one attached route.
+func routed(gw *gatewayv1.Gateway) {
+	gw.Status.Listeners = append(gw.Status.Listeners, gatewayv1.ListenerStatus{Name: "web", AttachedRoutes: 1})
+}
+
 // addresses sets the Gateway's status addresses.
 func addresses(values ...string) func(*gatewayv1.Gateway) {
 	return func(gw *gatewayv1.Gateway) {
@@ -160,7 +165,7 @@ func TestConditions(t *testing.T) {
 			observed: Observed{
 				GatewayAPI: installed, Labels: labels, Selector: "team=edge",
 				Gateways: []*gatewayv1.Gateway{
-					gateway("b", "web", programmed(metav1.ConditionTrue, "Programmed", 2), addresses("10.0.0.2")),
+					gateway("b", "web", programmed(metav1.ConditionTrue, "Programmed", 2), addresses("10.0.0.2"), routed),
 					gateway("a", "web", programmed(metav1.ConditionFalse, "Invalid", 2)),
 				},
 			},
@@ -181,14 +186,16 @@ func TestConditions(t *testing.T) {
 				trafficv1alpha1.ConditionGatewayAddresses:        {metav1.ConditionTrue, "Reported", ""},
 			},
 		},
-		"addresses of every reported Gateway, programmed or not, of the types DNS knows": {
+		"addresses of every reported Gateway with a route, programmed or not, of the types DNS knows": {
 			observed: Observed{GatewayAPI: installed, Labels: labels, Gateways: []*gatewayv1.Gateway{
-				gateway("a", "web", addresses("10.0.0.1")),
-				gateway("b", "web", programmed(metav1.ConditionTrue, "Programmed", 2), addresses("FD00::1", "lb.example.com"), namedAddress("internal")),
+				gateway("a", "web", addresses("10.0.0.1"), routed),
+				gateway("b", "web", programmed(metav1.ConditionTrue, "Programmed", 2), addresses("FD00::1", "lb.example.com"), namedAddress("internal"), routed),
+				gateway("c", "web", programmed(metav1.ConditionTrue, "Programmed", 2), addresses("10.0.0.3")),
 			}},
 			want: map[string]brief{
-				trafficv1alpha1.ConditionGatewayAPI:              {metav1.ConditionTrue, "Installed", "Gateway API v1 is installed; reporting 2 Gateways"},
+				trafficv1alpha1.ConditionGatewayAPI:              {metav1.ConditionTrue, "Installed", "Gateway API v1 is installed; reporting 3 Gateways"},
 				trafficv1alpha1.ConditionClusterLabels:           {metav1.ConditionTrue, "Reported", labelsMessage},
+				trafficv1alpha1.GatewayConditionType("c", "web"): {metav1.ConditionTrue, "Programmed", "Addresses: 10.0.0.3"},
 				trafficv1alpha1.GatewayConditionType("a", "web"): {metav1.ConditionFalse, "Pending", "No Programmed condition yet. Addresses: 10.0.0.1"},
 				trafficv1alpha1.GatewayConditionType("b", "web"): {metav1.ConditionTrue, "Programmed", "Addresses: FD00::1, lb.example.com, internal"},
 				trafficv1alpha1.ConditionGatewayAddresses:        {metav1.ConditionTrue, "Reported", "a/web=10.0.0.1;b/web=fd00::1,lb.example.com"},

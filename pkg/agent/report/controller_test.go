@@ -299,7 +299,7 @@ func TestSyncWithoutGatewayAPI(t *testing.T) {
 
 func TestSyncGateways(t *testing.T) {
 	edge := map[string]string{"team": "edge"}
-	web := testGateway("apps", "web", edge, programmed(metav1.ConditionTrue, "Programmed", 2), addresses("10.0.0.1", "gw.example.com"))
+	web := testGateway("apps", "web", edge, programmed(metav1.ConditionTrue, "Programmed", 2), addresses("10.0.0.1", "gw.example.com"), routed)
 	api := testGateway("apps", "api", edge, programmed(metav1.ConditionFalse, "Invalid", 2))
 	other := testGateway("apps", "other", map[string]string{"team": "core"}, programmed(metav1.ConditionTrue, "Programmed", 2))
 	e := newEnv(t, envOptions{

@@ -19,7 +19,9 @@ import (
 //
 //	<namespace>/<name>=<address>,<address>;<namespace>/<name>=<address>
 //
-// one entry per Gateway that has addresses, sorted by namespace/name, each with the
+// one entry per Gateway that has addresses and at least one attached route (a Gateway
+// is Programmed before its routes are, and DNS must not send clients to a Gateway that
+// answers "no route"), sorted by namespace/name, each with the
 // Gateway's IPAddress and Hostname addresses in the order of its status. Namespaces,
 // names, IP addresses and host names hold none of '/', '=', ',' and ';', so the form
 // needs no quoting.
