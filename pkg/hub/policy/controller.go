@@ -6,6 +6,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,6 +76,11 @@ type Controller struct {
 	// written are the controller's own last writes, which the caches may not show
 	// yet: a sync reads the policy and its proxy through them.
 	written written
+
+	// programmedSince is, for each policy with spec.dns, when this manager first saw
+	// each cluster's target Gateway Programmed with an address (see dnsSettle).
+	programmedMu    sync.Mutex
+	programmedSince map[string]map[string]time.Time
 }
 
 // Informers are the informers the controller reads. The ManagedClusterAddOn informer
@@ -127,6 +133,8 @@ func NewController(
 		metrics:       metrics,
 		clock:         clk,
 		written:       newWritten(clk),
+
+		programmedSince: map[string]map[string]time.Time{},
 	}
 	c.querySlots = make(chan struct{}, maxParallelQueries)
 	c.evaluations = newEvaluator(c.evaluate)
@@ -184,6 +192,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 		if c.endpoints != nil {
 			c.endpoints.Forget(ns, name)
 		}
+		c.programmedMu.Lock()
+		delete(c.programmedSince, key)
+		c.programmedMu.Unlock()
 		return nil
 	}
 	if err != nil {
@@ -223,7 +234,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	if !out.RequeueAt.IsZero() {
 		syncCtx.Queue().AddAfter(key, out.RequeueAt.Sub(now))
 	}
-	if d := dnsRequeue(st.dns); d > 0 {
+	if d := dnsRequeue(st.dns, now); d > 0 {
 		syncCtx.Queue().AddAfter(key, d)
 	}
 	logger.V(4).Info("Synced policy", "proxyClusters", newStatus.ProxyPlacement, "draining", newStatus.DrainingClusters, "requeueAt", out.RequeueAt)

@@ -27,6 +27,14 @@ const ReasonDNSWithdrawn = "DNSWithdrawn"
 // cannot be read yet (the cache starts).
 const dnsRetry = time.Second
 
+// dnsSettle is how long a cluster's Gateway must have been reported Programmed, with
+// its addresses and a route, before DNS sends clients to it: Gateway implementations
+// apply their configuration a moment after they write the status (Traefik throttles
+// its providers' updates by 2s by default), and a client that DNS sends there meanwhile
+// gets "no route". The time is the manager's own view, so clocks of the spokes do not
+// matter; a manager that restarts waits again (later, never earlier).
+const dnsSettle = 5 * time.Second
+
 // dnsState is what a sync gathered and did about the policy's DNS (spec.dns).
 type dnsState struct {
 	// current is the DNSEndpoint as it is (or as this sync wrote it); nil when none.
@@ -39,6 +47,9 @@ type dnsState struct {
 	readErr error
 	// applyErr says why writing it failed.
 	applyErr error
+	// settleAt is when the next cluster's Gateway will have settled; zero when none
+	// waits.
+	settleAt time.Time
 }
 
 // usable reports whether the DNSEndpoint was read and is the manager's to write.
@@ -78,7 +89,7 @@ func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 		TTL:        st.input.Policy.DNSTTL,
 		RealKnown:  st.input.RealKnown,
 		Real:       real,
-		Programmed: agents.ready,
+		Programmed: c.settled(policy, agents, st.input.Now, d),
 		Addresses:  agents.addresses,
 	}
 	if d.current != nil {
@@ -92,6 +103,44 @@ func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 	if d.current != nil {
 		st.input.DNS.Withdrawn = dns.Withdrawn(&d.current.Endpoint, d.current.Applied(), proxied)
 	}
+}
+
+// settled returns the clusters whose target Gateway has been Programmed, with an
+// address reported, for dnsSettle as this manager saw it, and sets d.settleAt to when
+// the next one will have.
+func (c *Controller) settled(policy *trafficv1alpha1.TrafficMigrationPolicy, agents agentReports, now time.Time, d *dnsState) sets.Set[string] {
+	key := policy.Namespace + "/" + policy.Name
+	c.programmedMu.Lock()
+	defer c.programmedMu.Unlock()
+	seen := c.programmedSince[key]
+	if seen == nil {
+		seen = map[string]time.Time{}
+		c.programmedSince[key] = seen
+	}
+	out := sets.New[string]()
+	for cluster := range seen {
+		if !agents.ready.Has(cluster) || len(agents.addresses[cluster]) == 0 {
+			delete(seen, cluster)
+		}
+	}
+	for cluster := range agents.ready {
+		if len(agents.addresses[cluster]) == 0 {
+			continue
+		}
+		since, ok := seen[cluster]
+		if !ok {
+			since = now
+			seen[cluster] = now
+		}
+		if at := since.Add(dnsSettle); now.Before(at) {
+			if d.settleAt.IsZero() || at.Before(d.settleAt) {
+				d.settleAt = at
+			}
+			continue
+		}
+		out.Insert(cluster)
+	}
+	return out
 }
 
 // applyDNS writes the policy's DNSEndpoint when its records must change. It runs after
@@ -117,7 +166,7 @@ func (c *Controller) applyDNS(ctx context.Context, policy *trafficv1alpha1.Traff
 // its DNSEndpoint cache starts; while the hub serves no DNSEndpoints, when the manager
 // asks again (nothing else would tell it that the CRD came); zero otherwise (a change
 // of the DNSEndpoint wakes it).
-func dnsRequeue(d *dnsState) time.Duration {
+func dnsRequeue(d *dnsState, now time.Time) time.Duration {
 	switch {
 	case d == nil:
 		return 0
@@ -125,6 +174,8 @@ func dnsRequeue(d *dnsState) time.Duration {
 		return dnsRetry
 	case d.notServed:
 		return dns.CRDRecheck
+	case !d.settleAt.IsZero():
+		return max(d.settleAt.Sub(now), 0) + 10*time.Millisecond
 	}
 	return 0
 }
