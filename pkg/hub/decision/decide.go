@@ -23,6 +23,7 @@ import (
 const (
 	msgRealUnknown     = "the real Placement's decisions cannot be read"
 	msgPastDeadline    = "maximum drain duration exceeded"
+	msgPastCeiling     = "the hub's maximum drain duration exceeded"
 	msgSuspended       = "removals suspended"
 	msgMinDrain        = "minimum drain duration not reached"
 	msgStillInDNS      = "still published in DNS"
@@ -32,6 +33,7 @@ const (
 	msgRemovedForce    = "removed: named in the force-remove annotation"
 	msgRemovedGone     = "removed: its ManagedCluster no longer exists"
 	msgRemovedDeadline = "removed: maximum drain duration exceeded"
+	msgRemovedCeiling  = "removed: the hub's maximum drain duration exceeded"
 	msgSeparator       = "; "
 )
 
@@ -83,6 +85,7 @@ func Decide(in Input) Output {
 	pl.removePassed(removed)
 	out := pl.output(removed, skipped)
 	out.DNSWithdrawn = withdrawn
+	out.Restored = pl.restored
 	return out
 }
 
@@ -133,6 +136,9 @@ type plan struct {
 	draining map[string]*drainRow
 	// retained are the Removed rows still within RemovedRowRetention.
 	retained []v1alpha1.ClusterStatus
+	// restored are the draining clusters that P lost and the rows kept (rule 12),
+	// sorted.
+	restored []string
 	// readyLeft counts the clusters left in the proxy with the Gateway ready: set by
 	// countReady, then lowered by each removal.
 	readyLeft int
@@ -187,6 +193,7 @@ func newPlan(in *Input) *plan {
 			pl.active[name] = index
 		}
 	}
+	pl.restoreLost(previous)
 
 	for name, row := range previous {
 		_, isActive := pl.active[name]
@@ -199,6 +206,30 @@ func newPlan(in *Input) *plan {
 		}
 	}
 	return pl
+}
+
+// restoreLost takes back as draining the clusters whose previous row says they drain
+// but that P lost, as when someone deletes the proxy Placement or one of its
+// decisions (rule 12): the status, not the proxy, is then the memory of the drain. A
+// lost cluster goes back to the least group index written, else to group 0.
+func (pl *plan) restoreLost(previous map[string]*v1alpha1.ClusterStatus) {
+	group := int32(0)
+	if indexes := sortedKeys(pl.groupNames); len(indexes) > 0 {
+		group = indexes[0]
+	}
+	for name, row := range previous {
+		_, isActive := pl.active[name]
+		_, isDraining := pl.draining[name]
+		if isActive || isDraining || !isDrainingRow(row) {
+			continue
+		}
+		pl.draining[name] = pl.carry(name, group, row)
+		pl.restored = append(pl.restored, name)
+		if _, ok := pl.groupNames[group]; !ok {
+			pl.groupNames[group] = ""
+		}
+	}
+	slices.Sort(pl.restored)
 }
 
 // carry builds the drain state of a draining cluster from its previous row: the drain
@@ -454,6 +485,8 @@ func removalMessage(reason RemovalReason) string {
 		return msgRemovedForce
 	case RemovalManagedClusterGone:
 		return msgRemovedGone
+	case RemovalHubMaxDrainDuration:
+		return msgRemovedCeiling
 	default:
 		return msgRemovedDeadline
 	}
@@ -475,6 +508,9 @@ func (pl *plan) requeueDrain(at *time.Time, d *drainRow) {
 	}
 	if pl.policy.MaxDrainDuration != nil {
 		pl.requeueAt(at, pl.deadline(d))
+	}
+	if pl.policy.Ceiling != nil {
+		pl.requeueAt(at, pl.ceiling(d))
 	}
 }
 
@@ -534,14 +570,36 @@ func (pl *plan) deadline(d *drainRow) time.Time {
 	return d.row.DrainStartTime.Add(max(*pl.policy.MaxDrainDuration, pl.policy.MinDrainDuration))
 }
 
-func (pl *plan) pastDeadline(d *drainRow) bool {
+// ceiling is when the cluster's drain is past the hub's ceiling. Only called when
+// the policy has a Ceiling.
+func (pl *plan) ceiling(d *drainRow) time.Time {
+	return d.row.DrainStartTime.Add(pl.policy.Ceiling.MaxDrainDuration)
+}
+
+// pastOwnDeadline reports whether the drain is past the policy's maxDrainDuration.
+func (pl *plan) pastOwnDeadline(d *drainRow) bool {
 	return pl.policy.MaxDrainDuration != nil && !pl.in.Now.Before(pl.deadline(d))
 }
 
-// deadlineRemoves reports whether the deadline removes the cluster whatever its checks
-// say (rule 8).
+// pastCeiling reports whether the drain is past the hub's ceiling.
+func (pl *plan) pastCeiling(d *drainRow) bool {
+	return pl.policy.Ceiling != nil && !pl.in.Now.Before(pl.ceiling(d))
+}
+
+func (pl *plan) pastDeadline(d *drainRow) bool {
+	return pl.pastOwnDeadline(d) || pl.pastCeiling(d)
+}
+
+// deadlineRemoves reports whether the policy's deadline removes the cluster whatever
+// its checks say (rule 8).
 func (pl *plan) deadlineRemoves(d *drainRow) bool {
-	return pl.policy.OnMaxDrainDuration == v1alpha1.DeadlineRemove && pl.pastDeadline(d)
+	return pl.policy.OnMaxDrainDuration == v1alpha1.DeadlineRemove && pl.pastOwnDeadline(d)
+}
+
+// ceilingRemoves reports whether the hub's ceiling removes the cluster whatever its
+// checks, and its policy's suspend, say (rule 13).
+func (pl *plan) ceilingRemoves(d *drainRow) bool {
+	return pl.pastCeiling(d) && pl.policy.Ceiling.Action == v1alpha1.DeadlineRemove
 }
 
 // indexedGroups are decision groups by cluster and by index.

@@ -655,9 +655,8 @@ var decideCases = map[string]struct {
 			Clusters: rows(active("c1"), active("c3")),
 		},
 	},
-	"rows: a draining row of a cluster that is nowhere is dropped": {
-		in: input().real("c1").proxy("c1").
-			rows(active("c1"), draining("c5").started(ago(time.Minute)), active("c6")),
+	"rows: an Active row of a cluster that is nowhere is dropped": {
+		in: input().real("c1").proxy("c1").rows(active("c1"), active("c6")),
 		out: Output{
 			Proxy:    []Group{grp(0, "", "c1")},
 			Clusters: rows(active("c1")),

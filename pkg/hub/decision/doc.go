@@ -29,6 +29,13 @@
 //     Remove.
 //  9. P and the drain state are read back from the proxy decisions and the policy
 //     status; a draining cluster without a row starts draining now.
+//  12. A cluster whose row says Draining or Held but that P lost (someone deleted the
+//     proxy Placement or one of its decisions) is draining again, with its row's
+//     state, and listed again in the proxy (Output.Restored).
+//  13. Past the hub's ceiling (Policy.Ceiling), counted from drainStartTime, a
+//     cluster is Held, or removed when the ceiling's action is Remove: whatever its
+//     checks, DNS, minDrainDuration and suspend say, but never the last cluster with
+//     the Gateway ready, and not while R cannot be read.
 //
 // Where the design leaves a choice open, Decide takes the safer side:
 //
@@ -64,6 +71,9 @@
 //     v1alpha1.MaxCheckHistory (a bounded ring). The history lives in the same row, so
 //     it is written with the same status write as the check itself; a Removed row
 //     keeps it, an Active row has none.
+//   - Rule 12 takes the status's word over P's: a crash between the write of the
+//     proxy and that of the status after a removal lists the removed cluster again,
+//     to drain again. That costs a drain; the opposite choice drops traffic.
 //   - The removal gate is the ordered list removalGate (gate.go): one walk gives both
 //     the verdict and the row's list of what the removal still waits for.
 package decision

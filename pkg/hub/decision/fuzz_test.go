@@ -135,6 +135,12 @@ func fuzzInput(data []byte) Input {
 			}
 		}
 	}
+	if b.oneIn(4) {
+		in.Policy.Ceiling = &Ceiling{
+			MaxDrainDuration: choose(&b, time.Minute, 5*time.Minute, 10*time.Minute),
+			Action:           choose(&b, v1alpha1.DeadlineHold, v1alpha1.DeadlineRemove),
+		}
+	}
 	return in
 }
 
@@ -276,7 +282,30 @@ func newVerifier(t *testing.T, in Input, out Output) *verifier {
 	for _, r := range in.Previous {
 		v.previous[r.Name] = r
 	}
+	v.restoredRight()
 	return v
+}
+
+// restoredRight: rule 12 lists again exactly the clusters whose rows say they drain
+// and that P lost; they count as P's from then on.
+func (v *verifier) restoredRight() {
+	restored := sets.New(v.out.Restored...)
+	if len(restored) != len(v.out.Restored) || !slices.IsSorted(v.out.Restored) {
+		v.t.Errorf("restored clusters not sorted and unique: %v", v.out.Restored)
+	}
+	for c := range v.previous {
+		_, inProxy := v.proxy[c]
+		lost := v.wasDraining(c) && !inProxy && !v.inReal(c)
+		if lost != restored.Has(c) {
+			v.t.Errorf("rule 12: cluster %s restored %v, but lost %v", c, restored.Has(c), lost)
+		}
+	}
+	for c := range restored {
+		if _, ok := v.previous[c]; !ok {
+			v.t.Errorf("rule 12: cluster %s restored without a row", c)
+		}
+		v.proxy[c] = v.result[c]
+	}
 }
 
 // clustersOf maps each cluster to its group's index; the fuzzer lists each cluster once.
@@ -406,7 +435,13 @@ func (v *verifier) checkCounted(c string, row v1alpha1.ClusterStatus) {
 
 func (v *verifier) pastDeadline(c string) bool {
 	p := v.in.Policy
-	return p.MaxDrainDuration != nil && !v.in.Now.Before(v.drainStart(c).Add(max(*p.MaxDrainDuration, p.MinDrainDuration)))
+	return (p.MaxDrainDuration != nil && !v.in.Now.Before(v.drainStart(c).Add(max(*p.MaxDrainDuration, p.MinDrainDuration)))) ||
+		v.pastCeiling(c)
+}
+
+func (v *verifier) pastCeiling(c string) bool {
+	p := v.in.Policy
+	return p.Ceiling != nil && !v.in.Now.Before(v.drainStart(c).Add(p.Ceiling.MaxDrainDuration))
 }
 
 func (v *verifier) sorted() {
@@ -500,9 +535,15 @@ func (v *verifier) removalsAllowed() {
 				t.Errorf("rule 3: %s removed but its gate did not pass", c)
 			}
 		case RemovalMaxDrainDuration:
-			if p.Suspend || v.gone(c) || p.OnMaxDrainDuration != v1alpha1.DeadlineRemove || !v.pastDeadline(c) ||
+			if p.Suspend || v.gone(c) || p.OnMaxDrainDuration != v1alpha1.DeadlineRemove ||
+				p.MaxDrainDuration == nil || v.in.Now.Before(v.drainStart(c).Add(max(*p.MaxDrainDuration, p.MinDrainDuration))) ||
 				v.readyLeft("") == 0 {
 				t.Errorf("rule 8: %s removed at a deadline it did not reach", c)
+			}
+		case RemovalHubMaxDrainDuration:
+			if v.gone(c) || p.Ceiling == nil || p.Ceiling.Action != v1alpha1.DeadlineRemove || !v.pastCeiling(c) ||
+				v.readyLeft("") == 0 {
+				t.Errorf("rule 13: %s removed at a ceiling it did not reach", c)
 			}
 		default:
 			t.Errorf("%s removed for an unknown reason %q", c, reason)
@@ -561,6 +602,9 @@ func (v *verifier) rowsMatch() {
 				!v.in.Now.Before(row.DrainStartTime.Add(p.MinDrainDuration)) && v.readyLeft(c) > 0 &&
 				v.dnsMinDrainReached(row) {
 				t.Errorf("rule 3: %s stays though its gate passed", c)
+			}
+			if v.in.RealKnown && v.pastCeiling(c) && p.Ceiling.Action == v1alpha1.DeadlineRemove && v.readyLeft(c) > 0 {
+				t.Errorf("rule 13: %s stays past the hub's ceiling", c)
 			}
 		default:
 			t.Errorf("proxy cluster %s has a %s row", c, row.Phase)
@@ -650,6 +694,10 @@ func cloneInput(in Input) Input {
 		d := *in.Policy.MaxDrainDuration
 		out.Policy.MaxDrainDuration = &d
 	}
+	if in.Policy.Ceiling != nil {
+		c := *in.Policy.Ceiling
+		out.Policy.Ceiling = &c
+	}
 	out.Previous = nil
 	for _, r := range in.Previous {
 		out.Previous = append(out.Previous, *r.DeepCopy())
@@ -685,9 +733,13 @@ func TestFuzzInputIsVaried(t *testing.T) {
 		for _, s := range out.ForceRemoveSkipped {
 			seen.Insert(string(s.Reason))
 		}
+		if len(out.Restored) > 0 {
+			seen.Insert("restored")
+		}
 	}
-	want := []string{"real unknown", string(RemovalGatePassed), string(RemovalForceRemoved),
-		string(RemovalManagedClusterGone), string(RemovalMaxDrainDuration), "Active", "Draining", "Held", "Removed",
+	want := []string{"real unknown", "restored", string(RemovalGatePassed), string(RemovalForceRemoved),
+		string(RemovalManagedClusterGone), string(RemovalMaxDrainDuration), string(RemovalHubMaxDrainDuration),
+		"Active", "Draining", "Held", "Removed",
 		string(SkipInRealDecisions), string(SkipNotInProxy), string(SkipRealDecisionsUnknown)}
 	for _, w := range want {
 		if !seen.Has(w) {

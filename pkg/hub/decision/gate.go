@@ -16,6 +16,9 @@ type gateCheck struct {
 	// deadlineOverrides: past the deadline, with onMaxDrainDuration Remove, the cluster
 	// is removed even while this check fails (rule 8).
 	deadlineOverrides bool
+	// ceilingOverrides: past the hub's ceiling, with its action Remove, the cluster is
+	// removed even while this check fails (rule 13).
+	ceilingOverrides bool
 	// reportOnly: the check never holds the cluster; it is only reported in the row.
 	reportOnly bool
 }
@@ -26,18 +29,21 @@ var removalGate = []gateCheck{
 		return unless(pl.in.RealKnown, msgRealUnknown)
 	}},
 	{name: "pastDeadline", reportOnly: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
-		return unless(!pl.pastDeadline(d), msgPastDeadline)
+		return unless(!pl.pastOwnDeadline(d), msgPastDeadline)
 	}},
-	{name: "notSuspended", waitsFor: func(pl *plan, _ *drainRow, _ int) string {
+	{name: "pastCeiling", reportOnly: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
+		return unless(!pl.pastCeiling(d), msgPastCeiling)
+	}},
+	{name: "notSuspended", ceilingOverrides: true, waitsFor: func(pl *plan, _ *drainRow, _ int) string {
 		return unless(!pl.policy.Suspend, msgSuspended)
 	}},
-	{name: "dnsWithdrawn", deadlineOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
+	{name: "dnsWithdrawn", deadlineOverrides: true, ceilingOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
 		return unless(!pl.followDNS() || d.row.DNSWithdrawalTime != nil, msgStillInDNS)
 	}},
-	{name: "minDrainDuration", deadlineOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
+	{name: "minDrainDuration", deadlineOverrides: true, ceilingOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
 		return unless(pl.minDrainReached(d), msgMinDrain)
 	}},
-	{name: "consecutiveSuccesses", deadlineOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
+	{name: "consecutiveSuccesses", deadlineOverrides: true, ceilingOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
 		return unless(pl.checksPassed(d), waitingForChecks(pl.policy.ConsecutiveSuccesses-d.row.ConsecutiveSuccesses))
 	}},
 	{name: "otherGatewayReady", waitsFor: func(_ *plan, _ *drainRow, otherReady int) string {
@@ -46,20 +52,27 @@ var removalGate = []gateCheck{
 }
 
 // gate walks the removal gate for d. It returns why d may leave the proxy now
-// (RemovalGatePassed, or RemovalMaxDrainDuration when only checks the deadline
-// overrides failed), or "" when it stays, and the list of what its removal waits for.
+// (RemovalGatePassed; RemovalMaxDrainDuration or RemovalHubMaxDrainDuration when only
+// checks that the deadline or the hub's ceiling overrides failed), or "" when it
+// stays, and the list of what its removal waits for.
 func (pl *plan) gate(d *drainRow, otherReady int) (RemovalReason, []string) {
-	deadlineRemoves := pl.deadlineRemoves(d)
+	deadlineRemoves, ceilingRemoves := pl.deadlineRemoves(d), pl.ceilingRemoves(d)
 	var waiting []string
-	held, overridden := false, false
+	held := false
+	var overriddenBy RemovalReason
 	for _, c := range removalGate {
 		w := c.waitsFor(pl, d, otherReady)
 		switch {
 		case w == "":
 		case c.reportOnly:
 			waiting = append(waiting, w)
+		case c.ceilingOverrides && ceilingRemoves:
+			// The hub admin's word comes first.
+			overriddenBy = RemovalHubMaxDrainDuration
 		case c.deadlineOverrides && deadlineRemoves:
-			overridden = true
+			if overriddenBy == "" {
+				overriddenBy = RemovalMaxDrainDuration
+			}
 		default:
 			waiting = append(waiting, w)
 			held = true
@@ -68,8 +81,8 @@ func (pl *plan) gate(d *drainRow, otherReady int) (RemovalReason, []string) {
 	switch {
 	case held:
 		return "", waiting
-	case overridden:
-		return RemovalMaxDrainDuration, waiting
+	case overriddenBy != "":
+		return overriddenBy, waiting
 	default:
 		return RemovalGatePassed, waiting
 	}

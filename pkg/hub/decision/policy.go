@@ -48,6 +48,23 @@ type Policy struct {
 	// spec.dns. While DNS is followed (Input.DNS), a drain lasts at least this long
 	// after the cluster left DNS.
 	DNSTTL time.Duration
+	// Ceiling is the hub admin's bound on every drain; nil when there is none.
+	Ceiling *Ceiling
+}
+
+// Ceiling is the hub admin's bound on how long any policy keeps a cluster draining
+// (the manager's --max-drain-duration): the last word over a tenant's spec. Past it,
+// counted from when the cluster left the real decisions, Action applies whatever the
+// policy says: Remove removes the cluster even when the policy is suspended or its
+// minimum drain or checks say otherwise (never the last cluster with the Gateway
+// ready, never while the real decisions cannot be read); Hold marks it Held. A policy
+// whose own maxDrainDuration comes first keeps its own deadline and action until the
+// ceiling.
+type Ceiling struct {
+	// MaxDrainDuration is the longest drain; a ceiling of zero or less is none.
+	MaxDrainDuration time.Duration
+	// Action is Hold or Remove; anything else is read as Hold.
+	Action v1alpha1.DeadlineAction
 }
 
 // PolicyFromSpec takes the rules' inputs from a policy's spec and applies the defaults
@@ -107,7 +124,32 @@ func (p Policy) normalized() Policy {
 	if p.DNSTTL < 0 {
 		p.DNSTTL = 0
 	}
+	if p.Ceiling != nil {
+		c := *p.Ceiling
+		if c.Action != v1alpha1.DeadlineRemove {
+			c.Action = v1alpha1.DeadlineHold
+		}
+		p.Ceiling = &c
+		if c.MaxDrainDuration <= 0 {
+			p.Ceiling = nil
+		}
+	}
 	return p
+}
+
+// CeilingBinds reports whether the hub's ceiling can end a drain of this policy:
+// whether it comes before the policy's own deadline, or the policy has none.
+func (p Policy) CeilingBinds() bool {
+	p = p.normalized()
+	if p.Ceiling == nil {
+		return false
+	}
+	if p.MaxDrainDuration == nil {
+		return true
+	}
+	own := max(*p.MaxDrainDuration, p.MinDrainDuration)
+	return p.Ceiling.MaxDrainDuration < own ||
+		(p.Ceiling.MaxDrainDuration == own && p.Ceiling.Action == v1alpha1.DeadlineRemove && p.OnMaxDrainDuration != v1alpha1.DeadlineRemove)
 }
 
 // minDrain is the least time a cluster drains, counted from its drain clock: with DNS

@@ -131,6 +131,9 @@ const (
 	// RemovalMaxDrainDuration: the cluster drained past maxDrainDuration and
 	// onMaxDrainDuration is Remove (rule 8).
 	RemovalMaxDrainDuration RemovalReason = "MaxDrainDurationRemove"
+	// RemovalHubMaxDrainDuration: the cluster drained past the hub's ceiling, whose
+	// action is Remove (rule 13).
+	RemovalHubMaxDrainDuration RemovalReason = "HubMaxDrainDurationRemove"
 )
 
 // Removal is one cluster removed from the proxy by a decision.
@@ -189,6 +192,10 @@ type Output struct {
 	// DNSWithdrawn are the draining clusters whose drain clock this decision started
 	// because they left DNS (Input.DNS), sorted; the caller records an event for each.
 	DNSWithdrawn []string
+
+	// Restored are the draining clusters that the proxy had lost and this decision
+	// lists again (rule 12), sorted; the caller records an event for each.
+	Restored []string
 
 	// RequeueAt is the earliest time after Now at which the decision changes with no
 	// other change of its inputs: a draining cluster's next check, the end of its
