@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -28,8 +29,9 @@ type Querier interface {
 
 // NewQuerier builds a Querier for cfg on the client_golang Prometheus API client.
 // Each query is bounded by cfg.Timeout (DefaultQueryTimeout when zero) on top of the
-// caller's context. Redirects are not followed, so that the credentials only ever go
-// to cfg.URL.
+// caller's context, and its answer by cfg.MaxAnswerBytes and cfg.MaxSeries. Redirects
+// are not followed, so that the credentials only ever go to cfg.URL. A URL that
+// cfg.Allowlist does not allow is refused with a *NotAllowedError.
 //
 // The Querier holds a connection pool: build one per version of the Secret and reuse
 // it rather than one per query.
@@ -45,15 +47,31 @@ type RangeQuerier interface {
 }
 
 // NewRangeQuerier builds a RangeQuerier for cfg with the same client as NewQuerier:
-// the same credentials, TLS, tenant header, timeout and redirect handling.
+// the same credentials, TLS, tenant header, timeout, limits, allowlist and redirect
+// handling.
 func NewRangeQuerier(cfg Config) (RangeQuerier, error) {
 	return newPromQuerier(cfg)
 }
 
 // newPromQuerier builds the client of NewQuerier and NewRangeQuerier.
 func newPromQuerier(cfg Config) (*promQuerier, error) {
+	transport, err := newTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return promQuerierOn(cfg, transport)
+}
+
+// newTransport builds the HTTP transport of cfg: its TLS settings and, when the
+// allowlist allows cfg.URL only through its CIDRs, a dialer that connects only to
+// addresses in them.
+func newTransport(cfg Config) (*http.Transport, error) {
 	if cfg.URL == "" {
 		return nil, fmt.Errorf("build Prometheus client: no URL; build the Config with ConfigFromSecret")
+	}
+	control, err := cfg.Allowlist.check(cfg.URL)
+	if err != nil {
+		return nil, err
 	}
 	tlsConfig := &tls.Config{
 		MinVersion:         tls.VersionTLS12,
@@ -69,11 +87,28 @@ func newPromQuerier(cfg Config) (*promQuerier, error) {
 	// The settings of http.DefaultTransport, with our TLS configuration.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConfig
+	if cfg.Allowlist.hasCIDRs() {
+		// The CIDRs bound the addresses connected to, and a proxy's address is not
+		// Prometheus's: connect directly.
+		transport.Proxy = nil
+	}
+	if control != nil {
+		dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: control}
+		transport.DialContext = dialer.DialContext
+	}
+	return transport, nil
+}
 
+// promQuerierOn builds the client of cfg on transport.
+func promQuerierOn(cfg Config, transport http.RoundTripper) (*promQuerier, error) {
+	maxBytes := cfg.MaxAnswerBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxAnswerBytes
+	}
 	client, err := api.NewClient(api.Config{
 		Address: cfg.URL,
 		Client: &http.Client{
-			Transport: &authRoundTripper{next: transport, cfg: cfg},
+			Transport: &authRoundTripper{next: transport, cfg: cfg, maxBytes: maxBytes},
 			CheckRedirect: func(*http.Request, []*http.Request) error {
 				return http.ErrUseLastResponse
 			},
@@ -86,13 +121,18 @@ func newPromQuerier(cfg Config) (*promQuerier, error) {
 	if timeout <= 0 {
 		timeout = DefaultQueryTimeout
 	}
-	return &promQuerier{api: promv1.NewAPI(statusClient{Client: client}), timeout: timeout}, nil
+	maxSeries := cfg.MaxSeries
+	if maxSeries <= 0 {
+		maxSeries = DefaultMaxSeries
+	}
+	return &promQuerier{api: promv1.NewAPI(statusClient{Client: client}), timeout: timeout, maxSeries: maxSeries}, nil
 }
 
 // promQuerier is the Querier of NewQuerier.
 type promQuerier struct {
-	api     promv1.API
-	timeout time.Duration
+	api       promv1.API
+	timeout   time.Duration
+	maxSeries int
 }
 
 // Query runs the instant query within the querier's timeout. Prometheus's warnings
@@ -100,16 +140,41 @@ type promQuerier struct {
 func (p *promQuerier) Query(ctx context.Context, query string, ts time.Time) (model.Value, error) {
 	qctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	v, _, err := p.api.Query(qctx, query, ts)
-	return v, p.timedOut(ctx, qctx, err)
+	v, _, err := p.api.Query(qctx, query, ts, p.limit())
+	return p.checkSeries(v, p.timedOut(ctx, qctx, err))
 }
 
 // QueryRange runs the range query within the querier's timeout, like Query.
 func (p *promQuerier) QueryRange(ctx context.Context, query string, r promv1.Range) (model.Value, error) {
 	qctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	v, _, err := p.api.QueryRange(qctx, query, r)
-	return v, p.timedOut(ctx, qctx, err)
+	v, _, err := p.api.QueryRange(qctx, query, r, p.limit())
+	return p.checkSeries(v, p.timedOut(ctx, qctx, err))
+}
+
+// limit asks Prometheus for one series more than maxSeries: a Prometheus that
+// applies it (3.x does; others ignore it) truncates a larger answer there, and the
+// series over maxSeries still tell checkSeries that it was larger.
+func (p *promQuerier) limit() promv1.Option {
+	return promv1.WithLimit(uint64(p.maxSeries) + 1)
+}
+
+// checkSeries fails an answer of more than maxSeries series.
+func (p *promQuerier) checkSeries(v model.Value, err error) (model.Value, error) {
+	if err != nil {
+		return v, err
+	}
+	n := 0
+	switch v := v.(type) {
+	case model.Vector:
+		n = len(v)
+	case model.Matrix:
+		n = len(v)
+	}
+	if n > p.maxSeries {
+		return nil, &AnswerTooLargeError{MaxSeries: p.maxSeries}
+	}
+	return v, nil
 }
 
 // timedOut turns err into a *TimeoutError when the querier's own deadline (qctx's)
@@ -145,8 +210,9 @@ func (e *TimeoutError) Unwrap() error { return e.Err }
 // headers; using them takes an adaptor per credential to keep that property, and two
 // more modules, for the same ten lines.)
 type authRoundTripper struct {
-	next http.RoundTripper
-	cfg  Config
+	next     http.RoundTripper
+	cfg      Config
+	maxBytes int64
 }
 
 // RoundTrip sends a copy of req with the authentication headers set, leaving req
@@ -164,25 +230,45 @@ func (rt *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	resp, err := rt.next.RoundTrip(req)
 	if err == nil && resp.Body != nil {
-		resp.Body = &boundedBody{ReadCloser: resp.Body, left: MaxAnswerBytes}
+		resp.Body = &boundedBody{ReadCloser: resp.Body, max: rt.maxBytes, left: rt.maxBytes}
 	}
 	return resp, err
 }
 
-// MaxAnswerBytes bounds what the manager reads of one answer of a Prometheus: a
-// check needs one sample, and a dashboard's range a few thousand, while the URL of a
-// policy's Secret may point at anything that answers without end. A larger answer
-// fails the query, and so the check (fail closed).
-const MaxAnswerBytes = 8 << 20
+// Default limits of an answer, for a Config that sets none. A check needs one sample,
+// and a dashboard's range a few thousand, while the URL of a policy's Secret may point
+// at anything that answers without end: a larger answer fails the query, and so the
+// check (fail closed).
+const (
+	// DefaultMaxAnswerBytes bounds what is read of one answer.
+	DefaultMaxAnswerBytes = 8 << 20
+	// DefaultMaxSeries bounds the series of one answer.
+	DefaultMaxSeries = 100
+)
 
-// ErrAnswerTooLarge is the error of an answer larger than MaxAnswerBytes.
-var ErrAnswerTooLarge = fmt.Errorf("the answer is larger than %d bytes, more than any check needs", MaxAnswerBytes)
+// AnswerTooLargeError is an answer over a limit of the Config: larger than
+// MaxAnswerBytes (MaxBytes is set) or of more series than MaxSeries (MaxSeries is set).
+// Evaluate reports it with ReasonAnswerTooLarge.
+type AnswerTooLargeError struct {
+	// MaxBytes is the bound on bytes the answer passed; 0 when it passed MaxSeries.
+	MaxBytes int64
+	// MaxSeries is the bound on series the answer passed; 0 when it passed MaxBytes.
+	MaxSeries int
+}
 
-// boundedBody reads at most left more bytes of a body, then fails with
-// ErrAnswerTooLarge.
+// Error names the limit the answer passed.
+func (e *AnswerTooLargeError) Error() string {
+	if e.MaxSeries > 0 {
+		return fmt.Sprintf("the answer has more than %d series, the manager's limit", e.MaxSeries)
+	}
+	return fmt.Sprintf("the answer is larger than %d bytes, the manager's limit", e.MaxBytes)
+}
+
+// boundedBody reads at most left more bytes of a body of at most max, then fails
+// with an *AnswerTooLargeError, without reading the rest.
 type boundedBody struct {
 	io.ReadCloser
-	left int64
+	max, left int64
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
@@ -191,7 +277,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 		var one [1]byte
 		n, err := b.ReadCloser.Read(one[:])
 		if n > 0 {
-			return 0, ErrAnswerTooLarge
+			return 0, &AnswerTooLargeError{MaxBytes: b.max}
 		}
 		return 0, err
 	}

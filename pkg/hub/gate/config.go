@@ -62,6 +62,17 @@ type Config struct {
 	// Timeout bounds each query; DefaultQueryTimeout when zero. It is not read from
 	// the Secret: the manager sets it.
 	Timeout time.Duration
+	// MaxAnswerBytes bounds what is read of one answer; DefaultMaxAnswerBytes when
+	// zero. A larger answer fails the query with an *AnswerTooLargeError, unread past
+	// the bound. Set by the manager, like MaxSeries and Allowlist.
+	MaxAnswerBytes int64
+	// MaxSeries bounds the series of one answer; DefaultMaxSeries when zero. It is
+	// sent to Prometheus as the query's limit, and a vector or matrix of more series
+	// fails the query with an *AnswerTooLargeError.
+	MaxSeries int
+	// Allowlist is where the client may connect; nil allows any URL. NewQuerier and
+	// NewRangeQuerier refuse a URL it does not allow with a *NotAllowedError.
+	Allowlist *Allowlist
 
 	// secrets returns the credentials. It is a function because package fmt prints
 	// the fields a pointer or a struct leads to, but never what a function returns.

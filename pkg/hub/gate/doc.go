@@ -9,4 +9,14 @@
 //
 // Evaluate fails closed: anything other than a single readable number is never a
 // Pass. It does not apply noDataPolicy; the caller decides what NoData counts as.
+//
+// Tenants write the query templates and the Secret's url, and spokes report the label
+// values, so each is bounded. A template runs in a sandbox: it may read the fields of
+// QueryData and use index, quote, if/else and eq/ne/and/or/not, nothing else (no
+// range, variables or other functions), and fills in at most MaxRenderedQueryBytes.
+// quote writes a value as one PromQL string literal; a value printed without it must
+// be a plain token, so that no label value can change the query's structure. An
+// answer is read up to Config.MaxAnswerBytes and MaxSeries (AnswerTooLargeError), and
+// Config.Allowlist bounds where the client connects (NotAllowedError), down to the
+// address of each connection when the allowlist names CIDRs.
 package gate

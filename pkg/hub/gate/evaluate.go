@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -22,14 +21,10 @@ import (
 	"github.com/prometheus/common/model"
 
 	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
 
-// maxListedSeries bounds how many label sets a message about too many series names.
-const maxListedSeries = 3
-
 // maxDetail bounds the text of Prometheus or Go errors quoted in a message.
-const maxDetail = 400
+const maxDetail = 200
 
 // Evaluation is the outcome of one check of a draining cluster, ready for its status
 // row (lastResult, lastValue, resolvedQuery, message) and the PrometheusReachable
@@ -45,9 +40,10 @@ type Evaluation struct {
 	Query string
 	// Reason is a reason of the PrometheusReachable condition: ReasonQuerySucceeded
 	// on Pass and Fail, ReasonNoData on NoData, and on Error what went wrong
-	// (ReasonTemplateFailed, ReasonUnreachable, ReasonUnauthorized, ReasonTimeout,
-	// ReasonQueryFailed, ReasonUnexpectedResult), or ReasonInvalidQuery when the
-	// spec's expectedMetricsResult does not parse (the API's validation prevents it).
+	// (ReasonTemplateFailed, ReasonURLNotAllowed, ReasonUnreachable,
+	// ReasonUnauthorized, ReasonTimeout, ReasonQueryFailed, ReasonAnswerTooLarge,
+	// ReasonUnexpectedResult), or ReasonInvalidQuery when the spec's
+	// expectedMetricsResult does not parse (the API's validation prevents it).
 	Reason string
 	// Message says what happened and, on anything but Pass, what to check. It holds
 	// no secret, no time and no value (see Value), so it changes only when the
@@ -75,10 +71,16 @@ func Evaluate(ctx context.Context, q Querier, spec *v1alpha1.TrafficMigrationPol
 	}
 	query, err := ResolveQuery(spec, data)
 	if err != nil {
+		// The sandbox's own errors are bounded and end with what to do: keep them whole.
+		var te *templateError
+		detail := err.Error()
+		if !errors.As(err, &te) {
+			detail = truncate(detail)
+		}
 		return Evaluation{
 			Result:  v1alpha1.EvaluationError,
 			Reason:  v1alpha1.ReasonTemplateFailed,
-			Message: fmt.Sprintf("the query could not be resolved for cluster %q: %s", data.Cluster.Name, truncate(err.Error())),
+			Message: fmt.Sprintf("the query could not be resolved for cluster %q: %s", data.Cluster.Name, detail),
 		}
 	}
 	ev := Evaluation{Query: query}
@@ -133,14 +135,9 @@ func readValue(value model.Value, ev *Evaluation) (model.SampleValue, bool) {
 		case 1:
 			return v[0].Value, true
 		}
-		sets := make([]string, 0, len(v))
-		for _, s := range v {
-			sets = append(sets, s.Metric.String())
-		}
-		slices.Sort(sets)
+		// Only the count: the series' labels are not the status's to show.
 		return fail(v1alpha1.ReasonUnexpectedResult, fmt.Sprintf(
-			"the query returned %d series (%s); %s: aggregate it, for example with sum(...)",
-			len(v), shortlist.Join(sets, maxListedSeries), hint))
+			"the query returned %d series; %s: aggregate it, for example with sum(...)", len(v), hint))
 	case model.Matrix:
 		return fail(v1alpha1.ReasonUnexpectedResult, fmt.Sprintf(
 			"the query returned a range vector (matrix) of %d series; %s: drop the range selector such as [5m], or wrap it in a function such as rate()", len(v), hint))
@@ -158,6 +155,8 @@ func readValue(value model.Value, ev *Evaluation) (model.SampleValue, bool) {
 // net/http, crypto/tls and net; it matches no strings.
 func classify(err error) (reason, message string) {
 	var (
+		notAllowed *NotAllowedError
+		tooLarge   *AnswerTooLargeError
 		timeoutErr *TimeoutError
 		statusErr  *HTTPStatusError
 		resultErr  *ResultError
@@ -173,6 +172,10 @@ func classify(err error) (reason, message string) {
 		netErr     net.Error
 	)
 	switch {
+	case errors.As(err, &notAllowed):
+		return v1alpha1.ReasonURLNotAllowed, notAllowed.Error()
+	case errors.As(err, &tooLarge):
+		return v1alpha1.ReasonAnswerTooLarge, tooLarge.Error() + "; a check needs one series: aggregate the query, for example with sum(...)"
 	case errors.As(err, &timeoutErr):
 		return v1alpha1.ReasonTimeout, fmt.Sprintf("Prometheus did not answer within %s; check that it is up and that the query is not too expensive", timeoutErr.Timeout)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():

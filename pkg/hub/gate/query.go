@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
-	"text/template"
 
 	"github.com/prometheus/common/model"
 
@@ -47,8 +45,9 @@ type ObjectInfo struct {
 }
 
 // QueryData is the data of a query template: {{ .Cluster.Name }},
-// {{ index .Cluster.Labels "cluster" }}, {{ .Gateway.Name }}, {{ .Gateway.Namespace }},
-// {{ .Policy.Name }} and {{ .Policy.Namespace }}.
+// {{ index .Cluster.Labels "cluster" }} (or {{ .Cluster.Labels.cluster }}),
+// {{ .Gateway.Name }}, {{ .Gateway.Namespace }}, {{ .Policy.Name }} and
+// {{ .Policy.Namespace }}. A template names no other field: render refuses it.
 type QueryData struct {
 	// Cluster is the draining cluster.
 	Cluster ClusterInfo
@@ -76,6 +75,12 @@ func NewQueryData(policy *v1alpha1.TrafficMigrationPolicy, cluster ClusterInfo) 
 // A template that refers to something the data lacks fails instead of producing an
 // empty value that would silently match other series: missing map keys are errors
 // (missingkey=error), and so is `index` of a label the cluster does not report.
+//
+// Templates run in a sandbox (see render): fields of QueryData, index, quote,
+// if/else and eq/ne/and/or/not only, and at most MaxRenderedQueryBytes of output. A
+// value printed into metricsQuery without `| quote` must be a plain token (letters,
+// digits and _ . : - / @ +), so that no label value a spoke reports can change the
+// query's structure; trafficShare.clusterLabelValue is always quoted as a whole.
 func ResolveQuery(spec *v1alpha1.TrafficMigrationPolicySpec, data QueryData) (string, error) {
 	if spec == nil {
 		return "", errors.New("no policy spec")
@@ -86,7 +91,7 @@ func ResolveQuery(spec *v1alpha1.TrafficMigrationPolicySpec, data QueryData) (st
 	if strings.TrimSpace(spec.MetricsQuery) == "" {
 		return "", errors.New("neither metricsQuery nor trafficShare is set")
 	}
-	q, err := render("metricsQuery", spec.MetricsQuery, data)
+	q, err := render("metricsQuery", spec.MetricsQuery, data, false)
 	if err != nil {
 		return "", err
 	}
@@ -112,7 +117,7 @@ func trafficShareQuery(ts *v1alpha1.TrafficShare, data QueryData) (string, error
 	}
 	value := data.Cluster.Name
 	if ts.ClusterLabelValue != "" {
-		v, err := render("trafficShare.clusterLabelValue", ts.ClusterLabelValue, data)
+		v, err := render("trafficShare.clusterLabelValue", ts.ClusterLabelValue, data, true)
 		if err != nil {
 			return "", err
 		}
@@ -124,13 +129,22 @@ func trafficShareQuery(ts *v1alpha1.TrafficShare, data QueryData) (string, error
 	}
 	selector := strings.TrimSpace(ts.Selector)
 
-	cluster := label + "=" + strconv.Quote(value)
+	literal, err := promQuote(value)
+	if err != nil {
+		return "", &templateError{msg: "trafficShare.clusterLabelValue: " + err.Error()}
+	}
+	cluster := label + "=" + literal
 	total := ts.Metric
 	if selector != "" {
 		cluster += "," + selector
 		total += "{" + selector + "}"
 	}
-	return fmt.Sprintf("100 * sum(rate(%s{%s}[%s])) / sum(rate(%s[%s]))", ts.Metric, cluster, window, total, window), nil
+	q := fmt.Sprintf("100 * sum(rate(%s{%s}[%s])) / sum(rate(%s[%s]))", ts.Metric, cluster, window, total, window)
+	if len(q) > MaxRenderedQueryBytes {
+		// The value's escapes can make the query longer than the value.
+		return "", &templateError{msg: "trafficShare: " + errQueryTooLong.Error()}
+	}
+	return q, nil
 }
 
 // checkWindow fails for a trafficShare.window that Prometheus would refuse in a range
@@ -146,22 +160,6 @@ func checkWindow(window string) error {
 		return fmt.Errorf("trafficShare.window %q must be longer than 0s", window)
 	}
 	return nil
-}
-
-// render executes text as a template named name on data.
-func render(name, text string, data QueryData) (string, error) {
-	tmpl, err := template.New(name).
-		Option("missingkey=error").
-		Funcs(template.FuncMap{"index": strictIndex}).
-		Parse(text)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	if err := tmpl.Execute(&b, data); err != nil {
-		return "", err
-	}
-	return b.String(), nil
 }
 
 // strictIndex replaces the template builtin index for the maps of QueryData: unlike

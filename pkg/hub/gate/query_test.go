@@ -76,7 +76,7 @@ func TestResolveQuery(t *testing.T) {
 		},
 		"unknown field": {
 			spec:    query(`up{cluster="{{ .Cluster.Nmae }}"}`),
-			wantErr: `can't evaluate field Nmae`,
+			wantErr: `metricsQuery: .Cluster.Nmae is not a field of the query data (line 1, col 23); the fields are .Cluster.Name, .Cluster.Labels,`,
 		},
 		"template that does not parse": {
 			spec:    query(`up{cluster="{{ .Cluster.Name }"}`),

@@ -15,7 +15,8 @@ const (
 	// (True); ReasonNothingToEvaluate (Unknown, no cluster is draining);
 	// ReasonSecretNotFound, ReasonSecretInvalid, ReasonUnreachable,
 	// ReasonUnauthorized, ReasonTimeout, ReasonQueryFailed, ReasonTemplateFailed,
-	// ReasonUnexpectedResult, ReasonNoData (False).
+	// ReasonUnexpectedResult, ReasonAnswerTooLarge, ReasonURLNotAllowed,
+	// ReasonNoData (False).
 	ConditionPrometheusReachable = "PrometheusReachable"
 
 	// ConditionDraining is True while at least one cluster is draining. Reasons:
@@ -52,8 +53,14 @@ const (
 	ReasonTimeout           = "Timeout"
 	ReasonQueryFailed       = "QueryFailed"
 	ReasonTemplateFailed    = "TemplateFailed"
-	ReasonUnexpectedResult  = "UnexpectedResult"
-	ReasonNoData            = "NoData"
+	// ReasonURLNotAllowed: the url of the Prometheus Secret, or an address its host
+	// resolves to, is not in the manager's Prometheus allowlist; nothing was sent.
+	ReasonURLNotAllowed = "URLNotAllowed"
+	// ReasonAnswerTooLarge: Prometheus's answer passed the manager's bound on its size
+	// (the rest of it is not read) or on its number of series; a check needs one.
+	ReasonAnswerTooLarge   = "AnswerTooLarge"
+	ReasonUnexpectedResult = "UnexpectedResult"
+	ReasonNoData           = "NoData"
 
 	ReasonClustersDraining   = "ClustersDraining"
 	ReasonSuspended          = "Suspended"
