@@ -119,6 +119,38 @@ func TestCRDValidationOnCreate(t *testing.T) {
 			wantErrors: []string{"spec.metricsQuery: Too long: may not be more than 8192"},
 		},
 
+		// The query language: what can hurt the manager is refused at admission.
+		"metricsQuery with quote, index, if and eq": {
+			policy: queryPolicy,
+			mutate: func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+				p.Spec.MetricsQuery = `sum(rate(x{cluster={{ index .Cluster.Labels "range" | quote }}{{ if eq .Policy.Name "printf" }},a="b"{{ end }}}[5m]))`
+			},
+		},
+		"metricsQuery with range": {
+			policy:     queryPolicy,
+			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.MetricsQuery = `x{{range 1000000000}}x{{end}}` },
+			wantErrors: []string{"metricsQuery: a template action may use only the documented fields, index, quote, if/else and eq, ne, and, or, not"},
+		},
+		"metricsQuery with printf in a pipeline": {
+			policy: queryPolicy,
+			mutate: func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+				p.Spec.MetricsQuery = `x{c="{{ .Cluster.Name | printf "%999999999s" }}"}`
+			},
+			wantErrors: []string{"metricsQuery: a template action may use only"},
+		},
+		"metricsQuery with define": {
+			policy:     queryPolicy,
+			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.MetricsQuery = `{{- define "a" }}x{{ end }}x` },
+			wantErrors: []string{"metricsQuery: a template action may use only"},
+		},
+		"clusterLabelValue with template": {
+			policy: sharePolicy,
+			mutate: func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+				p.Spec.TrafficShare.ClusterLabelValue = `{{ template "x" }}`
+			},
+			wantErrors: []string{"trafficShare.clusterLabelValue: a template action may use only"},
+		},
+
 		// The proxy Placement's name.
 		"proxyPlacementName equals placementRef.name": {
 			policy:     queryPolicy,

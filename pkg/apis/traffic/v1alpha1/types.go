@@ -84,12 +84,18 @@ type TrafficMigrationPolicySpec struct {
 	// metricsQuery is a PromQL query, as a Go template, whose result for a draining
 	// cluster is compared with expectedMetricsResult. The template's data are
 	// .Cluster.Name, .Cluster.Labels (the labels the spoke agent reports),
-	// .Gateway.Name, .Gateway.Namespace, .Policy.Name and .Policy.Namespace. The query
-	// must return a scalar or a single series. Exactly one of metricsQuery and
-	// trafficShare is set.
+	// .Gateway.Name, .Gateway.Namespace, .Policy.Name and .Policy.Namespace. Its
+	// actions may use these fields, index (which fails on a missing key), quote
+	// (which writes a value as a PromQL string), if/else and eq, ne, and, or, not:
+	// nothing else. A value written without quote must be a plain token (letters,
+	// digits and _.:-/@+); write label values as
+	// cluster={{ index .Cluster.Labels "cluster" | quote }}. The filled-in query is at
+	// most 16 KiB. It must return a scalar or a single series. Exactly one of
+	// metricsQuery and trafficShare is set.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=8192
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[{][{]-?([^}]*[[:space:](|])?(range|with|template|define|block|break|continue|printf|print|println|call|slice|len|html|js|urlquery)([^A-Za-z0-9_]|$)')",message="metricsQuery: a template action may use only the documented fields, index, quote, if/else and eq, ne, and, or, not; range, with, template, define, block and functions such as printf are not allowed"
 	MetricsQuery string `json:"metricsQuery,omitempty"`
 
 	// expectedMetricsResult is what metricsQuery must return for a check to pass: a
@@ -282,11 +288,13 @@ type TrafficShare struct {
 	ClusterLabel string `json:"clusterLabel,omitempty"`
 
 	// clusterLabelValue is the value of clusterLabel for a cluster, as a Go template
-	// with the same data as metricsQuery, for example
-	// '{{ index .Cluster.Labels "cluster" }}'. Default: the cluster's name.
+	// with the same data and functions as metricsQuery but quote, for example
+	// '{{ index .Cluster.Labels "cluster" }}': the manager quotes the value it gives.
+	// Default: the cluster's name.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[{][{]-?([^}]*[[:space:](|])?(range|with|template|define|block|break|continue|printf|print|println|call|slice|len|html|js|urlquery)([^A-Za-z0-9_]|$)')",message="trafficShare.clusterLabelValue: a template action may use only the documented fields, index, quote, if/else and eq, ne, and, or, not; range, with, template, define, block and functions such as printf are not allowed"
 	ClusterLabelValue string `json:"clusterLabelValue,omitempty"`
 
 	// window is the range of the rate() in the built query, as a Prometheus duration:
@@ -486,6 +494,7 @@ type ClusterStatus struct {
 	// resolvedQuery is the PromQL query of the last check, with the template filled
 	// in for this cluster.
 	// +optional
+	// +kubebuilder:validation:MaxLength=16384
 	ResolvedQuery string `json:"resolvedQuery,omitempty"`
 
 	// message says in words why the cluster is where it is: what its gate still waits
