@@ -36,6 +36,7 @@ its Gateway.`,
 	hubOptions := hub.NewOptions()
 	managerCmd := manager.NewCommand(out, errOut, hubOptions.Start)
 	hubOptions.AddFlags(managerCmd.Flags())
+	managerCmd.PreRunE = func(*cobra.Command, []string) error { return hubOptions.Validate() }
 	root.AddCommand(managerCmd)
 	root.AddCommand(agent.NewCommand(out, errOut))
 	root.AddCommand(status.NewCommand(out, errOut))

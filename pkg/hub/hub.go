@@ -8,9 +8,11 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
@@ -35,8 +37,10 @@ import (
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	"open-cluster-management.io/traffic-migration/pkg/hub/addon"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
 	"open-cluster-management.io/traffic-migration/pkg/hub/fleetstatus"
+	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 	"open-cluster-management.io/traffic-migration/pkg/version"
@@ -46,11 +50,28 @@ import (
 type Options struct {
 	// AgentImage is the spoke agent's image that the add-on deploys.
 	AgentImage string
+
+	// PrometheusAllowlist are the Prometheus URLs the manager may connect to (URL
+	// prefixes, hosts, wildcard hosts or CIDRs); empty allows any.
+	PrometheusAllowlist []string
+	// MaxAnswerBytes and MaxSeries bound each answer of a Prometheus.
+	MaxAnswerBytes int64
+	MaxSeries      int
+	// MaxDrainDuration is the hub's ceiling on every drain; zero is none.
+	// OnMaxDrainDuration is what happens at it: Hold or Remove.
+	MaxDrainDuration   time.Duration
+	OnMaxDrainDuration string
 }
 
-// NewOptions returns the defaults: the agent runs the image of this release.
+// NewOptions returns the defaults: the agent runs the image of this release, any
+// Prometheus URL is allowed, and drains have no ceiling.
 func NewOptions() *Options {
-	return &Options{AgentImage: DefaultAgentImage}
+	return &Options{
+		AgentImage:         DefaultAgentImage,
+		MaxAnswerBytes:     gate.DefaultMaxAnswerBytes,
+		MaxSeries:          gate.DefaultMaxSeries,
+		OnMaxDrainDuration: string(trafficv1alpha1.DeadlineHold),
+	}
 }
 
 // DefaultAgentImage is the agent image of this build's release.
@@ -66,6 +87,52 @@ func imageTag(v string) string {
 // AddFlags adds the hub's flags to the manager command.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "image of the spoke agent that the add-on deploys (an AddOnDeploymentConfig's registries can rewrite it)")
+	fs.StringSliceVar(&o.PrometheusAllowlist, "prometheus-allowlist", o.PrometheusAllowlist,
+		"Prometheus URLs that policies' Secrets may name: URL prefixes (https://prom.example.com/), hosts (thanos.monitoring.svc), wildcard hosts (*.monitoring.svc) or CIDRs (10.0.0.0/8), comma-separated; empty allows any")
+	fs.Int64Var(&o.MaxAnswerBytes, "prometheus-max-answer-bytes", o.MaxAnswerBytes,
+		"largest answer of a Prometheus the manager reads; a larger one fails the check (AnswerTooLarge)")
+	fs.IntVar(&o.MaxSeries, "prometheus-max-series", o.MaxSeries,
+		"most series the manager reads of one answer of a Prometheus; a check needs one, and more fail it (AnswerTooLarge)")
+	fs.DurationVar(&o.MaxDrainDuration, "max-drain-duration", o.MaxDrainDuration,
+		"hub-wide ceiling on how long any policy keeps a cluster draining, counted from when it left the real Placement; 0 is none")
+	fs.StringVar(&o.OnMaxDrainDuration, "on-max-drain-duration", o.OnMaxDrainDuration,
+		"what happens to a cluster still draining at --max-drain-duration, whatever its policy says: Hold (phase Held) or Remove")
+}
+
+// Validate checks the hub's flags and says which is wrong and why.
+func (o *Options) Validate() error {
+	var errs []error
+	if _, err := gate.ParseAllowlist(o.PrometheusAllowlist); err != nil {
+		errs = append(errs, fmt.Errorf("--prometheus-allowlist: %w", err))
+	}
+	if o.MaxAnswerBytes < 1 {
+		errs = append(errs, fmt.Errorf("--prometheus-max-answer-bytes must be at least 1, not %d", o.MaxAnswerBytes))
+	}
+	if o.MaxSeries < 1 {
+		errs = append(errs, fmt.Errorf("--prometheus-max-series must be at least 1, not %d", o.MaxSeries))
+	}
+	if o.MaxDrainDuration < 0 {
+		errs = append(errs, fmt.Errorf("--max-drain-duration must not be negative, not %s", o.MaxDrainDuration))
+	}
+	switch trafficv1alpha1.DeadlineAction(o.OnMaxDrainDuration) {
+	case trafficv1alpha1.DeadlineHold, trafficv1alpha1.DeadlineRemove:
+	default:
+		errs = append(errs, fmt.Errorf("--on-max-drain-duration must be Hold or Remove, not %q", o.OnMaxDrainDuration))
+	}
+	return errors.Join(errs...)
+}
+
+// limits are the policy controller's bounds from the flags, once validated.
+func (o *Options) limits() (policy.Limits, error) {
+	allowlist, err := gate.ParseAllowlist(o.PrometheusAllowlist)
+	if err != nil {
+		return policy.Limits{}, fmt.Errorf("--prometheus-allowlist: %w", err)
+	}
+	l := policy.Limits{Allowlist: allowlist, MaxAnswerBytes: o.MaxAnswerBytes, MaxSeries: o.MaxSeries}
+	if o.MaxDrainDuration > 0 {
+		l.Ceiling = &decision.Ceiling{MaxDrainDuration: o.MaxDrainDuration, Action: trafficv1alpha1.DeadlineAction(o.OnMaxDrainDuration)}
+	}
+	return l, nil
 }
 
 // Start runs the hub's controllers until ctx ends: the policy controller and the
@@ -127,7 +194,11 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters(),
 		Addons:          addonInformers.Addon().V1alpha1().ManagedClusterAddOns(),
 	}
-	ctrl, err := policy.NewController(trafficClient, clusterClient, kubeClient, informers, recorder, endpoints, policy.NewMetrics(env.Registry), clock.RealClock{})
+	limits, err := o.limits()
+	if err != nil {
+		return err
+	}
+	ctrl, err := policy.NewController(trafficClient, clusterClient, kubeClient, informers, recorder, endpoints, limits, policy.NewMetrics(env.Registry), clock.RealClock{})
 	if err != nil {
 		return err
 	}

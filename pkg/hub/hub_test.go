@@ -4,6 +4,7 @@
 package hub
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -80,5 +81,42 @@ func TestTrimForCache(t *testing.T) {
 	}
 	if gd := got.(*clusterv1beta1.PlacementDecision); gd.ManagedFields != nil || len(gd.Status.Decisions) != 1 {
 		t.Errorf("a PlacementDecision must lose only its managedFields: %+v", gd)
+	}
+}
+
+// TestOptionsValidate: each bad flag of the hub's limits is refused by name, and the
+// defaults set no limit but gate's.
+func TestOptionsValidate(t *testing.T) {
+	if err := NewOptions().Validate(); err != nil {
+		t.Fatalf("the defaults do not validate: %v", err)
+	}
+	l, err := NewOptions().limits()
+	if err != nil || l.Ceiling != nil || l.MaxAnswerBytes != 8<<20 || l.MaxSeries != 100 {
+		t.Fatalf("default limits %+v, %v", l, err)
+	}
+	for name, tc := range map[string]struct {
+		edit func(*Options)
+		want string
+	}{
+		"allowlist": {func(o *Options) { o.PrometheusAllowlist = []string{"10.0.0.0/33"} }, "--prometheus-allowlist: "},
+		"answer":    {func(o *Options) { o.MaxAnswerBytes = 0 }, "--prometheus-max-answer-bytes must be at least 1, not 0"},
+		"series":    {func(o *Options) { o.MaxSeries = -1 }, "--prometheus-max-series must be at least 1, not -1"},
+		"ceiling":   {func(o *Options) { o.MaxDrainDuration = -time.Second }, "--max-drain-duration must not be negative"},
+		"action":    {func(o *Options) { o.OnMaxDrainDuration = "Later" }, `--on-max-drain-duration must be Hold or Remove, not "Later"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := NewOptions()
+			tc.edit(o)
+			if err := o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate() = %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+	o := NewOptions()
+	o.MaxDrainDuration, o.OnMaxDrainDuration = time.Hour, "Remove"
+	o.PrometheusAllowlist = []string{"https://prom.example.com/", "10.0.0.0/8"}
+	l, err = o.limits()
+	if err != nil || l.Ceiling == nil || l.Ceiling.MaxDrainDuration != time.Hour || l.Ceiling.Action != "Remove" || l.Allowlist == nil {
+		t.Errorf("limits %+v, %v", l, err)
 	}
 }

@@ -67,6 +67,7 @@ type Controller struct {
 
 	recorder    kevents.EventRecorder
 	endpoints   *dns.Endpoints
+	limits      Limits
 	queriers    *querierCache
 	evaluations *evaluator
 	querySlots  chan struct{}
@@ -94,7 +95,8 @@ type Informers struct {
 }
 
 // NewController builds the policy controller. metrics may be nil; endpoints may be nil
-// when the hub publishes no DNS, and then spec.dns is reported as not served.
+// when the hub publishes no DNS, and then spec.dns is reported as not served. limits
+// are the hub admin's bounds on every policy.
 func NewController(
 	policyClient trafficclient.Interface,
 	clusterClient clusterclient.Interface,
@@ -102,6 +104,7 @@ func NewController(
 	informers Informers,
 	recorder kevents.EventRecorder,
 	endpoints *dns.Endpoints,
+	limits Limits,
 	metrics *Metrics,
 	clk clock.PassiveClock,
 ) (factory.Controller, error) {
@@ -129,7 +132,8 @@ func NewController(
 		clusterSynced: informers.ManagedClusters.Informer().HasSynced,
 		recorder:      recorder,
 		endpoints:     endpoints,
-		queriers:      newQuerierCache(clk),
+		limits:        limits,
+		queriers:      newQuerierCache(clk, limits),
 		metrics:       metrics,
 		clock:         clk,
 		written:       newWritten(clk),
@@ -217,7 +221,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 			c.applyDNS(ctx, policy, st.dns)
 		}
 	}
-	newStatus := buildStatus(policy, st, out, applyErr)
+	newStatus := buildStatus(policy, st, out, applyErr, c.limits.ceilingNote(&policy.Spec))
 	if err := c.writeStatus(ctx, policy, newStatus); err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ const (
 	ReasonClusterDraining = "Cluster" + string(trafficv1alpha1.ClusterDraining)
 	// ReasonClusterHeld: clusters drain past maxDrainDuration and are kept (a warning).
 	ReasonClusterHeld = "Cluster" + string(trafficv1alpha1.ClusterHeld)
+	// ReasonProxyRestored: the proxy had lost draining clusters (someone deleted it or
+	// its decisions) and lists them again (a warning; rule 12).
+	ReasonProxyRestored = "ProxyRestored"
 )
 
 // phaseEventReasons are the event reasons of the phases a cluster enters in a sync.

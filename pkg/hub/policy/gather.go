@@ -27,6 +27,11 @@ import (
 // policies, so that a fleet of draining clusters cannot flood Prometheus.
 const maxParallelQueries = 16
 
+// maxParallelQueriesPerPolicy bounds the query slots one policy holds at once: a
+// policy whose Prometheus is slow or hostile (each query bounded by its timeout)
+// delays its own checks, and leaves the other policies three quarters of the slots.
+const maxParallelQueriesPerPolicy = maxParallelQueries / 4
+
 // state is what a sync gathered: the decision's input and what the status reports.
 type state struct {
 	input decision.Input
@@ -58,7 +63,7 @@ func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.Traffic
 	st := &state{proxyName: policy.ProxyPlacementName()}
 	st.input = decision.Input{
 		Now:         now,
-		Policy:      decision.PolicyFromSpec(&policy.Spec),
+		Policy:      c.limits.policyOf(&policy.Spec),
 		Previous:    policy.Status.Clusters,
 		ForceRemove: trafficv1alpha1.ParseForceRemove(policy.Annotations[trafficv1alpha1.ForceRemoveAnnotation]),
 	}
@@ -75,7 +80,7 @@ func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.Traffic
 
 	st.input.ManagedClusters = c.existingClusters(&st.input)
 
-	agents := c.readAgents(policy, st.input.Real, st.input.Proxy)
+	agents := c.readAgents(policy, st.input.Real, st.input.Proxy, drainingRows(policy))
 	st.input.GatewayReady = agents.ready
 	st.clusterLabels = agents.labels
 	if st.conflict == "" {
@@ -262,6 +267,18 @@ func (c *Controller) readAgents(policy *trafficv1alpha1.TrafficMigrationPolicy, 
 	return r
 }
 
+// drainingRows is the group of the clusters that the policy's status says drain, so
+// that the agents of clusters the proxy lost (rule 12) are read too.
+func drainingRows(policy *trafficv1alpha1.TrafficMigrationPolicy) []decision.Group {
+	g := decision.Group{}
+	for _, row := range policy.Status.Clusters {
+		if row.Phase == trafficv1alpha1.ClusterDraining || row.Phase == trafficv1alpha1.ClusterHeld {
+			g.Clusters = append(g.Clusters, row.Name)
+		}
+	}
+	return []decision.Group{g}
+}
+
 // evaluate checks the due clusters against Prometheus, a few at a time. Every failure
 // to reach Prometheus, including a missing or invalid Secret, becomes an Error
 // evaluation: the cluster stays (rule 4).
@@ -281,16 +298,25 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	// A round takes one of its policy's slots, then one of the manager's, for each
+	// query: one policy never holds more than its share of the manager's slots.
+	ownSlots := make(chan struct{}, maxParallelQueriesPerPolicy)
 	for _, cluster := range due {
 		select {
-		case c.querySlots <- struct{}{}:
+		case ownSlots <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
 			return out, now // the manager stops; the rest is checked after its restart
 		}
+		select {
+		case c.querySlots <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return out, now
+		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-c.querySlots; wg.Done() }()
+			defer func() { <-c.querySlots; <-ownSlots; wg.Done() }()
 			data := gate.NewQueryData(policy, gate.ClusterInfo{Name: cluster, Labels: clusterLabels[cluster]})
 			start := time.Now()
 			ev := gate.Evaluate(ctx, querier, &policy.Spec, data, now)
@@ -329,7 +355,8 @@ func (c *Controller) querierFor(ctx context.Context, policy *trafficv1alpha1.Tra
 	}
 	q, err := c.queriers.get(secret)
 	if err != nil {
-		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretInvalid,
+		// An invalid Secret, or a url outside the hub admin's allowlist.
+		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: gate.ConfigErrorReason(err),
 			Message: fmt.Sprintf("Secret %s: %v", name, err)}
 	}
 	return q, nil

@@ -283,7 +283,7 @@ func newLagHarness(t *testing.T, policy *trafficv1alpha1.TrafficMigrationPolicy,
 		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters(),
 		Addons:          addoninformers.NewSharedInformerFactory(h.addonClient, 0).Addon().V1alpha1().ManagedClusterAddOns(),
 	}
-	ctrl, err := NewController(h.policyClient, h.api.client, kubefake.NewSimpleClientset(), h.informers, h.events, nil, nil, h.clock)
+	ctrl, err := NewController(h.policyClient, h.api.client, kubefake.NewSimpleClientset(), h.informers, h.events, nil, Limits{}, nil, h.clock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,8 @@ const querierIdleTTL = 10 * time.Minute
 // querierIdleTTL.
 type querierCache struct {
 	clock clock.PassiveClock
+	// limits bound where every client connects and what it reads.
+	limits Limits
 
 	mu      sync.Mutex
 	entries map[string]querierEntry // by "<namespace>/<name>" of the Secret
@@ -38,8 +40,8 @@ type querierEntry struct {
 	used            time.Time
 }
 
-func newQuerierCache(clk clock.PassiveClock) *querierCache {
-	return &querierCache{clock: clk, entries: map[string]querierEntry{}}
+func newQuerierCache(clk clock.PassiveClock, limits Limits) *querierCache {
+	return &querierCache{clock: clk, limits: limits, entries: map[string]querierEntry{}}
 }
 
 // get returns the client for the Secret as it is now, building it when the Secret is new
@@ -64,6 +66,7 @@ func (q *querierCache) get(secret *corev1.Secret) (gate.Querier, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Allowlist, cfg.MaxAnswerBytes, cfg.MaxSeries = q.limits.Allowlist, q.limits.MaxAnswerBytes, q.limits.MaxSeries
 	querier, err := gate.NewQuerier(cfg)
 	if err != nil {
 		return nil, err

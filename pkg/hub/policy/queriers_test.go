@@ -18,7 +18,7 @@ import (
 // querierIdleTTL.
 func TestQuerierCacheLetsGo(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	q := newQuerierCache(clk)
+	q := newQuerierCache(clk, Limits{})
 	secret := func(name, uid, rv string) *corev1.Secret {
 		return &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: k8stypes.UID("uid-" + uid), ResourceVersion: rv},

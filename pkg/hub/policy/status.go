@@ -26,7 +26,8 @@ const maxNamesInMessage = 10
 // buildStatus is the policy's status after a sync: the decision's rows and the four
 // conditions. It is a pure function of its inputs; messages carry no timestamps and no
 // live values, so an unchanged state gives an unchanged status and no write.
-func buildStatus(policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, out decision.Output, applyErr error) trafficv1alpha1.TrafficMigrationPolicyStatus {
+// ceilingNote, when not empty, says that the hub's ceiling can end the policy's drains.
+func buildStatus(policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, out decision.Output, applyErr error, ceilingNote string) trafficv1alpha1.TrafficMigrationPolicyStatus {
 	s := *policy.Status.DeepCopy()
 	s.ObservedGeneration = policy.Generation
 	s.ProxyPlacement = &trafficv1alpha1.ProxyPlacementStatus{Name: st.proxyName}
@@ -59,8 +60,8 @@ func buildStatus(policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, out 
 	if c, ok := prometheusCondition(st, s.DrainingClusters); ok {
 		set(c)
 	}
-	set(drainingCondition(policy, append(draining, held...)))
-	set(heldCondition(held))
+	set(drainingCondition(policy, append(draining, held...), ceilingNote))
+	set(heldCondition(held, ceilingNote))
 	s.DNS = dnsStatus(policy, st.dns)
 	if c, ok := dnsCondition(policy, st.dns); ok {
 		set(c)
@@ -119,7 +120,7 @@ func prometheusCondition(st *state, draining int32) (metav1.Condition, bool) {
 	return c, true
 }
 
-func drainingCondition(policy *trafficv1alpha1.TrafficMigrationPolicy, names []string) metav1.Condition {
+func drainingCondition(policy *trafficv1alpha1.TrafficMigrationPolicy, names []string, ceilingNote string) metav1.Condition {
 	c := metav1.Condition{Type: trafficv1alpha1.ConditionDraining}
 	slices.Sort(names)
 	switch {
@@ -127,20 +128,20 @@ func drainingCondition(policy *trafficv1alpha1.TrafficMigrationPolicy, names []s
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, trafficv1alpha1.ReasonNoClustersDraining, "No cluster is draining"
 	case policy.Spec.Suspend:
 		c.Status, c.Reason = metav1.ConditionTrue, trafficv1alpha1.ReasonSuspended
-		c.Message = "Removals are suspended; draining: " + nameList(names)
+		c.Message = "Removals are suspended; draining: " + nameList(names) + ceilingNote
 	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, trafficv1alpha1.ReasonClustersDraining, "Draining: "+nameList(names)
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, trafficv1alpha1.ReasonClustersDraining, "Draining: "+nameList(names)+ceilingNote
 	}
 	return c
 }
 
-func heldCondition(names []string) metav1.Condition {
+func heldCondition(names []string, ceilingNote string) metav1.Condition {
 	if len(names) == 0 {
 		return metav1.Condition{Type: trafficv1alpha1.ConditionHeld, Status: metav1.ConditionFalse,
-			Reason: trafficv1alpha1.ReasonWithinDeadline, Message: "No cluster is past maxDrainDuration"}
+			Reason: trafficv1alpha1.ReasonWithinDeadline, Message: "No cluster is past maxDrainDuration" + ceilingNote}
 	}
 	return metav1.Condition{Type: trafficv1alpha1.ConditionHeld, Status: metav1.ConditionTrue,
-		Reason: trafficv1alpha1.ReasonMaxDrainDurationExceeded, Message: "Kept past maxDrainDuration: " + nameList(names)}
+		Reason: trafficv1alpha1.ReasonMaxDrainDurationExceeded, Message: "Kept past maxDrainDuration or the hub's ceiling: " + nameList(names) + ceilingNote}
 }
 
 func nameList(names []string) string { return shortlist.Join(names, maxNamesInMessage) }
@@ -182,6 +183,9 @@ func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.Traffic
 	for _, r := range out.Removed {
 		c.metrics.removed(r)
 		c.event(policy, corev1.EventTypeNormal, string(r.Reason), fmt.Sprintf("Removed cluster %s from proxy Placement %s (%s)", r.Cluster, st.proxyName, r.Reason))
+	}
+	if len(out.Restored) > 0 {
+		c.event(policy, corev1.EventTypeWarning, ReasonProxyRestored, fmt.Sprintf("Proxy Placement %s had lost draining %s; listed again, as the status says they drain", st.proxyName, nameList(out.Restored)))
 	}
 	if len(out.DNSWithdrawn) > 0 {
 		c.event(policy, corev1.EventTypeNormal, ReasonDNSWithdrawn, fmt.Sprintf("DNS let go of %s: the drain clock starts now", nameList(out.DNSWithdrawn)))
@@ -254,6 +258,9 @@ func (c *Controller) clearForceRemove(ctx context.Context, policy *trafficv1alph
 	// The names acted on leave the annotation; a name deferred because the real
 	// decisions could not be read stays, and so does a name added meanwhile.
 	acted := sets.New(st.input.ForceRemove...)
+	if len(out.Restored) > 0 {
+		c.event(policy, corev1.EventTypeWarning, ReasonProxyRestored, fmt.Sprintf("Proxy Placement %s had lost draining %s; listed again, as the status says they drain", st.proxyName, nameList(out.Restored)))
+	}
 	if len(out.DNSWithdrawn) > 0 {
 		c.event(policy, corev1.EventTypeNormal, ReasonDNSWithdrawn, fmt.Sprintf("DNS let go of %s: the drain clock starts now", nameList(out.DNSWithdrawn)))
 	}

@@ -151,7 +151,7 @@ func TestBuildStatus(t *testing.T) {
 			}
 			st := tc.state
 			st.proxyName = "gw-proxy"
-			got := buildStatus(p, &st, tc.out, tc.applyErr)
+			got := buildStatus(p, &st, tc.out, tc.applyErr, "")
 			for typ, w := range tc.conditions {
 				c := meta.FindStatusCondition(got.Conditions, typ)
 				if c == nil || c.Status != w.status || c.Reason != w.reason {
@@ -169,7 +169,7 @@ func TestBuildStatus(t *testing.T) {
 			}
 			// The same inputs again give the same status: a second sync writes nothing.
 			p.Status = got
-			again := buildStatus(p, &st, tc.out, tc.applyErr)
+			again := buildStatus(p, &st, tc.out, tc.applyErr, "")
 			if !equalStatus(got, again) {
 				t.Errorf("a second build changed the status:\n%+v\n%+v", got, again)
 			}
