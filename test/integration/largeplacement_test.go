@@ -29,7 +29,7 @@ import (
 // A real Placement with two decision groups (selected by a label) is mirrored group by
 // group: the same group indexes and names on the same slices of clusters.
 // Rules: 1 (every real cluster is in the proxy), 10 (the proxy Placement's status);
-// PRODUCT.md section 3 (at most 100 per object, decision groups mirrored).
+// docs/design.md section 3 (at most 100 per object, decision groups mirrored).
 func TestLargePlacement(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t)

@@ -23,7 +23,7 @@ import (
 )
 
 // The tests of this file drive what an admin can do beyond editing the real Placement
-// (PRODUCT.md section 4 and rules 7 and 8): lose the real Placement, suspend removals,
+// (docs/design.md section 4 and rules 7 and 8): lose the real Placement, suspend removals,
 // force a removal, and put a deadline on a drain. Each policy checks every second and
 // needs two passing checks and 2s of drain, so that whatever the manager should do,
 // or must not do, it would do within seconds.
@@ -167,7 +167,7 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 // stays, the Draining condition and its row saying removals are suspended. Additions
 // are not suspended: cluster2, then a new cluster3, reach the proxy as soon as the real
 // Placement lists them. Once the suspension is lifted, cluster1 leaves, once.
-// Rules: 3 (the policy is not suspended), 1; PRODUCT.md section 4 (suspend).
+// Rules: 3 (the policy is not suspended), 1; docs/design.md section 4 (suspend).
 func TestSuspend(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "suspend")
@@ -238,7 +238,7 @@ func TestSuspend(t *testing.T) {
 // with a ForceRemoved event and a Removed row that says why; cluster2, which the real
 // Placement still lists, stays, and a Warning event says why nothing was done. The
 // manager takes both names, which it acted on, out of the annotation.
-// PRODUCT.md section 4 (manual override).
+// docs/design.md section 4 (manual override).
 func TestForceRemove(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "force")
@@ -305,7 +305,7 @@ func TestForceRemove(t *testing.T) {
 // decisions cannot be read: a Warning event says the removal is deferred, and the name
 // stays in the annotation. Once the real Placement is back, the cluster is removed and
 // the name taken out.
-// Rules: 7; PRODUCT.md section 4 (manual override).
+// Rules: 7; docs/design.md section 4 (manual override).
 func TestForceRemoveDeferred(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "force-later")

@@ -37,7 +37,7 @@ import (
 // sees the credentials arrive). Neither the token, the password, the CA certificate
 // nor their base64 forms appear in the manager's log at -v=10, in any Event of the hub
 // or in any policy. The same search over the Secrets themselves finds every one.
-// Rules: none of section 5; PRODUCT.md section 4 (the Prometheus Secret and its keys).
+// Rules: none; docs/design.md section 4 (the Prometheus Secret and its keys).
 func TestSecretsNeverLeak(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "secrets")

@@ -26,8 +26,7 @@ import (
 // annotation on the real Placement and a label on cluster1's ManagedClusterAddOn.
 // The test does not call t.Parallel: it counts every write the shared manager makes,
 // so it runs alone (Go runs a package's sequential tests before its parallel ones).
-// Rules: none of section 5 (steady state; STYLE.md: "prove in a test that a second sync
-// with the same inputs writes nothing").
+// Rules: none (steady state: a second sync with the same inputs writes nothing).
 func TestSecondSyncWritesNothing(t *testing.T) {
 	m := newMigration(t, "steady")
 	f := m.f

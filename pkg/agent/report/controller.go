@@ -3,8 +3,8 @@
 
 // Package report is the spoke agent's controller: it reports the cluster's Gateways,
 // whether the cluster serves the Gateway API, and the cluster's metrics labels as
-// conditions of the add-on's ManagedClusterAddOn on the hub (PRODUCT.md section 4,
-// "What the spoke agent writes").
+// conditions of the add-on's ManagedClusterAddOn on the hub (docs/design.md section 4,
+// "What the agent writes").
 //
 // A sync gathers what the agent observes from its informers, computes the agent's
 // conditions with a pure function (Conditions), merges them into the add-on's

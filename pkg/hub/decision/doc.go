@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package decision computes what the proxy Placement of a TrafficMigrationPolicy lists:
-// the rules of section 5 of the product design, as one pure function of its inputs and
+// the rules of section 6 of docs/design.md, as one pure function of its inputs and
 // the time. It makes no calls and reads no clock; the policy controller gathers the
 // inputs (the real and proxy decisions, the policy's status, the ManagedClusters, the
 // agents' Gateway readiness, the metrics checks), calls Decide and writes what it
