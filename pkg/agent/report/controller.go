@@ -33,7 +33,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -41,14 +40,14 @@ import (
 	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions/addon/v1alpha1"
 	addonlisters "open-cluster-management.io/api/client/addon/listers/addon/v1alpha1"
 	"open-cluster-management.io/sdk-go/pkg/basecontroller/factory"
-	"open-cluster-management.io/sdk-go/pkg/patcher"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"open-cluster-management.io/traffic-migration/pkg/addonstatus"
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 )
 
-// ControllerName names the controller, its queue and its logger.
+// ControllerName names the controller, its queue, its logger and its field manager.
 const ControllerName = "traffic-migration-agent"
 
 const (
@@ -288,35 +287,18 @@ func (c *Controller) readClusterID(ctx context.Context) (string, error) {
 // else wrote the status meanwhile, it fails with a conflict, and write reads the
 // add-on again and recomputes, so it never overwrites a condition it does not own.
 func (c *Controller) write(ctx context.Context, addon *addonv1alpha1.ManagedClusterAddOn, desired []metav1.Condition) error {
-	logger := klog.FromContext(ctx)
-	client := c.addonClient.ManagedClusterAddOns(addon.Namespace)
-	p := patcher.NewPatcher[*addonv1alpha1.ManagedClusterAddOn, addonv1alpha1.ManagedClusterAddOnSpec, addonv1alpha1.ManagedClusterAddOnStatus](client)
 	now := metav1.NewTime(c.clock.Now()).Rfc3339Copy()
-	fresh := false
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		if fresh {
-			var err error
-			if addon, err = client.Get(ctx, addon.Name, metav1.GetOptions{}); err != nil {
-				return err
-			}
-		}
-		fresh = true // the cache may be behind the conflict: read the hub from now on
-		status := *addon.Status.DeepCopy()
-		status.Conditions = Merge(addon.Status.Conditions, desired, now)
-		changed, err := p.PatchStatus(ctx, addon, status, addon.Status)
-		if changed && err == nil {
-			logger.Info("Reported on the ManagedClusterAddOn", "namespace", addon.Namespace, "name", addon.Name,
-				"changed", changedTypes(addon.Status.Conditions, status.Conditions))
-		}
-		return err
+	var before []metav1.Condition
+	w := addonstatus.Writer{Client: c.addonClient, FieldManager: ControllerName}
+	written, err := w.Update(ctx, addon, func(current []metav1.Condition) []metav1.Condition {
+		before = current
+		return Merge(current, desired, now)
 	})
-	if apierrors.IsNotFound(err) {
-		return nil // deleted meanwhile; a new one is an event
+	if written != nil {
+		klog.FromContext(ctx).Info("Reported on the ManagedClusterAddOn", "namespace", addon.Namespace, "name", addon.Name,
+			"changed", changedTypes(before, written.Status.Conditions))
 	}
-	if err != nil {
-		return fmt.Errorf("write the status of ManagedClusterAddOn %s/%s: %w", addon.Namespace, addon.Name, err)
-	}
-	return nil
+	return err
 }
 
 // changedTypes lists the agent's condition types that a write adds, changes or removes,

@@ -23,15 +23,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions/addon/v1alpha1"
 	addonlisters "open-cluster-management.io/api/client/addon/listers/addon/v1alpha1"
 	"open-cluster-management.io/sdk-go/pkg/basecontroller/factory"
-	"open-cluster-management.io/sdk-go/pkg/patcher"
 
+	"open-cluster-management.io/traffic-migration/pkg/addonstatus"
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions/traffic/v1alpha1"
 )
@@ -153,43 +152,33 @@ func (c *Controller) sync(ctx context.Context, _ factory.SyncContext, cluster st
 	if err != nil {
 		return err
 	}
-	want := Desired(cluster, c.policiesDraining(cluster))
-	client := c.addonClient.AddonV1alpha1().ManagedClusterAddOns(cluster)
-	p := patcher.NewPatcher[*addonv1alpha1.ManagedClusterAddOn, addonv1alpha1.ManagedClusterAddOnSpec, addonv1alpha1.ManagedClusterAddOnStatus](client)
-	fresh := false
-	err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		if fresh {
-			if addon, err = client.Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{}); err != nil {
-				return err
-			}
-		}
-		fresh = true // after a conflict the cache may be behind: read the hub
-		status := *addon.Status.DeepCopy()
-		if want == nil {
-			meta.RemoveStatusCondition(&status.Conditions, trafficv1alpha1.AddonConditionDraining)
-		} else {
-			meta.SetStatusCondition(&status.Conditions, *want)
-		}
-		changed, err := p.PatchStatus(ctx, addon, status, addon.Status)
-		if changed && err == nil {
-			klog.FromContext(ctx).V(2).Info("Wrote the Draining condition", "cluster", cluster, "draining", want != nil)
-		}
-		return err
-	})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
+	draining, err := c.policiesDraining(cluster)
 	if err != nil {
-		return fmt.Errorf("write the Draining condition of ManagedClusterAddOn %s/%s: %w", cluster, trafficv1alpha1.AddonName, err)
+		return err
 	}
-	return nil
+	want := Desired(cluster, draining)
+	w := addonstatus.Writer{Client: c.addonClient.AddonV1alpha1(), FieldManager: ControllerName}
+	written, err := w.Update(ctx, addon, func(conditions []metav1.Condition) []metav1.Condition {
+		if want == nil {
+			meta.RemoveStatusCondition(&conditions, trafficv1alpha1.AddonConditionDraining)
+		} else {
+			meta.SetStatusCondition(&conditions, *want)
+		}
+		return conditions
+	})
+	if written != nil {
+		klog.FromContext(ctx).V(2).Info("Wrote the Draining condition", "cluster", cluster, "draining", want != nil)
+	}
+	return err
 }
 
 // policiesDraining lists the policies whose status has the cluster draining or held.
-func (c *Controller) policiesDraining(cluster string) []*trafficv1alpha1.TrafficMigrationPolicy {
+// An index that cannot be read (one NewController did not add) is a bug, returned as
+// an error rather than read as "no policy drains it", which would clear the condition.
+func (c *Controller) policiesDraining(cluster string) ([]*trafficv1alpha1.TrafficMigrationPolicy, error) {
 	objs, err := c.policyIndex.ByIndex(byDrainingCluster, cluster)
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("look up the policies draining cluster %q: %w", cluster, err)
 	}
 	byKey := map[string]*trafficv1alpha1.TrafficMigrationPolicy{}
 	for _, o := range objs {
@@ -201,5 +190,5 @@ func (c *Controller) policiesDraining(cluster string) []*trafficv1alpha1.Traffic
 	for _, k := range slices.Sorted(maps.Keys(byKey)) {
 		out = append(out, byKey[k])
 	}
-	return out
+	return out, nil
 }
