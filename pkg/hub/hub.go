@@ -40,9 +40,9 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
 	"open-cluster-management.io/traffic-migration/pkg/hub/fleetstatus"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 	"open-cluster-management.io/traffic-migration/pkg/hub/process"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
@@ -68,8 +68,8 @@ type Options struct {
 func NewOptions() *Options {
 	return &Options{
 		AgentImage:         DefaultAgentImage,
-		MaxAnswerBytes:     gate.DefaultMaxAnswerBytes,
-		MaxSeries:          gate.DefaultMaxSeries,
+		MaxAnswerBytes:     promcheck.DefaultMaxAnswerBytes,
+		MaxSeries:          promcheck.DefaultMaxSeries,
 		OnMaxDrainDuration: string(trafficv1alpha1.DeadlineHold),
 	}
 }
@@ -102,7 +102,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // Validate checks the hub's flags and says which is wrong and why.
 func (o *Options) Validate() error {
 	var errs []error
-	if _, err := gate.ParseAllowlist(o.PrometheusAllowlist); err != nil {
+	if _, err := promcheck.ParseAllowlist(o.PrometheusAllowlist); err != nil {
 		errs = append(errs, fmt.Errorf("--prometheus-allowlist: %w", err))
 	}
 	if o.MaxAnswerBytes < 1 {
@@ -124,7 +124,7 @@ func (o *Options) Validate() error {
 
 // limits are the policy controller's bounds from the flags, once validated.
 func (o *Options) limits() (policy.Limits, error) {
-	allowlist, err := gate.ParseAllowlist(o.PrometheusAllowlist)
+	allowlist, err := promcheck.ParseAllowlist(o.PrometheusAllowlist)
 	if err != nil {
 		return policy.Limits{}, fmt.Errorf("--prometheus-allowlist: %w", err)
 	}

@@ -28,7 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -82,7 +82,7 @@ func TestFailClosed(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m.useSecret(t, p, map[string]string{gate.KeyURL: fmt.Sprintf("http://127.0.0.1:%d", port)})
+				m.useSecret(t, p, map[string]string{promcheck.KeyURL: fmt.Sprintf("http://127.0.0.1:%d", port)})
 				return nil
 			},
 			result:  trafficv1alpha1.EvaluationError,
@@ -94,8 +94,8 @@ func TestFailClosed(t *testing.T) {
 			setup: func(t *testing.T, m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) func(*testing.T) {
 				// The Secret cannot lower the manager's query timeout: hold each query
 				// past it.
-				front := newPromFront(t, false, holdFor(gate.DefaultQueryTimeout+5*time.Second))
-				m.useSecret(t, p, map[string]string{gate.KeyURL: front.URL})
+				front := newPromFront(t, false, holdFor(promcheck.DefaultQueryTimeout+5*time.Second))
+				m.useSecret(t, p, map[string]string{promcheck.KeyURL: front.URL})
 				return func(t *testing.T) {
 					// Checks run apart from syncs, one round at a time: by the time the
 					// first timed-out check is in the status, at least that one query came.
@@ -103,22 +103,22 @@ func TestFailClosed(t *testing.T) {
 						t.Errorf("the slow Prometheus got %d queries, want at least 1", got)
 					}
 					if got := front.forwarded.Load(); got != 0 {
-						t.Errorf("%d queries waited long enough to be answered: the manager's timeout is longer than %s", got, gate.DefaultQueryTimeout+5*time.Second)
+						t.Errorf("%d queries waited long enough to be answered: the manager's timeout is longer than %s", got, promcheck.DefaultQueryTimeout+5*time.Second)
 					}
 				}
 			},
 			result:  trafficv1alpha1.EvaluationError,
 			reason:  trafficv1alpha1.ReasonTimeout,
-			message: []string{fmt.Sprintf("did not answer within %s", gate.DefaultQueryTimeout), "check that it is up"},
+			message: []string{fmt.Sprintf("did not answer within %s", promcheck.DefaultQueryTimeout), "check that it is up"},
 			query:   c1ShareQuery,
 			// Each check takes the whole timeout; the third interval is passed at the
 			// second check, which ends two timeouts after the drain starts.
-			timeout: 2*gate.DefaultQueryTimeout + 25*time.Second,
+			timeout: 2*promcheck.DefaultQueryTimeout + 25*time.Second,
 		},
 		"wrong-token": {
 			setup: func(t *testing.T, m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) func(*testing.T) {
 				front := newPromFront(t, false, bearerOnly("the-right-token"))
-				m.useSecret(t, p, map[string]string{gate.KeyURL: front.URL, gate.KeyToken: "a-wrong-token"})
+				m.useSecret(t, p, map[string]string{promcheck.KeyURL: front.URL, promcheck.KeyToken: "a-wrong-token"})
 				return func(t *testing.T) {
 					if front.requests.Load() < 2 || front.forwarded.Load() != 0 {
 						t.Errorf("the oauth proxy got %d queries and let %d through; want at least 2, none through", front.requests.Load(), front.forwarded.Load())
@@ -133,7 +133,7 @@ func TestFailClosed(t *testing.T) {
 		"right-token": {
 			setup: func(t *testing.T, m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) func(*testing.T) {
 				front := newPromFront(t, false, bearerOnly("the-right-token"))
-				m.useSecret(t, p, map[string]string{gate.KeyURL: front.URL, gate.KeyToken: "the-right-token"})
+				m.useSecret(t, p, map[string]string{promcheck.KeyURL: front.URL, promcheck.KeyToken: "the-right-token"})
 				return func(t *testing.T) {
 					if front.forwarded.Load() < 2 || front.forwarded.Load() != front.requests.Load() {
 						t.Errorf("the oauth proxy got %d queries and let %d through; want at least 2, all through", front.requests.Load(), front.forwarded.Load())
@@ -148,7 +148,7 @@ func TestFailClosed(t *testing.T) {
 				front := newPromFront(t, true, nil)
 				// The hub's CA is a real CA, but not the one that signs the front's
 				// certificate.
-				m.useSecret(t, p, map[string]string{gate.KeyURL: front.URL, gate.KeyCA: string(bed.Hub.CA.CertPEM)})
+				m.useSecret(t, p, map[string]string{promcheck.KeyURL: front.URL, promcheck.KeyCA: string(bed.Hub.CA.CertPEM)})
 				return func(t *testing.T) {
 					if got := front.requests.Load(); got != 0 {
 						t.Errorf("%d queries got past the TLS handshake with the wrong CA", got)
@@ -165,7 +165,7 @@ func TestFailClosed(t *testing.T) {
 				front := newPromFront(t, true, nil)
 				// httptest's certificate is its own CA.
 				ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: front.Certificate().Raw})
-				m.useSecret(t, p, map[string]string{gate.KeyURL: front.URL, gate.KeyCA: string(ca)})
+				m.useSecret(t, p, map[string]string{promcheck.KeyURL: front.URL, promcheck.KeyCA: string(ca)})
 				return func(t *testing.T) {
 					if got := front.forwarded.Load(); got < 2 {
 						t.Errorf("the TLS front answered %d queries, want at least 2", got)
@@ -186,7 +186,7 @@ func TestFailClosed(t *testing.T) {
 		},
 		"url-without-scheme": {
 			setup: func(t *testing.T, m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) func(*testing.T) {
-				m.useSecret(t, p, map[string]string{gate.KeyURL: "prometheus:9090"})
+				m.useSecret(t, p, map[string]string{promcheck.KeyURL: "prometheus:9090"})
 				return nil
 			},
 			result:  trafficv1alpha1.EvaluationError,
@@ -195,7 +195,7 @@ func TestFailClosed(t *testing.T) {
 		},
 		"url-unparsable": {
 			setup: func(t *testing.T, m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) func(*testing.T) {
-				m.useSecret(t, p, map[string]string{gate.KeyURL: "://nope"})
+				m.useSecret(t, p, map[string]string{promcheck.KeyURL: "://nope"})
 				return nil
 			},
 			result:  trafficv1alpha1.EvaluationError,
@@ -397,7 +397,7 @@ func useQuery(p *trafficv1alpha1.TrafficMigrationPolicy, query, expect string) {
 }
 
 // c1ShareQuery is the query the manager builds from the policy's trafficShare for the
-// first cluster, as PRODUCT.md spells it.
+// first cluster, as docs/design.md spells it.
 func c1ShareQuery(m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) string {
 	ts := p.Spec.TrafficShare
 	return fmt.Sprintf("100 * sum(rate(%s{cluster=%q,%s}[%s])) / sum(rate(%s{%s}[%s]))",

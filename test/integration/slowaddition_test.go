@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 // TestSlowPrometheusDoesNotDelayAdditions: while a check of a draining cluster waits
@@ -22,8 +22,8 @@ func TestSlowPrometheusDoesNotDelayAdditions(t *testing.T) {
 	m := newMigration(t, "slow-add")
 	f := m.f
 	p := m.policy()
-	front := newPromFront(t, false, holdFor(gate.DefaultQueryTimeout+5*time.Second))
-	m.useSecret(t, p, map[string]string{gate.KeyURL: front.URL})
+	front := newPromFront(t, false, holdFor(promcheck.DefaultQueryTimeout+5*time.Second))
+	m.useSecret(t, p, map[string]string{promcheck.KeyURL: front.URL})
 	f.createPolicy(t, p)
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
 	m.moveToC2(t)
@@ -44,7 +44,7 @@ func TestSlowPrometheusDoesNotDelayAdditions(t *testing.T) {
 	added := time.Now()
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2, c3}, 60*time.Second)
 	// Far less than one query timeout: the addition did not wait for the check.
-	if d := time.Since(added); d > gate.DefaultQueryTimeout/2 {
+	if d := time.Since(added); d > promcheck.DefaultQueryTimeout/2 {
 		t.Errorf("cluster %s reached the proxy %s after the real Placement: a check waiting on Prometheus delayed an addition", c3, d.Round(time.Millisecond))
 	}
 }

@@ -5,8 +5,8 @@
 // policy's metrics check for every cluster of its real Placement and every cluster
 // that drains, with what the removal gate would still wait for.
 //
-// It reads Prometheus through the policy's Secret with the manager's own gate code
-// (gate.ConfigFromSecret, gate.NewQuerier, gate.Evaluate), and it decides with the
+// It reads Prometheus through the policy's Secret with the manager's own check code (package promcheck)
+// (promcheck.ConfigFromSecret, promcheck.NewQuerier, promcheck.Evaluate), and it decides with the
 // manager's own pure decision function (decision.Decide) on what it gathered, so what
 // it prints is the manager's rule and not a copy of it. It writes nothing.
 package check

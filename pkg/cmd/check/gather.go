@@ -24,7 +24,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
 )
 
@@ -60,13 +60,13 @@ func (c *clients) policy(ctx context.Context, namespace, name string) (*trafficv
 }
 
 // querier returns the Prometheus client the check queries through, built by the
-// manager's own gate code, and says which Prometheus it is for the report. It reads
+// manager's own check code (package promcheck), and says which Prometheus it is for the report. It reads
 // the policy's Secret, unless --prometheus-url replaces it.
-func (o *Options) querier(ctx context.Context, c *clients, policy *trafficv1alpha1.TrafficMigrationPolicy) (gate.Querier, string, error) {
+func (o *Options) querier(ctx context.Context, c *clients, policy *trafficv1alpha1.TrafficMigrationPolicy) (promcheck.Querier, string, error) {
 	var secret *corev1.Secret
 	var from string
 	if o.PrometheusURL != "" {
-		secret = &corev1.Secret{StringData: map[string]string{gate.KeyURL: o.PrometheusURL}}
+		secret = &corev1.Secret{StringData: map[string]string{promcheck.KeyURL: o.PrometheusURL}}
 		from = "--prometheus-url"
 	} else {
 		name, ns := policy.Spec.PrometheusSecret.Name, policy.Namespace
@@ -85,12 +85,12 @@ func (o *Options) querier(ctx context.Context, c *clients, policy *trafficv1alph
 		}
 		secret, from = s, "Secret "+name
 	}
-	cfg, err := gate.ConfigFromSecret(secret)
+	cfg, err := promcheck.ConfigFromSecret(secret)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", from, err)
 	}
 	cfg.Timeout = o.Timeout
-	q, err := gate.NewQuerier(cfg)
+	q, err := promcheck.NewQuerier(cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", from, err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 // Report is what a check found, as -o json prints it.
@@ -125,7 +125,7 @@ func (r *Report) failedClusters() []string {
 
 // run checks every cluster of the real Placement and every draining one at now, and
 // asks the manager's decision function what it would do with these checks.
-func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hub *hubState, q gate.Querier, now time.Time) *Report {
+func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hub *hubState, q promcheck.Querier, now time.Time) *Report {
 	at := now.Truncate(time.Second)
 	in := decision.Input{
 		Now:             now,
@@ -146,8 +146,8 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 
 	names := clusterNames(hub.real, hub.proxy)
 	for _, name := range sets.List(names) {
-		data := gate.NewQueryData(policy, gate.ClusterInfo{Name: name, Labels: hub.labels[name]})
-		ev := gate.Evaluate(ctx, q, &policy.Spec, data, at)
+		data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: name, Labels: hub.labels[name]})
+		ev := promcheck.Evaluate(ctx, q, &policy.Spec, data, at)
 		in.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
 		report.Clusters = append(report.Clusters, ClusterReport{
 			Name: name, Phase: trafficv1alpha1.ClusterActive, GatewayReady: hub.ready.Has(name),

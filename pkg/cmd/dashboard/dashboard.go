@@ -9,7 +9,7 @@
 // draining cluster, its checked value over time against the threshold, its checks as
 // passed or failed points, and the drain's start, the end of minDrainDuration and the
 // removal. The values come from Prometheus, through the policy's Secret and the
-// manager's own client (package gate), where the user may read the Secret, and from
+// manager's own client (package promcheck), where the user may read the Secret, and from
 // the check history in the policy's status otherwise. Pages follow the watch through
 // server-sent events. Everything the browser loads is embedded in the binary.
 package dashboard

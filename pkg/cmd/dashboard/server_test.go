@@ -27,7 +27,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 // fakeRange answers every range query with one series, and records the queries.
@@ -62,7 +62,7 @@ func newTestServer(t *testing.T, secretReadable bool, policies ...*trafficv1alph
 	}
 	prom := &fakeRange{}
 	source := newChartSource(kube.CoreV1())
-	source.newQuerier = func(cfg gate.Config) (gate.RangeQuerier, error) {
+	source.newQuerier = func(cfg promcheck.Config) (promcheck.RangeQuerier, error) {
 		if cfg.URL != "http://prometheus.invalid:9090" {
 			t.Errorf("querier built for %s", cfg.URL)
 		}

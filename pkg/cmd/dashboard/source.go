@@ -17,7 +17,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 // maxPoints bounds the points of one chart's range query.
@@ -27,12 +27,12 @@ const maxPoints = 300
 const maxNote = 300
 
 // chartSource reads the values of a policy's charts from Prometheus, through the
-// policy's Secret and the manager's own client code (package gate), where the
+// policy's Secret and the manager's own client code (package promcheck), where the
 // user may read that Secret.
 type chartSource struct {
 	secrets corev1client.SecretsGetter
-	// newQuerier builds the client of a Secret; gate.NewRangeQuerier outside tests.
-	newQuerier func(cfg gate.Config) (gate.RangeQuerier, error)
+	// newQuerier builds the client of a Secret; promcheck.NewRangeQuerier outside tests.
+	newQuerier func(cfg promcheck.Config) (promcheck.RangeQuerier, error)
 
 	mu sync.Mutex
 	// queriers holds one client per Secret, built from the version in rv.
@@ -41,11 +41,11 @@ type chartSource struct {
 
 type querierEntry struct {
 	rv      string
-	querier gate.RangeQuerier
+	querier promcheck.RangeQuerier
 }
 
 func newChartSource(secrets corev1client.SecretsGetter) *chartSource {
-	return &chartSource{secrets: secrets, newQuerier: gate.NewRangeQuerier, queriers: map[string]querierEntry{}}
+	return &chartSource{secrets: secrets, newQuerier: promcheck.NewRangeQuerier, queriers: map[string]querierEntry{}}
 }
 
 // inputs reads the values of every chart of p's page from Prometheus. When the
@@ -77,7 +77,7 @@ func (s *chartSource) inputs(ctx context.Context, p *trafficv1alpha1.TrafficMigr
 }
 
 // querier returns the Prometheus client of p's Secret, or nil and why there is none.
-func (s *chartSource) querier(ctx context.Context, p *trafficv1alpha1.TrafficMigrationPolicy) (gate.RangeQuerier, string) {
+func (s *chartSource) querier(ctx context.Context, p *trafficv1alpha1.TrafficMigrationPolicy) (promcheck.RangeQuerier, string) {
 	name := p.Spec.PrometheusSecret.Name
 	where := fmt.Sprintf("Secret %s/%s", p.Namespace, name)
 	secret, err := s.secrets.Secrets(p.Namespace).Get(ctx, name, metav1.GetOptions{})
@@ -93,7 +93,7 @@ func (s *chartSource) querier(ctx context.Context, p *trafficv1alpha1.TrafficMig
 }
 
 // cached returns the client of secret, built anew when the Secret changed.
-func (s *chartSource) cached(secret *corev1.Secret, where string) (gate.RangeQuerier, string) {
+func (s *chartSource) cached(secret *corev1.Secret, where string) (promcheck.RangeQuerier, string) {
 	key := secret.Namespace + "/" + secret.Name
 	version := string(secret.UID) + "/" + secret.ResourceVersion
 	s.mu.Lock()
@@ -102,7 +102,7 @@ func (s *chartSource) cached(secret *corev1.Secret, where string) (gate.RangeQue
 		return e.querier, ""
 	}
 	delete(s.queriers, key)
-	cfg, err := gate.ConfigFromSecret(secret)
+	cfg, err := promcheck.ConfigFromSecret(secret)
 	if err != nil {
 		return nil, shorten(fmt.Sprintf("the policy's Prometheus %s cannot be used: %v", where, err))
 	}
@@ -115,7 +115,7 @@ func (s *chartSource) cached(secret *corev1.Secret, where string) (gate.RangeQue
 }
 
 // rangeOf runs the range query of one cluster's chart.
-func rangeOf(ctx context.Context, q gate.RangeQuerier, row trafficv1alpha1.ClusterStatus, now time.Time) chartInput {
+func rangeOf(ctx context.Context, q promcheck.RangeQuerier, row trafficv1alpha1.ClusterStatus, now time.Time) chartInput {
 	r := chartRange(row, now)
 	v, err := q.QueryRange(ctx, row.ResolvedQuery, r)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 // TestChartSourceNotes: each reason the charts cannot come from Prometheus is said
@@ -54,7 +54,10 @@ func TestChartSourceNotes(t *testing.T) {
 	kube := fake.NewClientset(secret(map[string]string{"url": "http://p:9090"}, "1"))
 	source := newChartSource(kube.CoreV1())
 	built := 0
-	source.newQuerier = func(cfg gate.Config) (gate.RangeQuerier, error) { built++; return gate.NewRangeQuerier(cfg) }
+	source.newQuerier = func(cfg promcheck.Config) (promcheck.RangeQuerier, error) {
+		built++
+		return promcheck.NewRangeQuerier(cfg)
+	}
 	for range 3 {
 		source.querier(context.Background(), drainingPolicy())
 	}

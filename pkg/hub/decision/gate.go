@@ -23,32 +23,58 @@ type gateCheck struct {
 	reportOnly bool
 }
 
-// removalGate is the removal gate, in the order its row lists what it waits for.
+// removalGate is the removal gate, in the order its row lists what it waits for. Each
+// check is the function of its name below.
 var removalGate = []gateCheck{
-	{name: "realDecisionsKnown", waitsFor: func(pl *plan, _ *drainRow, _ int) string {
-		return unless(pl.in.RealKnown, msgRealUnknown)
-	}},
-	{name: "pastDeadline", reportOnly: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
-		return unless(!pl.pastOwnDeadline(d), msgPastDeadline)
-	}},
-	{name: "pastCeiling", reportOnly: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
-		return unless(!pl.pastCeiling(d), msgPastCeiling)
-	}},
-	{name: "notSuspended", ceilingOverrides: true, waitsFor: func(pl *plan, _ *drainRow, _ int) string {
-		return unless(!pl.policy.Suspend, msgSuspended)
-	}},
-	{name: "dnsWithdrawn", deadlineOverrides: true, ceilingOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
-		return unless(!pl.followDNS() || d.row.DNSWithdrawalTime != nil, msgStillInDNS)
-	}},
-	{name: "minDrainDuration", deadlineOverrides: true, ceilingOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
-		return unless(pl.minDrainReached(d), msgMinDrain)
-	}},
-	{name: "consecutiveSuccesses", deadlineOverrides: true, ceilingOverrides: true, waitsFor: func(pl *plan, d *drainRow, _ int) string {
-		return unless(pl.checksPassed(d), waitingForChecks(pl.policy.ConsecutiveSuccesses-d.row.ConsecutiveSuccesses))
-	}},
-	{name: "otherGatewayReady", waitsFor: func(_ *plan, _ *drainRow, otherReady int) string {
-		return unless(otherReady > 0, msgNoOtherReady)
-	}},
+	{name: "realDecisionsKnown", waitsFor: realDecisionsKnown},
+	{name: "pastDeadline", reportOnly: true, waitsFor: pastDeadline},
+	{name: "pastCeiling", reportOnly: true, waitsFor: pastCeiling},
+	{name: "notSuspended", ceilingOverrides: true, waitsFor: notSuspended},
+	{name: "dnsWithdrawn", deadlineOverrides: true, ceilingOverrides: true, waitsFor: dnsWithdrawn},
+	{name: "minDrainDuration", deadlineOverrides: true, ceilingOverrides: true, waitsFor: minDrainDuration},
+	{name: "consecutiveSuccesses", deadlineOverrides: true, ceilingOverrides: true, waitsFor: consecutiveSuccesses},
+	{name: "otherGatewayReady", waitsFor: otherGatewayReady},
+}
+
+// realDecisionsKnown: nothing is removed while the real decisions cannot be read (rule 7).
+func realDecisionsKnown(pl *plan, _ *drainRow, _ int) string {
+	return unless(pl.in.RealKnown, msgRealUnknown)
+}
+
+// pastDeadline reports a drain past the policy's maxDrainDuration (rule 8).
+func pastDeadline(pl *plan, d *drainRow, _ int) string {
+	return unless(!pl.pastOwnDeadline(d), msgPastDeadline)
+}
+
+// pastCeiling reports a drain past the hub's ceiling (rule 13).
+func pastCeiling(pl *plan, d *drainRow, _ int) string {
+	return unless(!pl.pastCeiling(d), msgPastCeiling)
+}
+
+// notSuspended: a suspended policy removes nothing by its gate or its deadline.
+func notSuspended(pl *plan, _ *drainRow, _ int) string {
+	return unless(!pl.policy.Suspend, msgSuspended)
+}
+
+// dnsWithdrawn: while DNS is followed, the cluster left the published records.
+func dnsWithdrawn(pl *plan, d *drainRow, _ int) string {
+	return unless(!pl.followDNS() || d.row.DNSWithdrawalTime != nil, msgStillInDNS)
+}
+
+// minDrainDuration: the cluster drained at least minDrainDuration (and the TTL) since
+// its drain clock started.
+func minDrainDuration(pl *plan, d *drainRow, _ int) string {
+	return unless(pl.minDrainReached(d), msgMinDrain)
+}
+
+// consecutiveSuccesses: its last consecutiveSuccesses checks passed (rule 3).
+func consecutiveSuccesses(pl *plan, d *drainRow, _ int) string {
+	return unless(pl.checksPassed(d), waitingForChecks(pl.policy.ConsecutiveSuccesses-d.row.ConsecutiveSuccesses))
+}
+
+// otherGatewayReady: another cluster left in the proxy has the Gateway ready.
+func otherGatewayReady(_ *plan, _ *drainRow, otherReady int) string {
+	return unless(otherReady > 0, msgNoOtherReady)
 }
 
 // gate walks the removal gate for d. It returns why d may leave the proxy now

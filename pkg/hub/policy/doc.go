@@ -4,7 +4,7 @@
 // Package policy is the hub manager's policy controller: for each
 // TrafficMigrationPolicy it keeps the proxy Placement and its PlacementDecisions true to
 // the rules of the proxy decision (package decision), checks draining clusters against
-// Prometheus (package gate) and reports in the policy's status.
+// Prometheus (package promcheck) and reports in the policy's status.
 //
 // A sync gathers its inputs (listers, the agents' conditions, the results of the last
 // round of checks), decides with one pure function, applies the proxy, and writes the

@@ -6,31 +6,19 @@ package policy
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/klog/v2"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
 )
-
-// maxParallelQueries bounds the Prometheus queries the manager runs at once, over all
-// policies, so that a fleet of draining clusters cannot flood Prometheus.
-const maxParallelQueries = 16
-
-// maxParallelQueriesPerPolicy bounds the query slots one policy holds at once: a
-// policy whose Prometheus is slow or hostile (each query bounded by its timeout)
-// delays its own checks, and leaves the other policies three quarters of the slots.
-const maxParallelQueriesPerPolicy = maxParallelQueries / 4
 
 // state is what a sync gathered: the decision's input and what the status reports.
 type state struct {
@@ -46,7 +34,7 @@ type state struct {
 	// realProblem, when set, says why the real decisions are not known (rule 7).
 	realProblem string
 	// evaluations are the checks this sync decides with, with their reasons, by cluster.
-	evaluations map[string]gate.Evaluation
+	evaluations map[string]promcheck.Evaluation
 	// due are the draining clusters whose check is due and has no result yet.
 	due []string
 	// clusterLabels are the agents' metrics labels, by cluster, for the checks' queries.
@@ -130,7 +118,7 @@ func (c *Controller) existingClusters(in *decision.Input) sets.Set[string] {
 
 // useEvaluations gives the decision the checks that finished for clusters that are due,
 // and leaves in st.due the ones still to check.
-func (st *state) useEvaluations(results map[string]gate.Evaluation, at time.Time) {
+func (st *state) useEvaluations(results map[string]promcheck.Evaluation, at time.Time) {
 	var unchecked []string
 	for _, name := range st.due {
 		ev, ok := results[name]
@@ -139,7 +127,7 @@ func (st *state) useEvaluations(results map[string]gate.Evaluation, at time.Time
 			continue
 		}
 		if st.evaluations == nil {
-			st.evaluations = map[string]gate.Evaluation{}
+			st.evaluations = map[string]promcheck.Evaluation{}
 			st.input.Evaluations = map[string]decision.Evaluation{}
 		}
 		st.evaluations[name] = ev
@@ -277,87 +265,4 @@ func drainingRows(policy *trafficv1alpha1.TrafficMigrationPolicy) []decision.Gro
 		}
 	}
 	return []decision.Group{g}
-}
-
-// evaluate checks the due clusters against Prometheus, a few at a time. Every failure
-// to reach Prometheus, including a missing or invalid Secret, becomes an Error
-// evaluation: the cluster stays (rule 4).
-//
-// The queries are evaluated at the whole second the round starts in (the clusters were
-// due by then), which it returns: checks then keep to their interval exactly.
-func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, clusterLabels map[string]map[string]string) (map[string]gate.Evaluation, time.Time) {
-	out := make(map[string]gate.Evaluation, len(due))
-	now := c.clock.Now().Truncate(time.Second)
-	querier, problem := c.querierFor(ctx, policy)
-	if problem != nil {
-		for _, cluster := range due {
-			out[cluster] = *problem
-			c.metrics.evaluation(problem)
-		}
-		return out, now
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	// A round takes one of its policy's slots, then one of the manager's, for each
-	// query: one policy never holds more than its share of the manager's slots.
-	ownSlots := make(chan struct{}, maxParallelQueriesPerPolicy)
-	for _, cluster := range due {
-		select {
-		case ownSlots <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return out, now // the manager stops; the rest is checked after its restart
-		}
-		select {
-		case c.querySlots <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return out, now
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-c.querySlots; <-ownSlots; wg.Done() }()
-			data := gate.NewQueryData(policy, gate.ClusterInfo{Name: cluster, Labels: clusterLabels[cluster]})
-			start := time.Now()
-			ev := gate.Evaluate(ctx, querier, &policy.Spec, data, now)
-			c.metrics.queryDuration.Observe(since(start))
-			c.metrics.evaluation(&ev)
-			mu.Lock()
-			out[cluster] = ev
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return out, now
-}
-
-// querierFor returns a Prometheus client for the policy's Secret, or the evaluation
-// that every due cluster gets when the Secret is missing or invalid. The Secret is read
-// from the API, not from a cache of all Secrets: the manager reads only the Secrets
-// that policies name, in the policies' namespaces.
-func (c *Controller) querierFor(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy) (gate.Querier, *gate.Evaluation) {
-	name := policy.Spec.PrometheusSecret.Name
-	// client-go logs response bodies at high verbosity with the request context's
-	// logger: this request gets none, so the Secret's data never reaches a log.
-	quiet := klog.NewContext(ctx, logr.Discard())
-	secret, err := c.kubeClient.CoreV1().Secrets(policy.Namespace).Get(quiet, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		c.queriers.forget(policy.Namespace, name)
-		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretNotFound,
-			Message: fmt.Sprintf("Secret %s not found in namespace %s", name, policy.Namespace)}
-	case apierrors.IsForbidden(err):
-		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretNotFound,
-			Message: fmt.Sprintf("the manager may not read Secret %s in namespace %s", name, policy.Namespace)}
-	case err != nil:
-		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretNotFound,
-			Message: fmt.Sprintf("Secret %s in namespace %s cannot be read", name, policy.Namespace)}
-	}
-	q, err := c.queriers.get(secret)
-	if err != nil {
-		// An invalid Secret, or a url outside the hub admin's allowlist.
-		return nil, &gate.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: gate.ConfigErrorReason(err),
-			Message: fmt.Sprintf("Secret %s: %v", name, err)}
-	}
-	return q, nil
 }

@@ -8,16 +8,16 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 // Limits are the hub admin's bounds on every policy, from the manager's flags: where
 // checks may connect, how much of an answer they read, and how long any drain lasts.
-// The zero value bounds nothing but what gate's defaults bound.
+// The zero value bounds nothing but what promcheck's defaults bound.
 type Limits struct {
 	// Allowlist is where checks may connect; nil allows any URL.
-	Allowlist *gate.Allowlist
-	// MaxAnswerBytes and MaxSeries bound one answer of a Prometheus; zero is gate's
+	Allowlist *promcheck.Allowlist
+	// MaxAnswerBytes and MaxSeries bound one answer of a Prometheus; zero is promcheck's
 	// default.
 	MaxAnswerBytes int64
 	MaxSeries      int

@@ -11,7 +11,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 // Metrics are the policy controller's own Prometheus metrics.
@@ -80,7 +80,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-func (m *Metrics) evaluation(ev *gate.Evaluation) {
+func (m *Metrics) evaluation(ev *promcheck.Evaluation) {
 	m.evaluations.WithLabelValues(string(ev.Result)).Inc()
 	if ev.Result == trafficv1alpha1.EvaluationError || ev.Result == trafficv1alpha1.EvaluationNoData {
 		m.errors.WithLabelValues(ev.Reason).Inc()

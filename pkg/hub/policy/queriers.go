@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 // querierIdleTTL is how long a Prometheus client is kept after its last use. The
@@ -36,7 +36,7 @@ type querierCache struct {
 type querierEntry struct {
 	uid             types.UID
 	resourceVersion string
-	querier         gate.Querier
+	querier         promcheck.Querier
 	used            time.Time
 }
 
@@ -46,7 +46,7 @@ func newQuerierCache(clk clock.PassiveClock, limits Limits) *querierCache {
 
 // get returns the client for the Secret as it is now, building it when the Secret is new
 // or changed. The error says what is wrong with the Secret and holds none of its values.
-func (q *querierCache) get(secret *corev1.Secret) (gate.Querier, error) {
+func (q *querierCache) get(secret *corev1.Secret) (promcheck.Querier, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.clock.Now()
@@ -62,12 +62,12 @@ func (q *querierCache) get(secret *corev1.Secret) (gate.Querier, error) {
 		return e.querier, nil
 	}
 	delete(q.entries, key)
-	cfg, err := gate.ConfigFromSecret(secret)
+	cfg, err := promcheck.ConfigFromSecret(secret)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Allowlist, cfg.MaxAnswerBytes, cfg.MaxSeries = q.limits.Allowlist, q.limits.MaxAnswerBytes, q.limits.MaxSeries
-	querier, err := gate.NewQuerier(cfg)
+	querier, err := promcheck.NewQuerier(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
-	"open-cluster-management.io/traffic-migration/pkg/hub/gate"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 func testPolicy() *trafficv1alpha1.TrafficMigrationPolicy {
@@ -65,7 +65,7 @@ func TestBuildStatus(t *testing.T) {
 		},
 		"draining with a failed check": {
 			out:   draining,
-			state: state{evaluations: map[string]gate.Evaluation{"b": {Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonUnauthorized, Message: "401"}}},
+			state: state{evaluations: map[string]promcheck.Evaluation{"b": {Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonUnauthorized, Message: "401"}}},
 			conditions: map[string]want{
 				trafficv1alpha1.ConditionPrometheusReachable: {metav1.ConditionFalse, trafficv1alpha1.ReasonUnauthorized},
 				trafficv1alpha1.ConditionDraining:            {metav1.ConditionTrue, trafficv1alpha1.ReasonClustersDraining},
@@ -74,7 +74,7 @@ func TestBuildStatus(t *testing.T) {
 		},
 		"draining with passing checks": {
 			out:   draining,
-			state: state{evaluations: map[string]gate.Evaluation{"b": {Result: trafficv1alpha1.EvaluationPass, Reason: trafficv1alpha1.ReasonQuerySucceeded}}},
+			state: state{evaluations: map[string]promcheck.Evaluation{"b": {Result: trafficv1alpha1.EvaluationPass, Reason: trafficv1alpha1.ReasonQuerySucceeded}}},
 			conditions: map[string]want{
 				trafficv1alpha1.ConditionPrometheusReachable: {metav1.ConditionTrue, trafficv1alpha1.ReasonQuerySucceeded},
 			},

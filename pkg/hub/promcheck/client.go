@@ -1,7 +1,7 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package gate
+package promcheck
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 )
 
 // Querier runs an instant query. It is the one call of the Prometheus API that the
-// gate needs, so tests and callers can stand in for Prometheus with a few lines.
+// check needs, so tests and callers can stand in for Prometheus with a few lines.
 type Querier interface {
 	// Query evaluates query at ts (the server's time when ts is zero).
 	Query(ctx context.Context, query string, ts time.Time) (model.Value, error)

@@ -1,7 +1,7 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package gate
+package promcheck
 
 import (
 	"crypto/x509"
@@ -324,5 +324,5 @@ func (c Config) String() string {
 
 // GoString is String for %#v, so that no verb of package fmt prints the credentials.
 func (c Config) GoString() string {
-	return "gate.Config" + c.String()
+	return "promcheck.Config" + c.String()
 }

@@ -1,7 +1,8 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-// Package gate checks one draining cluster against Prometheus: it reads how to reach
+// Package promcheck checks one draining cluster against Prometheus (the metrics check
+// that the removal gate of package decision counts): it reads how to reach
 // Prometheus from the policy's Secret (ConfigFromSecret), builds a client
 // (NewQuerier), fills in the policy's query for the cluster (ResolveQuery) and runs
 // it, turning the answer or the failure into an Evaluation that the controller
@@ -19,4 +20,4 @@
 // answer is read up to Config.MaxAnswerBytes and MaxSeries (AnswerTooLargeError), and
 // Config.Allowlist bounds where the client connects (NotAllowedError), down to the
 // address of each connection when the allowlist names CIDRs.
-package gate
+package promcheck
