@@ -35,7 +35,7 @@ func startManager(ctx context.Context) (*manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := bed.StartManagerEnv(ctx, bed.Hub.KubeconfigPath, env, "--profiling")
+	m, err := bed.StartManager(ctx, testbed.ManagerOptions{Env: env, Args: []string{"--profiling"}})
 	if err != nil {
 		return nil, err
 	}

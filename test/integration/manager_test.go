@@ -21,7 +21,7 @@ type managerProcess struct {
 // startManager starts the manager against the hub at the highest log verbosity, so
 // that tests can search its log for what must never be logged.
 func startManager(ctx context.Context) (*managerProcess, error) {
-	m, err := bed.StartManager(ctx, "-v=10")
+	m, err := bed.StartManager(ctx, testbed.ManagerOptions{Args: []string{"-v=10"}})
 	if err != nil {
 		return nil, err
 	}

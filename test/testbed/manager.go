@@ -24,25 +24,27 @@ type Manager struct {
 	HealthURL string
 }
 
-// StartManager runs 'traffic-migration manager' against the hub with the hub's admin
-// kubeconfig, without leader election, with its metrics and probes on free loopback
-// ports, and returns once it is ready. args are added to its command line, for
-// example "-v=4". It runs until the test bed stops, or until its process is stopped.
-func (b *Bed) StartManager(ctx context.Context, args ...string) (*Manager, error) {
-	return b.StartManagerAs(ctx, b.Hub.KubeconfigPath, args...)
+// ManagerOptions say how the test bed runs the manager.
+type ManagerOptions struct {
+	// Kubeconfig is the manager's hub kubeconfig. Default: the hub's admin one; one of
+	// the manager's ServiceAccount (Cluster.ServiceAccountKubeconfig) gives it the
+	// rights of its install and no more.
+	Kubeconfig string
+	// Env is added to the manager's environment, for example GOMEMLIMIT as the manager
+	// sets it for itself in a container with a memory limit.
+	Env []string
+	// Args are added to its command line, for example "-v=4".
+	Args []string
 }
 
-// StartManagerAs is StartManager with another kubeconfig, for example one of the
-// manager's ServiceAccount (Cluster.ServiceAccountKubeconfig), so that the manager
-// has the rights of its install and no more.
-func (b *Bed) StartManagerAs(ctx context.Context, kubeconfig string, args ...string) (*Manager, error) {
-	return b.StartManagerEnv(ctx, kubeconfig, nil, args...)
-}
-
-// StartManagerEnv is StartManagerAs with env added to the manager's environment, for
-// example GOMEMLIMIT as the manager sets it for itself in a container with a memory
-// limit.
-func (b *Bed) StartManagerEnv(ctx context.Context, kubeconfig string, env []string, args ...string) (*Manager, error) {
+// StartManager runs 'traffic-migration manager' against the hub, without leader
+// election, with its metrics and probes on free loopback ports, and returns once it is
+// ready. It runs until the test bed stops, or until its process is stopped.
+func (b *Bed) StartManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
+	kubeconfig := opts.Kubeconfig
+	if kubeconfig == "" {
+		kubeconfig = b.Hub.KubeconfigPath
+	}
 	metricsPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -55,13 +57,13 @@ func (b *Bed) StartManagerEnv(ctx context.Context, kubeconfig string, env []stri
 		MetricsURL: "http://" + hostPort(metricsPort) + "/metrics",
 		HealthURL:  "http://" + hostPort(healthPort) + "/readyz",
 	}
-	args = append([]string{"manager",
+	args := append([]string{"manager",
 		"--kubeconfig=" + kubeconfig,
 		"--metrics-bind-address=" + hostPort(metricsPort),
 		"--health-probe-bind-address=" + hostPort(healthPort),
 		"--leader-elect=false",
-	}, args...)
-	m.Process, err = b.startTracked(ctx, "traffic-migration manager", ProgramTrafficMigration, b.dir, uniqueLogName(ProgramTrafficMigration), env, programReadyTimeout, HTTPReady(m.HealthURL), args...)
+	}, opts.Args...)
+	m.Process, err = b.startTracked(ctx, "traffic-migration manager", ProgramTrafficMigration, b.dir, uniqueLogName(ProgramTrafficMigration), opts.Env, programReadyTimeout, HTTPReady(m.HealthURL), args...)
 	if err != nil {
 		return nil, err
 	}
