@@ -1,0 +1,26 @@
+# build.mk: how this project's own Go code is built (included by the Makefile).
+#
+# Every build but the race detector's is static and trimmed, with the same flags
+# (GO_BUILD and GO_BUILD_FLAGS), so that verify's go vet, make build, the images, the
+# end-to-end tests, the benchmarks and the demo compile each package once into the
+# build cache. The race detector needs cgo: the unit and integration tests, which run
+# the product's code in-process, build apart with GO_TEST_FLAGS. The end-to-end tests
+# run the product as separate programs and pods, and the benchmarks measure it, built
+# without it (GO_BUILD_TEST_FLAGS). -w leaves DWARF out of the test binaries (each
+# links a second faster); stack traces keep their files and lines.
+
+GO ?= go
+BIN_DIR ?= bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=$(VERSION)
+GO_BUILD := CGO_ENABLED=0 $(GO)
+GO_BUILD_FLAGS := -trimpath
+GO_TEST_FLAGS ?= -race -ldflags=-w
+GO_BUILD_TEST_FLAGS ?= $(GO_BUILD_FLAGS) -ldflags=-w
+
+# make install-kubectl-plugin installs the binary into PLUGIN_DIR.
+PLUGIN_DIR ?= $(HOME)/.local/bin
+
+# uPlot, the chart library the dashboard embeds; make update-uplot replaces its files.
+UPLOT_VERSION ?= 1.6.32
+UPLOT_DIR := pkg/cmd/dashboard/assets/vendor/uplot

@@ -1,0 +1,54 @@
+# tests.mk: the tests' settings and the test bed's environment (included by the
+# Makefile, after the files whose variables it exports).
+
+INTEGRATION_TIMEOUT ?= 40m
+E2E_TIMEOUT ?= 30m
+# The end-to-end packages, which make test-e2e runs one at a time. test/nodes tests the
+# test bed's nodes themselves (pods, in-cluster access, cleanup). test/lifecycle
+# upgrades the chart from UPGRADE_FROM, installs by Placement and uninstalls.
+E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/demo/...
+# make demo passes DEMO_FLAGS to the demo (-short: the short form).
+DEMO_FLAGS ?=
+
+# The test bed finds its programs, images and inputs through these variables (README.md
+# lists them), each set to what a target of this Makefile builds, downloads or
+# installs; set them yourself to use other builds.
+export TESTBED_ETCD := $(ETCD)
+export TESTBED_KUBE_APISERVER := $(KUBE_APISERVER)
+export TESTBED_PROMETHEUS := $(PROMETHEUS)
+export TESTBED_PROMTOOL := $(PROMTOOL)
+export TESTBED_OCM_PLACEMENT := $(OCM_PLACEMENT)
+export TESTBED_KUBE_CONTROLLER_MANAGER := $(KUBE_CONTROLLER_MANAGER)
+export TESTBED_OCM_REGISTRATION := $(OCM_REGISTRATION)
+export TESTBED_OCM_WORK := $(OCM_WORK)
+export TESTBED_OCM_ADDON := $(OCM_ADDON)
+export TESTBED_CLUSTERADM := $(CLUSTERADM)
+export TESTBED_HELM := $(HELM)
+export TESTBED_COREDNS := $(COREDNS)
+export TESTBED_EXTERNALDNS := $(EXTERNALDNS)
+export TESTBED_KUBELET := $(KUBELET)
+export TESTBED_KUBE_PROXY := $(KUBE_PROXY)
+export TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
+# The test image of the nodes' own test, which 'make testbed-node-images' builds into
+# TESTBED_IMAGES_DIR/incluster.tar.
+export TESTBED_INCLUSTER_IMAGE := localhost/traffic-migration-incluster:test
+# Traefik's image, which 'make traefik-image' builds into TESTBED_IMAGES_DIR/traefik.tar.
+export TESTBED_TRAEFIK_IMAGE := localhost/traffic-migration/traefik:$(TRAEFIK_VERSION)
+# The spokes' metrics agents' image (the bed's Prometheus), which 'make
+# prometheus-image' builds into TESTBED_IMAGES_DIR/prometheus.tar.
+export TESTBED_PROMETHEUS_IMAGE := localhost/traffic-migration/prometheus:$(PROMETHEUS_VERSION)
+export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
+export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
+# The images of make image: OCI archives in TESTBED_IMAGES_DIR (traffic-migration.tar,
+# pause.tar), and the references they carry.
+export TESTBED_IMAGES_DIR := $(IMAGES_DIR)
+export TESTBED_IMAGE := $(IMAGE)
+export TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
+# The release the lifecycle test upgrades from (make image-upgrade-from).
+export TESTBED_UPGRADE_FROM_DIR := $(UPGRADE_FROM_DIR)
+export TESTBED_UPGRADE_FROM_IMAGE := $(patsubst %:latest,%,$(IMAGE)):$(UPGRADE_FROM)
+# The CRDs of make applicationset-crd and make dnsendpoint-crd (hack/make/tools.mk).
+export TESTBED_APPLICATIONSET_CRD := $(APPLICATIONSET_CRD)
+export TESTBED_DNSENDPOINT_CRD := $(DNSENDPOINT_CRD)
+# Debian's Chromium, which make chromium installs (hack/make/deps.mk).
+export TESTBED_CHROMIUM := $(CHROMIUM)

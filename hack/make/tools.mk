@@ -1,0 +1,195 @@
+# tools.mk: the test bed's programs and the code generators (included by the Makefile).
+#
+# The test bed's programs (etcd, kube-apiserver, Prometheus, OCM, clusteradm, helm, ...)
+# and the code generators are built from the Go module proxy out of the pinned tools
+# modules in hack/tools and cached outside the checkout (TOOLS_DIR), keyed by name and
+# version, so a fresh clone on a warm machine rebuilds nothing. Here: their versions,
+# their paths in the cache, the rule that builds each, and the CRDs the test bed reads
+# from modules of the same proxy.
+
+CACHE_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
+TOOLS_DIR ?= $(CACHE_HOME)/traffic-migration/tools
+
+# version-of reads the pinned version of a module from a tools module's go.mod.
+version-of = $(shell awk '$$1=="$(2)" || ($$1=="require" && $$2=="$(2)") {print ($$1=="require" ? $$3 : $$2); exit}' hack/tools/$(1)/go.mod)
+
+KUBE_VERSION := $(call version-of,kube,k8s.io/kubernetes)
+ETCD_VERSION := $(call version-of,etcd,go.etcd.io/etcd/server/v3)
+PROMETHEUS_VERSION := $(call version-of,prometheus,github.com/prometheus/prometheus)
+OCM_VERSION := $(call version-of,ocm,open-cluster-management.io/ocm)
+CLUSTERADM_VERSION := $(call version-of,clusteradm,open-cluster-management.io/clusteradm)
+HELM_VERSION := $(call version-of,helm,helm.sh/helm/v3)
+TRAEFIK_VERSION := $(call version-of,traefik,github.com/traefik/traefik/v3)
+COREDNS_VERSION := $(call version-of,coredns,github.com/coredns/coredns)
+EXTERNALDNS_VERSION := $(call version-of,externaldns,sigs.k8s.io/external-dns)
+CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
+CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
+
+ETCD := $(TOOLS_DIR)/etcd-$(ETCD_VERSION)
+KUBE_APISERVER := $(TOOLS_DIR)/kube-apiserver-$(KUBE_VERSION)
+KUBE_CONTROLLER_MANAGER := $(TOOLS_DIR)/kube-controller-manager-$(KUBE_VERSION)
+KUBELET := $(TOOLS_DIR)/kubelet-$(KUBE_VERSION)
+KUBE_PROXY := $(TOOLS_DIR)/kube-proxy-$(KUBE_VERSION)
+KUBE_SCHEDULER := $(TOOLS_DIR)/kube-scheduler-$(KUBE_VERSION)
+# Prometheus is built with only the service discoveries that need no cloud SDK (static,
+# file and HTTP: Prometheus's build tag remove_all_sd), which is all the bed configures.
+# It halves the Go files that a cold build compiles.
+PROMETHEUS_TAGS := remove_all_sd
+PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)-$(PROMETHEUS_TAGS)
+PROMTOOL := $(TOOLS_DIR)/promtool-$(PROMETHEUS_VERSION)-$(PROMETHEUS_TAGS)
+DEEPCOPY_GEN := $(TOOLS_DIR)/deepcopy-gen-$(CODEGEN_VERSION)
+CLIENT_GEN := $(TOOLS_DIR)/client-gen-$(CODEGEN_VERSION)
+LISTER_GEN := $(TOOLS_DIR)/lister-gen-$(CODEGEN_VERSION)
+INFORMER_GEN := $(TOOLS_DIR)/informer-gen-$(CODEGEN_VERSION)
+CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+
+OCM_PLACEMENT := $(TOOLS_DIR)/ocm-placement-$(OCM_VERSION)
+OCM_REGISTRATION := $(TOOLS_DIR)/ocm-registration-$(OCM_VERSION)
+OCM_WORK := $(TOOLS_DIR)/ocm-work-$(OCM_VERSION)
+OCM_ADDON := $(TOOLS_DIR)/ocm-addon-$(OCM_VERSION)
+CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
+HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)
+# TRAEFIK is the Gateway API implementation the spokes of the e2e tests and the demo
+# run, as a pod from an image built here (make traefik-image).
+TRAEFIK := $(TOOLS_DIR)/traefik-$(TRAEFIK_VERSION)
+# The test bed's DNS: CoreDNS with the few plugins it uses (hack/tools/coredns), serving
+# zones from etcd, and the loop that feeds external-dns's engine (plan, TXT registry,
+# CoreDNS provider) from DNSEndpoints (hack/tools/externaldns). Both mains are ours, so
+# their binaries are keyed by a digest of their tools module too: an edit rebuilds them.
+# external-dns's go.mod asks for Go 1.27, a toolchain the go command fetches from the
+# module proxy (EXTERNALDNS_TOOLCHAIN).
+tools-source-key = $(shell cat hack/tools/$(1)/*.go hack/tools/$(1)/go.mod hack/tools/$(1)/go.sum | sha256sum | cut -c1-8)
+COREDNS := $(TOOLS_DIR)/coredns-$(COREDNS_VERSION)-$(call tools-source-key,coredns)
+EXTERNALDNS_TOOLCHAIN := $(call version-of,externaldns,toolchain)
+EXTERNALDNS := $(TOOLS_DIR)/externaldns-$(EXTERNALDNS_VERSION)-$(call tools-source-key,externaldns)
+TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(PROMTOOL) $(OCM_PLACEMENT) \
+	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM) $(COREDNS) $(EXTERNALDNS)
+# The programs of the test bed's nodes (NODE_TOOLS), which only the tests that ask for
+# nodes need, and the Debian packages those nodes run (hack/node-packages.sh).
+NODE_TOOLS := $(KUBELET) $(KUBE_PROXY) $(KUBE_SCHEDULER)
+CODEGEN_TOOLS := $(DEEPCOPY_GEN) $(CLIENT_GEN) $(LISTER_GEN) $(INFORMER_GEN) $(CONTROLLER_GEN)
+
+# ARGOCD_VERSION is the Argo CD module whose ApplicationSet CRD (manifests/crds) the
+# docs' ApplicationSet example is checked against; make applicationset-crd downloads the
+# module from the Go module proxy into the module cache (58 MB, once).
+ARGOCD_VERSION ?= v3.4.0
+APPLICATIONSET_CRD := $(shell $(GO) env GOMODCACHE)/github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)/manifests/crds/applicationset-crd.yaml
+
+# The DNSEndpoint CRD (externaldns.k8s.io/v1alpha1) that the test bed's DNS reads, from
+# the external-dns module of hack/tools/externaldns; make dnsendpoint-crd downloads the
+# module into the module cache, as make applicationset-crd does Argo CD's (with the
+# toolchain its go.mod asks for: an older go refuses to download it).
+DNSENDPOINT_CRD := $(shell $(GO) env GOMODCACHE)/sigs.k8s.io/external-dns@$(EXTERNALDNS_VERSION)/config/crd/standard/dnsendpoints.externaldns.k8s.io.yaml
+
+# build-tool builds one program of a tools module into the cache. It writes to a
+# temporary name first so an interrupted build never leaves a broken binary behind.
+# It downloads the module's dependencies first: go mod download fetches them in
+# parallel, where go build fetches each one as its loader reaches it (cold, Traefik's
+# took 62 s, against about 7 minutes inside the build); with them cached it does nothing.
+# Every program is linked without symbol table and DWARF (-s -w), which shortens the
+# links of these large programs; their panics still name files and lines.
+# $(1): tools module, $(2): package, $(3): output path, $(4): optional -ldflags,
+# $(5): optional build flags, $(6): optional environment (NAME=value ...).
+define build-tool
+	@mkdir -p $(dir $(3))
+	@echo ">> building $(notdir $(3)) (cached in $(TOOLS_DIR))"
+	@start=$$(date +%s) && cd hack/tools/$(1) && export GONOSUMDB=sigs.k8s.io/about-api $(6) && $(GO) mod download && \
+		CGO_ENABLED=0 $(GO) build -trimpath $(5) -ldflags '-s -w $(4)' -o $(3).tmp $(2) && \
+		echo ">> built $(notdir $(3)) in $$(( $$(date +%s) - start )) s"
+	@mv $(3).tmp $(3)
+endef
+
+##@ Test bed programs (hack/make/tools.mk)
+
+.PHONY: testbed
+testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.
+
+# The nodes' Debian packages are a piece of make deps (hack/make/deps.mk).
+.PHONY: testbed-nodes
+testbed-nodes: $(NODE_TOOLS) deps-nodes ## Install the Debian packages of the test bed's nodes (as root) and build (or find cached) their programs.
+
+.PHONY: traefik
+traefik: $(TRAEFIK) ## Build (or find cached) Traefik, the spokes' Gateway API implementation.
+
+.PHONY: testbed-dns
+testbed-dns: $(COREDNS) $(EXTERNALDNS) dnsendpoint-crd ## Build (or find cached) the test bed's DNS: CoreDNS and the loop that feeds external-dns's engine.
+
+.PHONY: applicationset-crd
+applicationset-crd: $(APPLICATIONSET_CRD) ## Download Argo CD's module (ARGOCD_VERSION) for its ApplicationSet CRD, which the docs' examples are checked against.
+
+.PHONY: dnsendpoint-crd
+dnsendpoint-crd: $(DNSENDPOINT_CRD) ## Download external-dns's module (hack/tools/externaldns) for its DNSEndpoint CRD, which the test bed's DNS reads.
+
+.PHONY: codegen-tools
+codegen-tools: $(CODEGEN_TOOLS)
+
+# make tools builds every program the tests run in two lanes at once: Traefik, whose
+# modules share nothing with the others, beside the rest one at a time. A cold Go build
+# leaves a core idle while it downloads modules and while it links, which the other lane
+# fills. Within the second lane the programs share packages (the Kubernetes binaries,
+# OCM's), which one build at a time compiles once into the build cache: that lane runs
+# a make of its own, outside the jobserver.
+.PHONY: tools-lane-traefik tools-lane-rest
+tools-lane-traefik: $(TRAEFIK)
+tools-lane-rest:
+	@MAKEFLAGS='$(filter-out -j% --jobserver-auth=% --jobserver-fds=%,$(MAKEFLAGS))' $(MAKE) -s --no-print-directory $(TESTBED_TOOLS) $(NODE_TOOLS)
+
+# Each program, built by build-tool into the cache when it is not there.
+$(ETCD):
+	$(call build-tool,etcd,go.etcd.io/etcd/server/v3,$@)
+$(KUBE_APISERVER):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-apiserver,$@)
+$(KUBE_CONTROLLER_MANAGER):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-controller-manager,$@)
+$(KUBELET):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kubelet,$@)
+$(KUBE_PROXY):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-proxy,$@)
+$(KUBE_SCHEDULER):
+	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-scheduler,$@)
+$(PROMETHEUS):
+	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/prometheus,$@,,-tags=$(PROMETHEUS_TAGS))
+$(PROMTOOL):
+	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/promtool,$@,,-tags=$(PROMETHEUS_TAGS))
+$(OCM_PLACEMENT):
+	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/placement,$@)
+$(OCM_REGISTRATION):
+	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/registration,$@)
+$(OCM_WORK):
+	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/work,$@)
+$(OCM_ADDON):
+	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/addon,$@)
+$(CLUSTERADM):
+	$(call build-tool,clusteradm,open-cluster-management.io/clusteradm/cmd/clusteradm,$@)
+$(HELM):
+	$(call build-tool,helm,helm.sh/helm/v3/cmd/helm,$@,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION))
+# Only cmd/traefik: its dependencies (every DNS provider of lego, the cloud SDKs) make
+# it the largest program of the bed.
+$(TRAEFIK):
+	$(call build-tool,traefik,github.com/traefik/traefik/v3/cmd/traefik,$@,-X github.com/traefik/traefik/v3/pkg/version.Version=$(TRAEFIK_VERSION))
+$(COREDNS):
+	$(call build-tool,coredns,.,$@)
+$(EXTERNALDNS):
+	$(call build-tool,externaldns,.,$@,,,GOTOOLCHAIN=$(EXTERNALDNS_TOOLCHAIN))
+$(DEEPCOPY_GEN):
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@)
+$(CLIENT_GEN):
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/client-gen,$@)
+$(LISTER_GEN):
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/lister-gen,$@)
+$(INFORMER_GEN):
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/informer-gen,$@)
+$(CONTROLLER_GEN):
+	$(call build-tool,codegen,sigs.k8s.io/controller-tools/cmd/controller-gen,$@)
+
+# The CRDs' modules are downloaded outside this module, so that its go.mod and go.sum
+# stay as they are.
+$(APPLICATIONSET_CRD):
+	@echo ">> downloading github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION) from the Go module proxy, for its ApplicationSet CRD"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && GOFLAGS= $(GO) mod download github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)
+	@test -f $@ || { echo "$@ is not in github.com/argoproj/argo-cd/v3@$(ARGOCD_VERSION)"; exit 1; }
+
+$(DNSENDPOINT_CRD):
+	@echo ">> downloading sigs.k8s.io/external-dns@$(EXTERNALDNS_VERSION) from the Go module proxy, for its DNSEndpoint CRD"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && GOFLAGS= GOTOOLCHAIN=$(EXTERNALDNS_TOOLCHAIN) $(GO) mod download sigs.k8s.io/external-dns@$(EXTERNALDNS_VERSION)
+	@test -f $@ || { echo "$@ is not in sigs.k8s.io/external-dns@$(EXTERNALDNS_VERSION)"; exit 1; }
