@@ -122,6 +122,7 @@ var everyValue = map[string]any{
 	"agent":          map[string]any{"metricsLabels": "region=us-east", "logLevel": 4},
 	"crds":           map[string]any{"enabled": true, "keep": false},
 	"addon":          map[string]any{"installStrategy": placementsStrategy},
+	"manager":        managerValues,
 }
 
 // placementsStrategy installs the agent on the clusters of two Placements, one with a
@@ -264,9 +265,12 @@ func TestChartValues(t *testing.T) {
 		"replicas":   {spec["replicas"], float64(3)},
 		"image":      {container["image"], "registry.example/tm:v9"},
 		"pullPolicy": {container["imagePullPolicy"], "Always"},
-		"args":       {container["args"], []any{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=registry.example/tm-agent:v9", "-v=5"}},
+		"args": {container["args"], []any{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=registry.example/tm-agent:v9", "-v=5",
+			"--prometheus-allowlist=https://prom.example.com/,thanos.monitoring.svc,*.monitoring.svc,10.0.0.0/8",
+			"--prometheus-max-answer-bytes=16777216", "--prometheus-max-series=500",
+			"--max-drain-duration=24h", "--on-max-drain-duration=Remove"}},
 		// Helm merges maps: the limit changes, the default requests stay.
-		"resources": {container["resources"], map[string]any{"limits": map[string]any{"memory": "1Gi"}, "requests": map[string]any{"cpu": "50m", "memory": "64Mi"}}},
+		"resources": {container["resources"], map[string]any{"limits": map[string]any{"memory": "1Gi"}, "requests": map[string]any{"cpu": "50m", "memory": "128Mi"}}},
 	}
 	adc := got["AddOnDeploymentConfig/"+namespace+"/traffic-migration"]
 	checks["metrics labels"] = [2]any{adc["spec"].(map[string]any)["customizedVariables"], []any{
@@ -299,9 +303,13 @@ func TestChartLeaderElectionOff(t *testing.T) {
 }
 
 // TestChartLint runs `helm lint --strict` (warnings fail too) with the chart's
-// defaults and with every value set.
+// defaults, with every value set (the manager's NetworkPolicy on, every rule given),
+// and with the NetworkPolicy on and only what it needs, the API server's addresses.
 func TestChartLint(t *testing.T) {
-	for name, values := range map[string]map[string]any{"defaults": nil, "every value set": everyValue} {
+	networkPolicyOn := map[string]any{"manager": map[string]any{"networkPolicy": map[string]any{
+		"enabled": true, "apiServer": map[string]any{"cidrs": []any{"192.0.2.10/32"}},
+	}}}
+	for name, values := range map[string]map[string]any{"defaults": nil, "every value set": everyValue, "NetworkPolicy on": networkPolicyOn} {
 		t.Run(name, func(t *testing.T) {
 			args := append([]string{"lint", chart(t), "--strict", "--namespace", namespace}, valuesFile(t, values)...)
 			out := helm(t, args...)

@@ -149,7 +149,11 @@ func TestChartSchema(t *testing.T) {
 		}
 		return chartutil.ValidateAgainstSchema(chart, vals["Values"].(chartutil.Values))
 	}
-	for name, values := range map[string]map[string]any{"defaults": nil, "monitoring on": monitoringOn()} {
+	for name, values := range map[string]map[string]any{
+		"defaults": nil, "monitoring on": monitoringOn(), "every value set": everyValue,
+		// helm hands a subchart its parent's globals.
+		"global values": {"global": map[string]any{"foo": "bar"}},
+	} {
 		if err := validate(values); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -166,6 +170,9 @@ func TestChartSchema(t *testing.T) {
 		"a bad pull policy":       {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "pullPolicy"},
 		"a port out of range":     {map[string]any{"monitoring": map[string]any{"service": map[string]any{"port": 70000}}}, "port"},
 		"a zero drain-too-long x": {map[string]any{"monitoring": map[string]any{"prometheusRule": map[string]any{"drainTooLongFactor": 0}}}, "drainTooLongFactor"},
+		"a drain action to come":  {map[string]any{"manager": map[string]any{"drainCeiling": map[string]any{"action": "Later"}}}, "action"},
+		"no series":               {map[string]any{"manager": map[string]any{"prometheus": map[string]any{"maxSeries": 0}}}, "maxSeries"},
+		"a global that is a list": {map[string]any{"global": []any{"foo"}}, "global"},
 	} {
 		err := validate(tc.values)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -24,7 +24,7 @@ var memoryLimitRefresh = time.Minute
 //
 // Without it the garbage collector lets the heap grow to twice what is live before it
 // collects (GOGC=100): with a fleet of 10,000 ManagedClusters the manager's RSS was
-// 273 MiB for 115 MB in use, over the chart's 256Mi limit. With a soft limit the
+// 273 MiB for 115 MB in use, over a 256Mi limit. With a soft limit the
 // collector runs more often as the limit nears, instead of the kernel killing the pod.
 //
 // It never fails the manager: where no limit can be read, the runtime keeps its

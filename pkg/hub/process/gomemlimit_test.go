@@ -35,7 +35,7 @@ func keepMemoryLimit(t *testing.T) {
 }
 
 func TestSetMemoryLimit(t *testing.T) {
-	const limit = 256 << 20 // the chart's default memory limit, 256Mi
+	const limit = 256 << 20 // a container's memory limit, 256Mi
 	tests := map[string]struct {
 		ratio    float64
 		env      map[string]string
