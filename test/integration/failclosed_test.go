@@ -223,6 +223,61 @@ func TestFailClosed(t *testing.T) {
 			// No half-filled query is shown.
 			query: func(*migration, *trafficv1alpha1.TrafficMigrationPolicy) string { return "" },
 		},
+		"template-refused": {
+			// Admitted by the API server (its rules refuse what they can see), refused
+			// by the manager's parser.
+			setup: func(t *testing.T, m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) func(*testing.T) {
+				useQuery(p, fmt.Sprintf(`sum(rate(test_gateway_requests_total{job=%q,cluster="{{ $c := .Cluster.Name }}{{ $c }}"}[4s]))`, m.traffic.job), "<= 5")
+				return nil
+			},
+			result:  trafficv1alpha1.EvaluationError,
+			reason:  trafficv1alpha1.ReasonTemplateFailed,
+			message: []string{"could not be resolved", "not allowed"},
+			query:   func(*migration, *trafficv1alpha1.TrafficMigrationPolicy) string { return "" },
+		},
+		"injected-label-raw": {
+			// The spoke reports a label value that, pasted into the query as it is,
+			// would end the selector and make the query return 0: a pass.
+			setup: func(t *testing.T, m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) func(*testing.T) {
+				m.f.reportAgent(t, m.c1, gatewayNamespace, gatewayName, true, map[string]string{"cluster": injectedLabel})
+				useQuery(p, fmt.Sprintf(`sum(rate(test_gateway_requests_total{job=%q,cluster="{{ index .Cluster.Labels "cluster" }}"}[4s]))`, m.traffic.job), "<= 5")
+				return nil
+			},
+			result:  trafficv1alpha1.EvaluationError,
+			reason:  trafficv1alpha1.ReasonTemplateFailed,
+			message: []string{"cannot be used unquoted", "quote"},
+			query:   func(*migration, *trafficv1alpha1.TrafficMigrationPolicy) string { return "" },
+		},
+		"injected-label-quoted": {
+			// Quoted, the same value is only a value: no series has it.
+			setup: func(t *testing.T, m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) func(*testing.T) {
+				m.f.reportAgent(t, m.c1, gatewayNamespace, gatewayName, true, map[string]string{"cluster": injectedLabel})
+				useQuery(p, fmt.Sprintf(`sum(rate(test_gateway_requests_total{job=%q,cluster={{ index .Cluster.Labels "cluster" | quote }}}[4s]))`, m.traffic.job), "<= 5")
+				return nil
+			},
+			result:  trafficv1alpha1.EvaluationNoData,
+			reason:  trafficv1alpha1.ReasonNoData,
+			message: []string{"returned no series"},
+			query: func(m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) string {
+				return fmt.Sprintf(`sum(rate(test_gateway_requests_total{job=%q,cluster=%q}[4s]))`, m.traffic.job, injectedLabel)
+			},
+		},
+		"answer-too-large": {
+			setup: func(t *testing.T, m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) func(*testing.T) {
+				endless := newEndlessProm(t)
+				m.useSecret(t, p, map[string]string{promcheck.KeyURL: endless.URL})
+				return func(t *testing.T) {
+					// The bound, and what the kernel's socket buffers hold on loopback.
+					if sent, most := endless.most.Load(), int64(promcheck.DefaultMaxAnswerBytes+16<<20); sent > most {
+						t.Errorf("the manager read %d bytes of one answer before it stopped, more than %d", sent, most)
+					}
+				}
+			},
+			result:  trafficv1alpha1.EvaluationError,
+			reason:  trafficv1alpha1.ReasonAnswerTooLarge,
+			message: []string{"larger than"},
+			query:   c1ShareQuery,
+		},
 		"several-series": {
 			setup: func(t *testing.T, m *migration, p *trafficv1alpha1.TrafficMigrationPolicy) func(*testing.T) {
 				useQuery(p, fmt.Sprintf(`test_gateway_requests_total{job=%q}`, m.traffic.job), "<= 5")
@@ -379,6 +434,50 @@ func runFailClosed(t *testing.T, prefix string, tc failClosedCase) {
 	}
 	t.Logf("kept through checks from %s to %s (%s after the move): %s",
 		r.DrainStartTime.Format(time.TimeOnly), r.LastEvaluationTime.Format(time.TimeOnly), time.Since(moved).Round(time.Millisecond), r.Message)
+}
+
+// injectedLabel is a label value a hostile spoke reports: pasted unquoted into
+// cluster="...", it would close the selector, turn the rest of the query into a
+// comment and add "or vector(0)", a value that passes any "<= x" check.
+const injectedLabel = `x"}[4s])) or vector(0) #`
+
+// endlessProm answers every query with a vector that never ends, as a hostile or
+// broken server could. most is the largest number of bytes one answer got out before
+// the client stopped reading.
+type endlessProm struct {
+	*httptest.Server
+	most atomic.Int64
+}
+
+func newEndlessProm(t *testing.T) *endlessProm {
+	t.Helper()
+	e := &endlessProm{}
+	series := []byte(`{"metric":{"cluster":"` + strings.Repeat("x", 1000) + `"},"value":[1,"1"]},`)
+	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		n, _ := io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[`)
+		sent := int64(n)
+		// Up to 1 GiB, so a client that never stops does not write forever.
+		for sent < 1<<30 {
+			n, err := w.Write(series)
+			sent += int64(n)
+			if err != nil {
+				break
+			}
+		}
+		for {
+			old := e.most.Load()
+			if sent <= old || e.most.CompareAndSwap(old, sent) {
+				break
+			}
+		}
+	}))
+	t.Cleanup(func() {
+		e.CloseClientConnections()
+		e.Close()
+	})
+	return e
 }
 
 // useSecret writes a Prometheus Secret of the case's own and points the policy at it.

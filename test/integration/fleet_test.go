@@ -42,7 +42,13 @@ type fleet struct {
 
 func newFleet(t testing.TB) *fleet {
 	t.Helper()
-	api, err := bed.Hub.Fleet()
+	return newFleetOn(t, bed.Hub)
+}
+
+// newFleetOn is newFleet on another hub, such as one of a test bed of the test's own.
+func newFleetOn(t testing.TB, hub *testbed.Cluster) *fleet {
+	t.Helper()
+	api, err := hub.Fleet()
 	if err != nil {
 		t.Fatal(err)
 	}

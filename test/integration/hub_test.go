@@ -39,7 +39,12 @@ type migration struct {
 // with c1 carrying all the traffic.
 func newMigration(t *testing.T, prefix string) *migration {
 	t.Helper()
-	f := newFleet(t)
+	return newMigrationIn(t, newFleet(t), prefix)
+}
+
+// newMigrationIn is newMigration in the fleet f, which may be on a hub of the test's own.
+func newMigrationIn(t *testing.T, f *fleet, prefix string) *migration {
+	t.Helper()
 	m := &migration{f: f, ns: f.namespace(t, prefix), placement: "gateway", proxy: "gateway-proxy", policyName: "migrate", secret: "prometheus"}
 	m.c1, m.c2 = m.ns+"-c1", m.ns+"-c2"
 	m.siteLabel, m.site1, m.site2 = "site-"+m.ns, "one", "two"
