@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
 
@@ -42,7 +43,7 @@ func render(w io.Writer, output string, r *Report) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tPHASE\tGATEWAY\tVALUE\tRESULT\tREMOVAL")
 	for _, c := range r.Clusters {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Phase, gatewayWord(c.GatewayReady), orDash(c.Value), c.Result, removalWord(c.Gate))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Phase, gatewayWord(c.GatewayReady), policyview.OrNone(policyview.Value(c.Value)), c.Result, removalWord(c.Gate))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -50,7 +51,7 @@ func render(w io.Writer, output string, r *Report) error {
 	for _, c := range r.Clusters {
 		fmt.Fprintf(&b, "\n%s:\n", c.Name)
 		if c.Query != "" {
-			fmt.Fprintf(&b, "  query:   %s\n", oneLine(c.Query))
+			fmt.Fprintf(&b, "  query:   %s\n", policyview.OneLine(c.Query))
 		}
 		fmt.Fprintf(&b, "  result:  %s (%s): %s\n", c.Result, c.Reason, c.Message)
 		if g := c.Gate; g != nil {
@@ -79,19 +80,17 @@ func gateSentence(g *GateReport, now time.Time) string {
 	var b strings.Builder
 	b.WriteString("waits: " + g.WaitingFor)
 	if g.ConsecutiveSuccesses != nil {
-		fmt.Fprintf(&b, " (%d of %d passing checks in a row", *g.ConsecutiveSuccesses, g.Needed)
+		b.WriteString(" (passing checks in a row: " + policyview.Successes(*g.ConsecutiveSuccesses, g.Needed))
 		if !g.CheckCounts {
 			b.WriteString("; this check does not count: the manager's next check is not due yet")
 		}
-		if g.NextCheck != nil {
-			if d := g.NextCheck.Sub(now).Round(time.Second); d > 0 {
-				fmt.Fprintf(&b, "; next check in %s", d)
-			}
+		if g.NextCheck != nil && g.NextCheck.After(now) {
+			b.WriteString("; next check " + policyview.NextCheck(g.NextCheck.Time, now))
 		}
 		b.WriteString(")")
 	}
 	if g.DNSWithdrawalTime != nil {
-		fmt.Fprintf(&b, "; out of DNS for %s", now.Sub(g.DNSWithdrawalTime.Time).Round(time.Second))
+		b.WriteString("; out of DNS for " + policyview.Since(g.DNSWithdrawalTime.Time, now))
 	}
 	return b.String()
 }
@@ -99,7 +98,7 @@ func gateSentence(g *GateReport, now time.Time) string {
 func removalWord(g *GateReport) string {
 	switch {
 	case g == nil:
-		return "-"
+		return policyview.None
 	case g.WouldRemove:
 		return "now"
 	}
@@ -108,19 +107,7 @@ func removalWord(g *GateReport) string {
 
 func gatewayWord(ready bool) string {
 	if ready {
-		return "Ready"
+		return policyview.GatewayReady
 	}
-	return "NotReady"
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// oneLine folds a multi-line query onto one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return policyview.GatewayNotReady
 }

@@ -177,3 +177,21 @@ func TestDNSAsLastSeen(t *testing.T) {
 		t.Errorf("no DNSEndpoint CRD: %+v, want nil (drains do not follow DNS)", got)
 	}
 }
+
+// TestGateSentence: a gate that waits says so with the shared formatting of the
+// views: the run of passes as "2/3" or "3/3 met", times as kubectl writes them.
+func TestGateSentence(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(d)); return &t }
+	for want, g := range map[string]*GateReport{
+		"waits: minimum drain duration not reached (passing checks in a row: 2/3; next check in 12s)": {
+			WaitingFor: "minimum drain duration not reached", ConsecutiveSuccesses: ptr(2), Needed: 3, CheckCounts: true, NextCheck: at(12 * time.Second)},
+		"waits: another ready Gateway (passing checks in a row: 3/3 met; this check does not count: the manager's next check is not due yet); out of DNS for 15m": {
+			WaitingFor: "another ready Gateway", ConsecutiveSuccesses: ptr(5), Needed: 3, NextCheck: at(-time.Second), DNSWithdrawalTime: at(-15 * time.Minute)},
+		"the manager would remove it now: its removal gate passes": {WouldRemove: true, RemovalReason: string(decision.RemovalGatePassed)},
+	} {
+		if got := gateSentence(g, now); got != want {
+			t.Errorf("got  %q\nwant %q", got, want)
+		}
+	}
+}

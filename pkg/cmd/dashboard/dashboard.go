@@ -11,7 +11,9 @@
 // removal. The values come from Prometheus, through the policy's Secret and the
 // manager's own client (package promcheck), where the user may read the Secret, and from
 // the check history in the policy's status otherwise. Pages follow the watch through
-// server-sent events. Everything the browser loads is embedded in the binary.
+// server-sent events. A page's data is the view of package policyview, the one the
+// status command renders, plus the charts, with every text formatted: the browser
+// only draws it. Everything the browser loads is embedded in the binary.
 package dashboard
 
 import (

@@ -21,6 +21,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
 //go:embed assets
@@ -104,7 +105,7 @@ func (s *server) guard(next http.Handler) http.Handler {
 // view builds the data of a page for a request.
 type view func(ctx context.Context, r *http.Request) (any, error)
 
-// fleet builds the fleet page from the cache.
+// fleet builds the fleet page, the list of the policies, from the cache.
 func (s *server) fleet(_ context.Context, _ *http.Request) (any, error) {
 	var list []*trafficv1alpha1.TrafficMigrationPolicy
 	var err error
@@ -116,7 +117,12 @@ func (s *server) fleet(_ context.Context, _ *http.Request) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list policies from the cache: %w", err)
 	}
-	return buildFleet(s.namespace, list), nil
+	now := s.now()
+	views := make([]policyview.Policy, 0, len(list))
+	for _, p := range list {
+		views = append(views, policyview.Build(policyview.Objects{Policy: p}, now))
+	}
+	return policyview.NewList(s.namespace, views), nil
 }
 
 // policyOf builds a policy's page from the cache and, for its charts, Prometheus.
@@ -124,13 +130,13 @@ func (s *server) policyOf(ctx context.Context, r *http.Request) (any, error) {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
 	p, err := s.policies.TrafficMigrationPolicies(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		return PolicyPage{PolicySummary: PolicySummary{Namespace: ns, Name: name}, Found: false}, nil
+		return PolicyPage{Policy: policyview.Policy{Namespace: ns, Name: name}, Found: false}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get policy %s/%s from the cache: %w", ns, name, err)
 	}
 	now := s.now()
-	return buildPolicyPage(p, s.source.inputs(ctx, p, now)), nil
+	return buildPolicyPage(p, s.source.inputs(ctx, p, now), now), nil
 }
 
 func (s *server) serveJSON(v view) http.HandlerFunc {

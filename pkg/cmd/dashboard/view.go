@@ -4,19 +4,16 @@
 package dashboard
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/pkg/cmd/status"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
 
@@ -29,73 +26,21 @@ const (
 	SourceHistory = "history"
 )
 
-// FleetView is the fleet page: every policy the dashboard watches. The browser
-// renders it as it is, so its field names are the page's contract.
-type FleetView struct {
-	// Namespace is the namespace watched; empty for all namespaces.
-	Namespace string          `json:"namespace"`
-	Policies  []PolicySummary `json:"policies"`
-	// Phases are the phases of clusters in the order the page lists them.
-	Phases []string `json:"phases"`
-	// Totals counts the clusters of every policy by phase.
-	Totals map[string]int32 `json:"totals"`
-}
-
-// PolicySummary is one policy's line on the fleet page.
-type PolicySummary struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	// Ready is the Ready condition's status: True, False, Unknown, or "" before the
-	// manager set it.
-	Ready        string `json:"ready"`
-	ReadyReason  string `json:"readyReason,omitempty"`
-	ReadyMessage string `json:"readyMessage,omitempty"`
-	// Prometheus is the reason of the PrometheusReachable condition.
-	Prometheus     string `json:"prometheus,omitempty"`
-	Placement      string `json:"placement"`
-	ProxyPlacement string `json:"proxyPlacement"`
-	ProxyClusters  int32  `json:"proxyClusters"`
-	Active         int32  `json:"active"`
-	Draining       int32  `json:"draining"`
-	Suspended      bool   `json:"suspended"`
-	// ClustersByPhase names the clusters of each phase (Active, Draining, Held,
-	// Removed), sorted; phases without clusters are left out.
-	ClustersByPhase map[string][]string `json:"clustersByPhase"`
-}
-
-// PolicyPage is the page of one policy: its summary, its check, its conditions, a
-// row per cluster and a chart per draining cluster.
+// PolicyPage is the page of one policy: its view, as the status command shows it,
+// and a chart per draining cluster. The browser draws it as it is, so its field
+// names are the page's contract.
 type PolicyPage struct {
-	PolicySummary
+	policyview.Policy
 	// Found is false when the policy does not exist (any more).
-	Found   bool   `json:"found"`
-	Gateway string `json:"gateway"`
-	// Check is the removal check in words, e.g. "traffic share <= 5".
-	Check string `json:"check"`
+	Found bool `json:"found"`
 	// ValueLabel names a check's value on the charts' axis.
 	ValueLabel string `json:"valueLabel"`
-	// Operator and Threshold are what a check's value must meet; HasThreshold is
-	// false when the expectation cannot be parsed.
-	Operator             string                 `json:"operator,omitempty"`
-	Threshold            float64                `json:"threshold"`
-	HasThreshold         bool                   `json:"hasThreshold"`
-	Interval             string                 `json:"interval"`
-	ConsecutiveSuccesses int32                  `json:"consecutiveSuccesses"`
-	MinDrainDuration     string                 `json:"minDrainDuration"`
-	MaxDrainDuration     string                 `json:"maxDrainDuration,omitempty"`
-	Conditions           []status.ConditionView `json:"conditions"`
-	Clusters             []ClusterRow           `json:"clusters"`
-	Charts               []Chart                `json:"charts"`
-}
-
-// ClusterRow is one cluster of the policy's status.
-type ClusterRow struct {
-	Name                 string `json:"name"`
-	Phase                string `json:"phase"`
-	LastResult           string `json:"lastResult,omitempty"`
-	LastValue            string `json:"lastValue,omitempty"`
-	ConsecutiveSuccesses int32  `json:"consecutiveSuccesses"`
-	Message              string `json:"message,omitempty"`
+	// Threshold is the number a check's value is compared with, where the charts
+	// draw their threshold line; HasThreshold is false when the expectation cannot
+	// be parsed.
+	Threshold    float64 `json:"threshold"`
+	HasThreshold bool    `json:"hasThreshold"`
+	Charts       []Chart `json:"charts"`
 }
 
 // Chart is the chart of one draining (or Held, or lately Removed) cluster. Its
@@ -128,6 +73,9 @@ type Chart struct {
 	Passed  []*float64 `json:"passed"`
 	Failed  []*float64 `json:"failed"`
 	NoValue []*float64 `json:"noValue"`
+	// Texts are the values as a person reads them, one per time: the check's value
+	// (or "error", "no data") where there is a check, else the series' value.
+	Texts []string `json:"texts"`
 	// Checks lists the checks shown, oldest first.
 	Checks []CheckView `json:"checks"`
 }
@@ -137,58 +85,6 @@ type CheckView struct {
 	Time   float64 `json:"time"`
 	Result string  `json:"result"`
 	Value  string  `json:"value,omitempty"`
-}
-
-// phases is the order in which the pages list the phases of clusters.
-var phases = []string{
-	string(trafficv1alpha1.ClusterActive), string(trafficv1alpha1.ClusterDraining),
-	string(trafficv1alpha1.ClusterHeld), string(trafficv1alpha1.ClusterRemoved),
-}
-
-// buildFleet builds the fleet page from the policies, sorted by namespace and name.
-func buildFleet(namespace string, policies []*trafficv1alpha1.TrafficMigrationPolicy) FleetView {
-	v := FleetView{Namespace: namespace, Phases: phases, Policies: []PolicySummary{}, Totals: map[string]int32{}}
-	for _, p := range policies {
-		s := summarize(p)
-		for phase, names := range s.ClustersByPhase {
-			v.Totals[phase] += int32(len(names))
-		}
-		v.Policies = append(v.Policies, s)
-	}
-	slices.SortFunc(v.Policies, func(a, b PolicySummary) int {
-		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
-	})
-	return v
-}
-
-// summarize builds a policy's line of the fleet page.
-func summarize(p *trafficv1alpha1.TrafficMigrationPolicy) PolicySummary {
-	s := PolicySummary{
-		Namespace:       p.Namespace,
-		Name:            p.Name,
-		Placement:       p.Spec.PlacementRef.Name,
-		ProxyPlacement:  p.ProxyPlacementName(),
-		Active:          p.Status.ActiveClusters,
-		Draining:        p.Status.DrainingClusters,
-		Suspended:       p.Spec.Suspend,
-		ClustersByPhase: map[string][]string{},
-	}
-	if pp := p.Status.ProxyPlacement; pp != nil {
-		s.ProxyClusters = pp.NumberOfClusters
-	}
-	if c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionReady); c != nil {
-		s.Ready, s.ReadyReason, s.ReadyMessage = string(c.Status), c.Reason, c.Message
-	}
-	if c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionPrometheusReachable); c != nil {
-		s.Prometheus = c.Reason
-	}
-	for _, row := range p.Status.Clusters {
-		s.ClustersByPhase[string(row.Phase)] = append(s.ClustersByPhase[string(row.Phase)], row.Name)
-	}
-	for _, names := range s.ClustersByPhase {
-		slices.Sort(names)
-	}
-	return s
 }
 
 // series is a chart's values over time, from Prometheus, before they are aligned
@@ -207,59 +103,24 @@ type chartInput struct {
 	note string
 }
 
-// buildPolicyPage builds the page of p. inputs has, for each cluster that gets
-// a chart, what its values come from; a cluster missing from inputs is charted from
-// the status history.
-func buildPolicyPage(p *trafficv1alpha1.TrafficMigrationPolicy, inputs map[string]chartInput) PolicyPage {
+// buildPolicyPage builds the page of p at time now. inputs has, for each cluster
+// that gets a chart, what its values come from; a cluster missing from inputs is
+// charted from the status history.
+func buildPolicyPage(p *trafficv1alpha1.TrafficMigrationPolicy, inputs map[string]chartInput, now time.Time) PolicyPage {
 	rules := decision.PolicyFromSpec(&p.Spec)
-	page := PolicyPage{
-		PolicySummary:        summarize(p),
-		Found:                true,
-		Gateway:              p.TargetNamespace() + "/" + p.Spec.TargetRef.Name,
-		Interval:             rules.Interval.String(),
-		ConsecutiveSuccesses: rules.ConsecutiveSuccesses,
-		MinDrainDuration:     rules.MinDrainDuration.String(),
-		Conditions:           []status.ConditionView{},
-		Clusters:             []ClusterRow{},
-		Charts:               []Chart{},
-	}
-	if rules.MaxDrainDuration != nil {
-		page.MaxDrainDuration = rules.MaxDrainDuration.String()
-	}
-	if cmpn, err := p.Spec.Expectation(); err == nil {
-		page.Operator, page.Threshold, page.HasThreshold = cmpn.Operator, cmpn.Threshold, true
-	}
-	page.Check = checkSummary(p, page)
-	page.ValueLabel = "query result"
+	page := PolicyPage{Policy: policyview.Build(policyview.Objects{Policy: p}, now), Found: true, ValueLabel: "query result", Charts: []Chart{}}
 	if p.Spec.TrafficShare != nil {
 		page.ValueLabel = "share of the traffic (%)"
 	}
-	for _, c := range p.Status.Conditions {
-		page.Conditions = append(page.Conditions, status.ConditionView{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime})
+	if cmpn, err := p.Spec.Expectation(); err == nil {
+		page.Threshold, page.HasThreshold = cmpn.Threshold, true
 	}
 	for _, row := range p.Status.Clusters {
-		page.Clusters = append(page.Clusters, ClusterRow{
-			Name: row.Name, Phase: string(row.Phase), LastResult: string(row.LastResult), LastValue: row.LastValue,
-			ConsecutiveSuccesses: row.ConsecutiveSuccesses, Message: row.Message,
-		})
-		if !charted(row) {
-			continue
+		if charted(row) {
+			page.Charts = append(page.Charts, buildChart(rules, p.Spec.DNS != nil, row, inputs[row.Name], page.Threshold))
 		}
-		page.Charts = append(page.Charts, buildChart(rules, p.Spec.DNS != nil, row, inputs[row.Name], page.Threshold))
 	}
 	return page
-}
-
-// checkSummary says in words what a check's value must meet.
-func checkSummary(p *trafficv1alpha1.TrafficMigrationPolicy, page PolicyPage) string {
-	expect := p.Spec.ExpectedMetricsResult
-	if page.HasThreshold {
-		expect = page.Operator + " " + strconv.FormatFloat(page.Threshold, 'g', -1, 64)
-	}
-	if ts := p.Spec.TrafficShare; ts != nil {
-		return fmt.Sprintf("share of %s traffic (percent) %s", ts.Metric, expect)
-	}
-	return "query result " + expect
 }
 
 // charted reports whether a cluster row gets a chart: it drains, is held, or was
@@ -336,18 +197,20 @@ func buildChart(rules decision.Policy, followsDNS bool, row trafficv1alpha1.Clus
 		checkAt[ch.Time] = ch
 	}
 	c.Times = times
+	c.Texts = make([]string, len(times))
 	c.Values = make([]*float64, len(times))
 	c.Passed = make([]*float64, len(times))
 	c.Failed = make([]*float64, len(times))
 	c.NoValue = make([]*float64, len(times))
 	for i, t := range times {
 		if v, ok := values[t]; ok {
-			c.Values[i] = ptr(v)
+			c.Values[i], c.Texts[i] = ptr(v), policyview.Number(v)
 		}
 		ch, ok := checkAt[t]
 		if !ok {
 			continue
 		}
+		c.Texts[i] = policyview.CheckValue(ch.Value, trafficv1alpha1.EvaluationResult(ch.Result))
 		v, hasValue := number(ch.Value)
 		switch {
 		case ch.Result == string(trafficv1alpha1.EvaluationPass) && hasValue:

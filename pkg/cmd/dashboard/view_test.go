@@ -70,45 +70,17 @@ func drainingPolicy(mutate ...func(*trafficv1alpha1.TrafficMigrationPolicy)) *tr
 	return p
 }
 
-func TestBuildFleet(t *testing.T) {
-	other := drainingPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
-		p.Namespace, p.Name = "a", "first"
-		p.Spec.ProxyPlacementName = "named-proxy"
-		p.Spec.Suspend = true
-		p.Status.Clusters[0].Phase = trafficv1alpha1.ClusterHeld
-		p.Status.Clusters = append(p.Status.Clusters, trafficv1alpha1.ClusterStatus{Name: "b0", Phase: trafficv1alpha1.ClusterActive})
-	})
-	v := buildFleet("", []*trafficv1alpha1.TrafficMigrationPolicy{drainingPolicy(), other})
-	if len(v.Policies) != 2 || v.Policies[0].Name != "first" || v.Policies[1].Name != "move" {
-		t.Fatalf("want the policies sorted by namespace and name, got %+v", v.Policies)
-	}
-	want := PolicySummary{
-		Namespace: "a", Name: "first", Ready: "True", ReadyReason: "Reconciled", Prometheus: "QuerySucceeded",
-		Placement: "real", ProxyPlacement: "named-proxy", ProxyClusters: 2, Active: 1, Draining: 1, Suspended: true,
-		ClustersByPhase: map[string][]string{"Held": {"c1"}, "Active": {"b0", "c2"}},
-	}
-	if !reflect.DeepEqual(v.Policies[0], want) {
-		t.Errorf("summary:\n got %+v\nwant %+v", v.Policies[0], want)
-	}
-	if v.Policies[1].ProxyPlacement != "real-proxy" {
-		t.Errorf("the default proxy name is <placement>-proxy, got %q", v.Policies[1].ProxyPlacement)
-	}
-	if wantTotals := map[string]int32{"Active": 3, "Draining": 1, "Held": 1}; !reflect.DeepEqual(v.Totals, wantTotals) {
-		t.Errorf("totals: got %v, want %v", v.Totals, wantTotals)
-	}
-}
-
 // TestChartFromHistory: a user who may not read the Secret gets the chart from the
 // status history, says so, and sees every check at its time, passed and failed
 // points at their values, the check without value on the threshold line, and the
 // drain's moments.
 func TestChartFromHistory(t *testing.T) {
-	page := buildPolicyPage(drainingPolicy(), map[string]chartInput{"c1": {note: "you may not read the policy's Prometheus Secret gw/prometheus"}})
-	if !page.HasThreshold || page.Threshold != 5 || page.Operator != "<=" {
-		t.Errorf("threshold: got %v %v (%v)", page.Operator, page.Threshold, page.HasThreshold)
+	page := buildPolicyPage(drainingPolicy(), map[string]chartInput{"c1": {note: "you may not read the policy's Prometheus Secret gw/prometheus"}}, now)
+	if !page.HasThreshold || page.Threshold != 5 || page.Check.Expectation != "<= 5" {
+		t.Errorf("threshold: got %v %v (%v)", page.Check.Expectation, page.Threshold, page.HasThreshold)
 	}
-	if page.Check != "share of requests_total traffic (percent) <= 5" || page.MinDrainDuration != "3m0s" || page.Interval != "30s" {
-		t.Errorf("check facts: %q, min drain %s, interval %s", page.Check, page.MinDrainDuration, page.Interval)
+	if page.Check.Summary != "traffic share <= 5% (requests_total by label cluster over 5m)" || page.Check.MinDrainDuration != "3m" || page.Check.Interval != "30s" {
+		t.Errorf("check facts: %q, min drain %s, interval %s", page.Check.Summary, page.Check.MinDrainDuration, page.Check.Interval)
 	}
 	if len(page.Charts) != 1 {
 		t.Fatalf("want a chart for the draining cluster only, got %d", len(page.Charts))
@@ -133,6 +105,9 @@ func TestChartFromHistory(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", name, deref(pair[0]), deref(pair[1]))
 		}
 	}
+	if want := []string{"40", "error", "12.25", "3.5"}; !reflect.DeepEqual(c.Texts, want) {
+		t.Errorf("texts: got %q, want %q", c.Texts, want)
+	}
 	if c.DrainStart != secs(-2*time.Minute) || c.MinDrainEnd != secs(time.Minute) || c.Removal != nil || c.MaxDrainEnd != nil {
 		t.Errorf("moments: start %v, min end %v, removal %v, max end %v", c.DrainStart, c.MinDrainEnd, c.Removal, c.MaxDrainEnd)
 	}
@@ -150,7 +125,7 @@ func TestChartOfRemovedCluster(t *testing.T) {
 		p.Status.Clusters[0].Phase = trafficv1alpha1.ClusterRemoved
 		p.Status.Clusters[0].RemovalTime = at(-10 * time.Second)
 	})
-	c := buildPolicyPage(p, nil).Charts[0]
+	c := buildPolicyPage(p, nil, now).Charts[0]
 	if c.Removal == nil || *c.Removal != secs(-10*time.Second) || c.Phase != "Removed" {
 		t.Errorf("removal: %v, phase %s", c.Removal, c.Phase)
 	}
@@ -178,7 +153,7 @@ func TestChartFromPrometheus(t *testing.T) {
 	if note != "" || len(s.times) != 3 {
 		t.Fatalf("want 3 drawable values and no note, got %v %q", s, note)
 	}
-	c := buildPolicyPage(drainingPolicy(), map[string]chartInput{"c1": {prometheus: s}}).Charts[0]
+	c := buildPolicyPage(drainingPolicy(), map[string]chartInput{"c1": {prometheus: s}}, now).Charts[0]
 	if c.Source != SourcePrometheus || !strings.Contains(c.SourceNote, "Prometheus") {
 		t.Errorf("source: %s %q", c.Source, c.SourceNote)
 	}
@@ -192,6 +167,9 @@ func TestChartFromPrometheus(t *testing.T) {
 	}
 	if want := []*float64{nil, nil, nil, nil, nil, f(3.5)}; !reflect.DeepEqual(c.Passed, want) {
 		t.Errorf("passed: got %v, want %v", deref(c.Passed), deref(want))
+	}
+	if want := []string{"40", "30", "error", "12.25", "8", "3.5"}; !reflect.DeepEqual(c.Texts, want) {
+		t.Errorf("texts: got %q, want %q", c.Texts, want)
 	}
 
 	two := append(matrix, &model.SampleStream{Metric: model.Metric{"cluster": "c2"}})

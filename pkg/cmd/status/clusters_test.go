@@ -8,44 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
-
-	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
-func TestFleetView(t *testing.T) {
-	cluster := func(name string) clusterv1.ManagedCluster {
-		return clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	}
-	addon := func(ns string, conds ...metav1.Condition) addonv1alpha1.ManagedClusterAddOn {
-		return addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: trafficv1alpha1.AddonName},
-			Status: addonv1alpha1.ManagedClusterAddOnStatus{Conditions: conds}}
-	}
-	cond := func(t string, s metav1.ConditionStatus, reason, msg string) metav1.Condition {
-		return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
-	}
-	v := buildFleetView(
-		[]clusterv1.ManagedCluster{cluster("c3"), cluster("c1"), cluster("c2")},
-		[]addonv1alpha1.ManagedClusterAddOn{
-			addon("c1",
-				cond(addonv1alpha1.ManagedClusterAddOnConditionAvailable, metav1.ConditionTrue, "Lease", ""),
-				cond(trafficv1alpha1.GatewayConditionType("gateway-system", "gw"), metav1.ConditionTrue, "Programmed", "10.0.0.1"),
-				cond(trafficv1alpha1.GatewayConditionType("apps", "other"), metav1.ConditionFalse, "Pending", ""),
-				cond(trafficv1alpha1.ConditionClusterLabels, metav1.ConditionTrue, "Reported", "cluster=us-east-1,cluster_name=c1"),
-				cond(trafficv1alpha1.AddonConditionDraining, metav1.ConditionTrue, "Draining", "draining for policy ns/p (Gateway gateway-system/gw)"),
-			),
-			addon("c2", cond(addonv1alpha1.ManagedClusterAddOnConditionAvailable, metav1.ConditionFalse, "Expired", "")),
-		})
-	if len(v.Clusters) != 3 || v.Clusters[0].Name != "c1" || v.Clusters[2].Agent != agentNotEnabled || v.Clusters[1].Agent != agentNotAvailable {
-		t.Fatalf("rows: %+v", v.Clusters)
-	}
-	c1 := v.Clusters[0]
-	if c1.Agent != agentAvailable || len(c1.Gateways) != 2 || c1.Gateways[0].Gateway != "apps.other" || c1.Gateways[0].Ready || !c1.Gateways[1].Ready ||
-		c1.Labels != "cluster=us-east-1,cluster_name=c1" || c1.Draining != "Draining" {
-		t.Errorf("c1: %+v", c1)
-	}
+func TestRenderFleet(t *testing.T) {
+	v := policyview.Fleet{Clusters: []policyview.FleetCluster{
+		{Name: "c1", Agent: policyview.AgentAvailable, Gateways: []policyview.FleetGateway{{Gateway: "apps.other"}, {Gateway: "gateway-system.gw", Ready: true}},
+			Labels: "cluster=us-east-1,cluster_name=c1", Draining: "Draining", DrainingFor: "draining for policy ns/p (Gateway gateway-system/gw)"},
+		{Name: "c2", Agent: policyview.AgentNotAvailable},
+		{Name: "c3", Agent: policyview.AgentNotEnabled},
+	}}
 	var b bytes.Buffer
 	if err := renderFleet(&b, v); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
 // errCRDNotInstalled is returned when the hub does not serve TrafficMigrationPolicies.
@@ -79,7 +80,7 @@ type query struct {
 // gather reads the objects of the policies that q asks for, sorted by namespace and
 // name. A policy that cannot be read is an error; decisions and add-ons that cannot
 // be read are recorded in the policy's objects so the view can say so.
-func gather(ctx context.Context, r reader, q query) ([]policyObjects, error) {
+func gather(ctx context.Context, r reader, q query) ([]policyview.Objects, error) {
 	var policies []*trafficv1alpha1.TrafficMigrationPolicy
 	if q.name != "" {
 		p, err := r.policy(ctx, q.namespace, q.name)
@@ -97,16 +98,16 @@ func gather(ctx context.Context, r reader, q query) ([]policyObjects, error) {
 		})
 	}
 
-	out := make([]policyObjects, 0, len(policies))
+	out := make([]policyview.Objects, 0, len(policies))
 	addons := map[string]*addonv1alpha1.ManagedClusterAddOn{}
 	addonErrs := map[string]error{}
 	for _, p := range policies {
-		objs := policyObjects{policy: p, detail: q.detail}
+		objs := policyview.Objects{Policy: p, Detail: q.detail}
 		if q.detail {
-			objs.decisions, objs.decisionsErr = r.decisions(ctx, p.Namespace, p.ProxyPlacementName())
-			objs.addons = map[string]*addonv1alpha1.ManagedClusterAddOn{}
-			objs.addonErrs = map[string]error{}
-			for _, cluster := range clustersOf(p, objs.decisions) {
+			objs.Decisions, objs.DecisionsErr = r.decisions(ctx, p.Namespace, p.ProxyPlacementName())
+			objs.Addons = map[string]*addonv1alpha1.ManagedClusterAddOn{}
+			objs.AddonErrs = map[string]error{}
+			for _, cluster := range clustersOf(p, objs.Decisions) {
 				a, seen := addons[cluster]
 				err := addonErrs[cluster]
 				if !seen && err == nil {
@@ -117,13 +118,13 @@ func gather(ctx context.Context, r reader, q query) ([]policyObjects, error) {
 					addons[cluster], addonErrs[cluster] = a, err
 				}
 				if err != nil {
-					objs.addonErrs[cluster] = err
+					objs.AddonErrs[cluster] = err
 				} else if a != nil {
-					objs.addons[cluster] = a
+					objs.Addons[cluster] = a
 				}
 			}
-			if len(objs.addonErrs) == 0 {
-				objs.addonErrs = nil
+			if len(objs.AddonErrs) == 0 {
+				objs.AddonErrs = nil
 			}
 		}
 		out = append(out, objs)

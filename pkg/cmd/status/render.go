@@ -15,14 +15,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
-
-// none is what an empty cell shows.
-const none = "-"
 
 // renderTable writes one line per policy. namespace names the namespace that was
 // listed, for the message when there are no policies; "" means all namespaces.
-func renderTable(w io.Writer, views []PolicyView, namespace string) error {
+func renderTable(w io.Writer, views []policyview.Policy, namespace string) error {
 	if len(views) == 0 {
 		where := "in any namespace"
 		if namespace != "" {
@@ -38,8 +36,8 @@ func renderTable(w io.Writer, views []PolicyView, namespace string) error {
 	}
 	rows := [][]string{header}
 	for _, v := range views {
-		row := []string{v.Name, orNone(v.Ready), v.ProxyPlacement,
-			strconv.Itoa(int(v.ActiveClusters)), strconv.Itoa(int(v.DrainingClusters)), orNone(v.Prometheus), v.Age}
+		row := []string{v.Name, policyview.OrNone(v.Ready), v.ProxyPlacement,
+			strconv.Itoa(int(v.ActiveClusters)), strconv.Itoa(int(v.DrainingClusters)), policyview.OrNone(v.Prometheus), v.Age}
 		if allNamespaces {
 			row = append([]string{v.Namespace}, row...)
 		}
@@ -51,7 +49,7 @@ func renderTable(w io.Writer, views []PolicyView, namespace string) error {
 // renderDetail writes everything the view holds about one policy: its summary, its
 // conditions, one line per cluster with notes on the clusters that need a look, the
 // resolved queries of the draining clusters and the warnings.
-func renderDetail(w io.Writer, v PolicyView) error {
+func renderDetail(w io.Writer, v policyview.Policy) error {
 	var b bytes.Buffer
 	if err := writeSummary(&b, v); err != nil {
 		return err
@@ -63,7 +61,7 @@ func renderDetail(w io.Writer, v PolicyView) error {
 	} else {
 		rows := [][]string{{"TYPE", "STATUS", "REASON", "MESSAGE"}}
 		for _, c := range v.Conditions {
-			rows = append(rows, []string{c.Type, c.Status, c.Reason, oneLine(c.Message)})
+			rows = append(rows, []string{c.Type, c.Status, c.Reason, policyview.OneLine(c.Message)})
 		}
 		if err := writeTable(&b, "  ", rows); err != nil {
 			return err
@@ -103,14 +101,10 @@ func renderDetail(w io.Writer, v PolicyView) error {
 }
 
 // writeSummary writes the policy's spec and counts as "Key: value" lines.
-func writeSummary(w io.Writer, v PolicyView) error {
-	ready := orNone(v.Ready)
+func writeSummary(w io.Writer, v policyview.Policy) error {
+	ready := policyview.OrNone(v.Ready)
 	if v.ReadyReason != "" {
 		ready += " (" + v.ReadyReason + ")"
-	}
-	maxDrain := "none"
-	if v.Check.MaxDrainDuration != "" {
-		maxDrain = v.Check.MaxDrainDuration + ", then " + v.Check.OnMaxDrainDuration
 	}
 	rows := [][]string{
 		{"Name:", v.Name},
@@ -125,14 +119,12 @@ func writeSummary(w io.Writer, v PolicyView) error {
 		{"Interval:", v.Check.Interval},
 		{"Consecutive Successes:", strconv.Itoa(int(v.Check.ConsecutiveSuccesses))},
 		{"Min Drain Duration:", v.Check.MinDrainDuration},
-		{"Max Drain Duration:", maxDrain},
+		{"Max Drain Duration:", v.Check.Deadline},
 		{"No Data Policy:", v.Check.NoDataPolicy},
 		{"Suspended:", strconv.FormatBool(v.Suspended)},
 	}
 	if v.DNS != nil {
-		published := orNone(strings.Join(v.DNS.PublishedClusters, ", "))
-		rows = append(rows, []string{"DNS:", fmt.Sprintf("%s (TTL %s), DNSEndpoint %s publishing %s: %s",
-			strings.Join(v.DNS.Hostnames, ", "), v.DNS.TTL, v.DNS.Endpoint, published, orNone(v.DNS.Reason))})
+		rows = append(rows, []string{"DNS:", v.DNS.Summary})
 	}
 	return writeTable(w, "", rows)
 }
@@ -140,7 +132,7 @@ func writeSummary(w io.Writer, v PolicyView) error {
 // writeClusters writes the cluster table, then a note for each cluster that the
 // status and the proxy decisions disagree about (marked with *) and for each Gateway
 // that is not ready.
-func writeClusters(w io.Writer, v PolicyView) error {
+func writeClusters(w io.Writer, v policyview.Policy) error {
 	rows := [][]string{{"CLUSTER", "PHASE", "GATEWAY", "VALUE", "SUCCESSES", "DRAINING FOR", "NEXT CHECK", "MESSAGE"}}
 	var marks, gateways []string
 	for _, c := range v.Clusters {
@@ -151,11 +143,11 @@ func writeClusters(w io.Writer, v PolicyView) error {
 		}
 		// An add-on that cannot be read is among the warnings; a removed cluster's
 		// Gateway no longer matters.
-		if c.Gateway != GatewayReady && c.Gateway != GatewayUnknown && c.Phase != string(trafficv1alpha1.ClusterRemoved) {
-			gateways = append(gateways, "  "+c.Name+": "+c.Gateway+": "+oneLine(c.GatewayDetail))
+		if c.Gateway != policyview.GatewayReady && c.Gateway != policyview.GatewayUnknown && c.Phase != string(trafficv1alpha1.ClusterRemoved) {
+			gateways = append(gateways, "  "+c.Name+": "+c.Gateway+": "+policyview.OneLine(c.GatewayDetail))
 		}
-		rows = append(rows, []string{name, orNone(c.Phase), c.Gateway, valueCell(c, v.Check.Expectation),
-			successesCell(c), drainingForCell(c), orNone(c.NextCheck), oneLine(c.Message)})
+		rows = append(rows, []string{name, policyview.OrNone(c.Phase), c.Gateway, policyview.OrNone(c.Value),
+			policyview.OrNone(c.Successes), drainingForCell(c), policyview.OrNone(c.NextCheck), policyview.OneLine(c.Message)})
 	}
 	if err := writeTable(w, "  ", rows); err != nil {
 		return err
@@ -173,10 +165,10 @@ func writeClusters(w io.Writer, v PolicyView) error {
 
 // drainingForCell shows how long a cluster drains, and with spec.dns since when it is
 // out of DNS: "5m (out of DNS 1m)", or "5m (in DNS)".
-func drainingForCell(c ClusterView) string {
+func drainingForCell(c policyview.Cluster) string {
 	switch {
 	case c.DrainingFor == "":
-		return none
+		return policyview.None
 	case c.OutOfDNS == "in DNS":
 		return c.DrainingFor + " (in DNS)"
 	case c.OutOfDNS != "":
@@ -185,43 +177,10 @@ func drainingForCell(c ClusterView) string {
 	return c.DrainingFor
 }
 
-// valueCell shows the last checked value next to what it must meet: "2.1 / <= 5".
-func valueCell(c ClusterView, expectation string) string {
-	if !c.Draining() && c.LastValue == "" {
-		return none
-	}
-	value := none
-	switch {
-	case c.LastValue != "":
-		value = formatValue(c.LastValue)
-	case c.LastResult == string(trafficv1alpha1.EvaluationError):
-		value = "error"
-	case c.LastResult == string(trafficv1alpha1.EvaluationNoData):
-		value = "no data"
-	}
-	if expectation == "" {
-		return value
-	}
-	return value + " / " + expectation
-}
-
-// successesCell shows a draining cluster's run of passed checks: "2/3", and "3/3 met"
-// once the run is long enough, however long it has grown since: the gate waits for
-// something else then, and the message says what.
-func successesCell(c ClusterView) string {
-	if !c.Draining() {
-		return none
-	}
-	if c.RequiredSuccesses > 0 && c.ConsecutiveSuccesses >= c.RequiredSuccesses {
-		return fmt.Sprintf("%d/%d met", c.RequiredSuccesses, c.RequiredSuccesses)
-	}
-	return fmt.Sprintf("%d/%d", c.ConsecutiveSuccesses, c.RequiredSuccesses)
-}
-
 // historyLines shows each cluster's check history as a trend, one line per cluster
 // that has one: the threshold, then the values in a row, each marked passed or not,
 // "cluster2  <= 5:  48✗  12✗  4.9✓  4.1✓".
-func historyLines(v PolicyView) []string {
+func historyLines(v policyview.Policy) []string {
 	rows := [][]string{}
 	for _, c := range v.Clusters {
 		if len(c.History) == 0 {
@@ -231,11 +190,7 @@ func historyLines(v PolicyView) []string {
 		for _, h := range c.History {
 			cells = append(cells, historyCell(h, v.Check.NoDataPolicy))
 		}
-		threshold := v.Check.Expectation
-		if threshold == "" {
-			threshold = none
-		}
-		rows = append(rows, []string{c.Name, threshold + ":", strings.Join(cells, "  ")})
+		rows = append(rows, []string{c.Name, policyview.OrNone(v.Check.Expectation) + ":", strings.Join(cells, "  ")})
 	}
 	if len(rows) == 0 {
 		return nil
@@ -250,31 +205,12 @@ func historyLines(v PolicyView) []string {
 // historyCell is one check of a history: its value, or what it got instead, and a
 // mark for whether it passed (no data passes with noDataPolicy Pass).
 func historyCell(h trafficv1alpha1.CheckRecord, noDataPolicy string) string {
-	value := formatValue(h.Value)
-	switch {
-	case h.Value != "":
-	case h.Result == trafficv1alpha1.EvaluationError:
-		value = "error"
-	case h.Result == trafficv1alpha1.EvaluationNoData:
-		value = "nodata"
-	default:
-		value = none
-	}
+	value := policyview.OrNone(policyview.CheckValue(h.Value, h.Result))
 	if h.Result == trafficv1alpha1.EvaluationPass ||
 		(h.Result == trafficv1alpha1.EvaluationNoData && noDataPolicy == string(trafficv1alpha1.NoDataPass)) {
 		return value + "✓"
 	}
 	return value + "✗"
-}
-
-// formatValue shortens a value as Prometheus formats it to at most six significant
-// digits; anything that is not a number is shown as it is.
-func formatValue(s string) string {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return s
-	}
-	return strconv.FormatFloat(f, 'g', 6, 64)
 }
 
 // writeTable writes rows in aligned columns, each line starting with indent and
@@ -319,12 +255,4 @@ func renderStructured(w io.Writer, format string, v any) error {
 	}
 	_, err = w.Write(data)
 	return err
-}
-
-// orNone shows an empty value as "-".
-func orNone(s string) string {
-	if s == "" {
-		return none
-	}
-	return s
 }

@@ -12,6 +12,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
 const wantDetail = `Name:                   example
@@ -78,7 +79,7 @@ Warnings:
 
 func TestRenderDetail(t *testing.T) {
 	tests := map[string]struct {
-		in   policyObjects
+		in   policyview.Objects
 		want string
 	}{
 		"draining, with a cluster missing from the status": {
@@ -87,7 +88,7 @@ func TestRenderDetail(t *testing.T) {
 			want: wantDetail,
 		},
 		"new policy, decisions forbidden": {
-			in: func() policyObjects {
+			in: func() policyview.Objects {
 				p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 					p.Spec = trafficv1alpha1.TrafficMigrationPolicySpec{
 						PlacementRef: p.Spec.PlacementRef, TargetRef: p.Spec.TargetRef,
@@ -96,7 +97,7 @@ func TestRenderDetail(t *testing.T) {
 					p.Status = trafficv1alpha1.TrafficMigrationPolicyStatus{}
 				})
 				in := objects(p, nil)
-				in.decisionsErr = errors.New("placementdecisions.cluster.open-cluster-management.io is forbidden")
+				in.DecisionsErr = errors.New("placementdecisions.cluster.open-cluster-management.io is forbidden")
 				return in
 			}(),
 			want: wantNewPolicyDetail,
@@ -105,7 +106,7 @@ func TestRenderDetail(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := renderDetail(&b, buildView(tc.in, now)); err != nil {
+			if err := renderDetail(&b, policyview.Build(tc.in, now)); err != nil {
 				t.Fatal(err)
 			}
 			if diff := diff(tc.want, b.String()); diff != "" {
@@ -122,9 +123,9 @@ func TestRenderTable(t *testing.T) {
 		p.CreationTimestamp = *at(-90 * time.Minute)
 		p.Status = trafficv1alpha1.TrafficMigrationPolicyStatus{}
 	})
-	views := []PolicyView{buildView(policyObjects{policy: newPolicy()}, now), buildView(policyObjects{policy: second}, now)}
+	views := []policyview.Policy{policyview.Build(policyview.Objects{Policy: newPolicy()}, now), policyview.Build(policyview.Objects{Policy: second}, now)}
 	tests := map[string]struct {
-		views     []PolicyView
+		views     []policyview.Policy
 		namespace string
 		want      string
 	}{
@@ -155,43 +156,13 @@ func TestRenderTable(t *testing.T) {
 	}
 }
 
-func TestClusterCells(t *testing.T) {
-	tests := map[string]struct {
-		cluster                  ClusterView
-		expectation              string
-		wantValue, wantSuccesses string
-	}{
-		"active":               {cluster: ClusterView{Phase: "Active"}, expectation: "<= 5", wantValue: "-", wantSuccesses: "-"},
-		"draining, not yet":    {cluster: ClusterView{Phase: "Draining", RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "- / <= 5", wantSuccesses: "0/3"},
-		"draining, passed":     {cluster: ClusterView{Phase: "Draining", LastValue: "0.0123456789", ConsecutiveSuccesses: 2, RequiredSuccesses: 3}, expectation: "<= 0.05", wantValue: "0.0123457 / <= 0.05", wantSuccesses: "2/3"},
-		"held, error":          {cluster: ClusterView{Phase: "Held", LastResult: "Error", RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "error / <= 5", wantSuccesses: "0/3"},
-		"draining, no data":    {cluster: ClusterView{Phase: "Draining", LastResult: "NoData", RequiredSuccesses: 1}, expectation: "<= 5", wantValue: "no data / <= 5", wantSuccesses: "0/1"},
-		"draining, NaN":        {cluster: ClusterView{Phase: "Draining", LastResult: "NoData", LastValue: "NaN", RequiredSuccesses: 1}, expectation: "<= 5", wantValue: "NaN / <= 5", wantSuccesses: "0/1"},
-		"removed, last value":  {cluster: ClusterView{Phase: "Removed", LastValue: "0.5"}, expectation: "<= 5", wantValue: "0.5 / <= 5", wantSuccesses: "-"},
-		"unparsable threshold": {cluster: ClusterView{Phase: "Draining", LastValue: "7"}, wantValue: "7", wantSuccesses: "0/0"},
-		"not a number":         {cluster: ClusterView{Phase: "Draining", LastValue: "many"}, expectation: "<= 5", wantValue: "many / <= 5", wantSuccesses: "0/0"},
-		"draining, run met":    {cluster: ClusterView{Phase: "Draining", LastValue: "1", ConsecutiveSuccesses: 3, RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "1 / <= 5", wantSuccesses: "3/3 met"},
-		"draining, run longer": {cluster: ClusterView{Phase: "Draining", LastValue: "1", ConsecutiveSuccesses: 4, RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "1 / <= 5", wantSuccesses: "3/3 met"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := valueCell(tc.cluster, tc.expectation); got != tc.wantValue {
-				t.Errorf("value %q, want %q", got, tc.wantValue)
-			}
-			if got := successesCell(tc.cluster); got != tc.wantSuccesses {
-				t.Errorf("successes %q, want %q", got, tc.wantSuccesses)
-			}
-		})
-	}
-}
-
 func TestRenderDetailKeepsTablesOnOneLine(t *testing.T) {
 	p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 		p.Status.Conditions[0].Message = "line one\nline two\tand a tab"
 		p.Status.Clusters[1].ResolvedQuery = "sum(a)\n/ sum(b)"
 	})
 	var b bytes.Buffer
-	if err := renderDetail(&b, buildView(objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}), now)); err != nil {
+	if err := renderDetail(&b, policyview.Build(objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}), now)); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -217,18 +188,34 @@ func TestRenderDetailShowsHistory(t *testing.T) {
 		}
 	})
 	var b bytes.Buffer
-	if err := renderDetail(&b, buildView(objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}), now)); err != nil {
+	if err := renderDetail(&b, policyview.Build(objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}), now)); err != nil {
 		t.Fatal(err)
 	}
-	want := "\nCheck history (oldest first; ✓ passed, ✗ did not):\n  cluster2  <= 5:  48.1235✗  error✗  nodata✗  2.1✓\n"
+	want := "\nCheck history (oldest first; ✓ passed, ✗ did not):\n  cluster2  <= 5:  48.1235✗  error✗  no data✗  2.1✓\n"
 	if !bytes.Contains(b.Bytes(), []byte(want)) {
 		t.Errorf("detail lacks %q:\n%s", want, b.String())
 	}
 	var j bytes.Buffer
-	if err := renderStructured(&j, "json", buildView(objects(p, nil), now)); err != nil {
+	if err := renderStructured(&j, "json", policyview.Build(objects(p, nil), now)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(j.Bytes(), []byte(`"history": [`)) || !bytes.Contains(j.Bytes(), []byte(`"value": "48.123456789"`)) {
 		t.Errorf("-o json lacks the history:\n%s", j.String())
+	}
+}
+
+func TestDrainingForCell(t *testing.T) {
+	cases := []struct {
+		drainingFor, outOfDNS, want string
+	}{
+		{"", "", "-"},
+		{"5m", "", "5m"},
+		{"5m", "in DNS", "5m (in DNS)"},
+		{"5m", "1m", "5m (out of DNS 1m)"},
+	}
+	for _, tc := range cases {
+		if got := drainingForCell(policyview.Cluster{DrainingFor: tc.drainingFor, OutOfDNS: tc.outOfDNS}); got != tc.want {
+			t.Errorf("drainingForCell(%q, %q) = %q, want %q", tc.drainingFor, tc.outOfDNS, got, tc.want)
+		}
 	}
 }

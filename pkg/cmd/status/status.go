@@ -5,9 +5,10 @@
 // people, of TrafficMigrationPolicies and the clusters they drain.
 //
 // The command gathers objects from the hub (policies, the proxy PlacementDecisions,
-// the clusters' ManagedClusterAddOns), builds a view of them at one instant with pure
-// functions, and renders it as text, JSON or YAML. --watch gathers from informer
-// caches instead and renders again whenever one of the objects changes.
+// the clusters' ManagedClusterAddOns), builds their view at one instant with package
+// policyview, which the dashboard serves too, and renders it as text, JSON or YAML.
+// --watch gathers from informer caches instead and renders again whenever one of the
+// objects changes.
 package status
 
 import (
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
 // Options are the flags and arguments of the status command.
@@ -182,11 +185,11 @@ func (o *Options) Run(ctx context.Context) error {
 
 // render builds the views of objs at the current time and renders them as the
 // options ask: one policy in detail or a table, as text, JSON or YAML.
-func (o *Options) render(objs []policyObjects, q query) ([]byte, error) {
+func (o *Options) render(objs []policyview.Objects, q query) ([]byte, error) {
 	now := o.now()
-	views := make([]PolicyView, 0, len(objs))
+	views := make([]policyview.Policy, 0, len(objs))
 	for _, obj := range objs {
-		views = append(views, buildView(obj, now))
+		views = append(views, policyview.Build(obj, now))
 	}
 	var b bytes.Buffer
 	var err error
@@ -197,7 +200,7 @@ func (o *Options) render(objs []policyObjects, q query) ([]byte, error) {
 		}
 		err = renderStructured(&b, o.Output, views[0])
 	case o.Output != "":
-		err = renderStructured(&b, o.Output, PolicyViewList{Items: views})
+		err = renderStructured(&b, o.Output, policyview.NewList(q.namespace, views))
 	case q.name != "":
 		if len(views) != 1 {
 			return nil, errors.New("internal error: no view of the named policy")

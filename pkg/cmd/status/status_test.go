@@ -28,6 +28,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
 // hub is a fake hub: the three fake clientsets the command reads through.
@@ -185,20 +186,20 @@ func TestStatusCommandStructured(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var v PolicyView
+			var v policyview.Policy
 			if err := decode([]byte(out), &v); err != nil {
 				t.Fatalf("decode %s: %v\n%s", format, err, out)
 			}
-			want := buildView(objects(newPolicy(), nil), now)
+			want := policyview.Build(objects(newPolicy(), nil), now)
 			if v.Name != testPolicy || v.Check.Summary != want.Check.Summary || len(v.Conditions) != 3 || len(v.Clusters) != 3 {
 				t.Fatalf("unexpected view: %+v", v)
 			}
 			c := v.Clusters[1]
-			if c.Name != "cluster2" || c.Gateway != GatewayReady || c.DrainingFor != "3m10s" || c.NextCheck != "in 12s" ||
+			if c.Name != "cluster2" || c.Gateway != policyview.GatewayReady || c.DrainingFor != "3m10s" || c.NextCheck != "in 12s" ||
 				c.LastValue != "2.1000000000000001" || c.ConsecutiveSuccesses != 2 || c.RequiredSuccesses != 3 || !c.InProxyDecisions {
 				t.Errorf("unexpected row of cluster2: %+v", c)
 			}
-			if c := v.Clusters[2]; c.Name != "cluster3" || c.Discrepancy == "" || c.Gateway != GatewayNoAgent {
+			if c := v.Clusters[2]; c.Name != "cluster3" || c.Discrepancy == "" || c.Gateway != policyview.GatewayNoAgent {
 				t.Errorf("unexpected row of cluster3: %+v", c)
 			}
 		})
@@ -207,14 +208,14 @@ func TestStatusCommandStructured(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var list PolicyViewList
+			var list policyview.List
 			if err := decode([]byte(out), &list); err != nil {
 				t.Fatalf("decode %s: %v\n%s", format, err, out)
 			}
 			if len(list.Items) != 2 || list.Items[0].Name != testPolicy || list.Items[1].Name != "checkout" {
 				t.Fatalf("unexpected list: %+v", list)
 			}
-			if got := list.Items[0].Clusters[0].Gateway; got != GatewayReady {
+			if got := list.Items[0].Clusters[0].Gateway; got != policyview.GatewayReady {
 				t.Errorf("the list's views are not detailed: gateway of cluster1 is %q", got)
 			}
 		})

@@ -55,7 +55,7 @@ func (o *Options) watch(ctx context.Context, c *clients, q query) error {
 	}
 	proxy := ""
 	if q.name != "" {
-		proxy = objs[0].policy.ProxyPlacementName()
+		proxy = objs[0].Policy.ProxyPlacementName()
 	}
 
 	w := newWatcher(c, q, proxy, o.ErrOut)

@@ -23,6 +23,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
 // syncBuffer is a buffer that the command writes to while the test reads it.
@@ -176,12 +177,12 @@ func TestStatusCommandWatchJSON(t *testing.T) {
 	if err := h.cluster.ClusterV1beta1().PlacementDecisions(testNamespace).Delete(context.Background(), testProxy+"-decision-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var views []PolicyView
+	var views []policyview.Policy
 	eventually(t, "a second view", func() bool {
 		views = nil
 		dec := json.NewDecoder(strings.NewReader(out.String()))
 		for {
-			var v PolicyView
+			var v policyview.Policy
 			if err := dec.Decode(&v); errors.Is(err, io.EOF) {
 				break
 			} else if err != nil {

@@ -1,6 +1,7 @@
 // The traffic-migration dashboard: renders the pages the server sends as
 // server-sent events, and draws the charts with uPlot (embedded, see
-// vendor/uplot/README.md). The server sends the whole page's data on every change.
+// vendor/uplot/README.md). The server sends the whole page's data on every change,
+// with every text already formatted (package policyview): this script only draws it.
 (function () {
   "use strict";
 
@@ -31,11 +32,7 @@
   const badge = (text, cls) => h("span", { class: "badge " + (cls || text) }, text || "none");
   const policyHref = (ns, name) => "/policies/" + encodeURIComponent(ns) + "/" + encodeURIComponent(name);
   const fmtTime = (s) => new Date(s * 1000).toLocaleTimeString();
-  // passes shows a run of passed checks as the status command does: "2/3", and "3/3 met"
-  // once the run is long enough (never "19/3").
-  const passes = (run, needed) => (run >= needed ? needed + "/" + needed + " met" : run + "/" + needed);
-  // shortValue shows a value as Prometheus formats it with at most 4 significant digits.
-  const shortValue = (v) => (v && isFinite(Number(v)) ? String(Number(Number(v).toPrecision(4))) : v || "");
+  const muted = (text) => h("span", { class: "muted" }, text || "–");
 
   // Routing: "/" is the fleet, "/policies/{namespace}/{name}" a policy.
   const m = location.pathname.match(/^\/policies\/([^/]+)\/([^/]+)\/?$/);
@@ -72,23 +69,22 @@
   function renderFleet(v) {
     crumbs.replaceChildren(v.namespace ? "namespace " + v.namespace : "all namespaces");
     const totals = h("div", { class: "totals" },
-      h("div", { class: "total" }, h("b", {}, v.policies.length), "policies"),
-      v.phases.map((p) => h("div", { class: "total", "data-phase": p }, h("b", {}, v.totals[p] || 0), p.toLowerCase() + " clusters")));
+      h("div", { class: "total" }, h("b", {}, v.items.length), "policies"),
+      v.totals.map((t) => h("div", { class: "total", "data-phase": t.phase }, h("b", {}, t.clusters), t.phase.toLowerCase() + " clusters")));
     let body;
-    if (v.policies.length === 0) {
+    if (v.items.length === 0) {
       body = h("p", { class: "empty" }, "No TrafficMigrationPolicy " + (v.namespace ? "in namespace " + v.namespace : "on this hub") + " yet.");
     } else {
       body = h("table", { id: "policies" },
         h("thead", {}, h("tr", {}, ["Policy", "Ready", "Prometheus", "Placement → proxy", "Active", "Draining", "Clusters by phase"].map((t) => h("th", {}, t)))),
-        h("tbody", {}, v.policies.map((p) => h("tr", { "data-policy": p.namespace + "/" + p.name },
+        h("tbody", {}, v.items.map((p) => h("tr", { "data-policy": p.namespace + "/" + p.name },
           h("td", {}, h("a", { href: policyHref(p.namespace, p.name) }, p.namespace + "/" + p.name), p.suspended ? [" ", badge("suspended", "Held")] : null),
           h("td", { title: p.readyMessage || "" }, badge(p.ready || "Unknown"), p.readyReason ? h("div", { class: "muted" }, p.readyReason) : null),
-          h("td", {}, p.prometheus || h("span", { class: "muted" }, "–")),
+          h("td", {}, p.prometheus || muted()),
           h("td", {}, p.placement, " → ", h("b", {}, p.proxyPlacement), h("div", { class: "muted" }, p.proxyClusters + " in the proxy")),
-          h("td", {}, p.active),
-          h("td", {}, p.draining),
-          h("td", {}, v.phases.filter((ph) => (p.clustersByPhase[ph] || []).length).map((ph) =>
-            h("div", {}, badge(ph), " ", p.clustersByPhase[ph].join(", ")))),
+          h("td", {}, p.activeClusters),
+          h("td", {}, p.drainingClusters),
+          h("td", {}, (p.phases || []).map((g) => h("div", {}, badge(g.phase), " ", g.clusters.join(", ")))),
         ))));
     }
     main.replaceChildren(h("h1", {}, "Fleet"), h("p", { class: "sub" }, "Every TrafficMigrationPolicy and where its clusters stand."), totals, body);
@@ -103,13 +99,15 @@
         h("div", { class: "problem", id: "not-found" }, "There is no TrafficMigrationPolicy " + p.name + " in namespace " + p.namespace + " (any more)."));
       return;
     }
+    const ch = p.check;
     const facts = h("dl", { class: "facts" }, [
-      ["Ready", h("span", {}, badge(p.ready || "Unknown"), " ", p.readyReason || "")],
-      ["Placement", p.placement + " → proxy " + p.proxyPlacement + " (" + p.proxyClusters + (p.proxyClusters === 1 ? " cluster)" : " clusters)")],
+      ["Ready", h("span", { title: p.readyMessage || "" }, badge(p.ready || "Unknown"), " ", p.readyReason || "")],
+      ["Placement", p.placement + " → proxy " + p.proxyPlacement + " (in the proxy: " + p.proxyClusters + "; " + p.activeClusters + " active, " + p.drainingClusters + " draining)"],
       ["Gateway", p.gateway],
-      ["Check", p.check + ", every " + p.interval + ", " + p.consecutiveSuccesses + " passes in a row"],
-      ["Drain", "at least " + p.minDrainDuration + (p.maxDrainDuration ? ", at most " + p.maxDrainDuration : ", no deadline") + (p.suspended ? "; removals suspended" : "")],
-    ].flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+      ["Check", ch.summary + ", every " + ch.interval + ", " + ch.consecutiveSuccesses + " passes in a row; no data: " + ch.noDataPolicy],
+      ["Drain", "at least " + ch.minDrainDuration + "; deadline: " + ch.deadline + (p.suspended ? "; removals suspended" : "")],
+      p.dns ? ["DNS", p.dns.summary] : null,
+    ].filter(Boolean).flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 
     // Keep the chart elements of clusters still charted, so a live update redraws
     // in place instead of rebuilding the page.
@@ -137,8 +135,8 @@
       h("thead", {}, h("tr", {}, ["Cluster", "Phase", "Last check", "Passes in a row", "Message"].map((t) => h("th", {}, t)))),
       h("tbody", {}, p.clusters.map((c) => h("tr", { "data-cluster": c.name, "data-phase": c.phase },
         h("td", {}, c.name), h("td", {}, badge(c.phase)),
-        h("td", { title: c.lastValue || "" }, c.lastResult ? [badge(c.lastResult), " ", shortValue(c.lastValue)] : h("span", { class: "muted" }, "–")),
-        h("td", {}, passes(c.consecutiveSuccesses || 0, p.consecutiveSuccesses)),
+        h("td", { title: c.lastValue || "" }, c.lastResult ? [badge(c.lastResult), " ", c.value || ""] : muted()),
+        h("td", {}, c.successes || muted()),
         h("td", {}, c.message || "")))));
 
     main.replaceChildren(
@@ -170,6 +168,7 @@
   }
 
   function drawChart(container, p, c) {
+    const ch = p.check;
     let box = container.querySelector('.chart[data-cluster="' + CSS.escape(c.cluster) + '"]');
     if (!box) {
       box = h("div", { class: "card chart", "data-cluster": c.cluster });
@@ -200,21 +199,24 @@
     const times = Array.from(new Set(c.times.concat(marks.map((mk) => mk.t)))).sort((a, b) => a - b);
     const at = new Map(c.times.map((t, i) => [t, i]));
     const pick = (series) => times.map((t) => (at.has(t) ? series[at.get(t)] : null));
-    const values = pick(c.values), pass = pick(c.passed), fail = pick(c.failed), nov = pick(c.noValue);
+    const values = pick(c.values), pass = pick(c.passed), fail = pick(c.failed), nov = pick(c.noValue), texts = pick(c.texts);
     const thr = times.map(() => (p.hasThreshold ? p.threshold : null));
     const data = [times, values, thr, pass, fail, nov];
 
     const existing = plots.get(c.cluster);
     if (existing) {
       existing.__marks = marks;
+      existing.__texts = texts;
       existing.setData(data);
       return;
     }
+    // A value under the cursor is shown as the server wrote it.
+    const text = (u, v, s, i) => (v === null || i === null ? "–" : u.__texts[i] || "–");
     const width = Math.max(320, (container.clientWidth || 900) - 34);
     const scatter = (label, col) => ({
       label, stroke: col, fill: col, paths: () => null,
       points: { show: true, space: 0, size: 10, width: 1, stroke: "#fff", fill: col },
-      value: (u, v) => (v === null ? "–" : v.toPrecision(4)),
+      value: text,
     });
     const opts = {
       width, height: 280,
@@ -234,8 +236,8 @@
       series: [
         {},
         { label: c.source === "prometheus" ? "value (Prometheus)" : "value (status history)", stroke: color("active"), width: 2, spanGaps: true,
-          points: { show: c.source !== "prometheus" }, value: (u, v) => (v === null ? "–" : v.toPrecision(4)) },
-        { label: "threshold " + (p.hasThreshold ? p.operator + " " + p.threshold : "(none)"), stroke: color("threshold"), width: 2, dash: [8, 5], points: { show: false } },
+          points: { show: c.source !== "prometheus" }, value: text },
+        { label: "threshold " + (ch.expectation || "(none)"), stroke: color("threshold"), width: 2, dash: [8, 5], points: { show: false } },
         scatter("passed check", color("pass")),
         scatter("failed check", color("fail")),
         scatter("check without value (drawn on the threshold)", color("novalue")),
@@ -268,7 +270,7 @@
         }],
       },
     };
-    const u = new uPlot(opts, data, (self, init) => { self.__marks = marks; init(); });
+    const u = new uPlot(opts, data, (self, init) => { self.__marks = marks; self.__texts = texts; init(); });
     plotEl.append(u.root);
     plots.set(c.cluster, u);
   }

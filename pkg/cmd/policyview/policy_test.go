@@ -1,10 +1,11 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package status
+package policyview
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ type clusterLine struct {
 	InProxyDecisions                                          bool
 }
 
-func linesOf(v PolicyView) []clusterLine {
+func linesOf(v Policy) []clusterLine {
 	var out []clusterLine
 	for _, c := range v.Clusters {
 		out = append(out, clusterLine{c.Name, c.Phase, c.Gateway, c.DrainingFor, c.NextCheck, c.Discrepancy, c.InProxyDecisions})
@@ -33,7 +34,7 @@ func linesOf(v PolicyView) []clusterLine {
 func TestBuildViewClusters(t *testing.T) {
 	both := []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}
 	tests := map[string]struct {
-		in   policyObjects
+		in   Objects
 		want []clusterLine
 	}{
 		"active and draining, agreeing with the decisions": {
@@ -96,9 +97,9 @@ func TestBuildViewClusters(t *testing.T) {
 			},
 		},
 		"decisions that cannot be read are not cross-checked": {
-			in: func() policyObjects {
+			in: func() Objects {
 				in := objects(newPolicy(), nil)
-				in.decisionsErr = errors.New("forbidden")
+				in.DecisionsErr = errors.New("forbidden")
 				return in
 			}(),
 			want: []clusterLine{
@@ -107,7 +108,7 @@ func TestBuildViewClusters(t *testing.T) {
 			},
 		},
 		"without detail nothing is cross-checked and no Gateway is known": {
-			in: policyObjects{policy: newPolicy()},
+			in: Objects{Policy: newPolicy()},
 			want: []clusterLine{
 				{Name: "cluster1", Phase: "Active", Gateway: GatewayUnknown},
 				{Name: "cluster2", Phase: "Draining", Gateway: GatewayUnknown, DrainingFor: "3m10s", NextCheck: "in 12s"},
@@ -116,7 +117,7 @@ func TestBuildViewClusters(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := diff(tc.want, linesOf(buildView(tc.in, now))); diff != "" {
+			if diff := diff(tc.want, linesOf(Build(tc.in, now))); diff != "" {
 				t.Errorf("clusters:\n%s", diff)
 			}
 		})
@@ -134,7 +135,7 @@ func TestBuildViewSummary(t *testing.T) {
 			want: Check{
 				Summary: "traffic share <= 5% (istio_requests_total by label cluster over 5m)", Expectation: "<= 5",
 				Interval: "30s", ConsecutiveSuccesses: 3, MinDrainDuration: "2m", MaxDrainDuration: "24h",
-				OnMaxDrainDuration: "Hold", NoDataPolicy: "Hold",
+				OnMaxDrainDuration: "Hold", Deadline: "24h, then Hold", NoDataPolicy: "Hold",
 			},
 		},
 		"metrics query, defaults applied": {
@@ -150,7 +151,7 @@ func TestBuildViewSummary(t *testing.T) {
 				Summary:     `sum(rate(requests{cluster="{{ .Cluster.Name }}"}[5m])) / sum(rate(requests[5m])) <= 0.05`,
 				Expectation: "<= 0.05",
 				Interval:    "30s", ConsecutiveSuccesses: 3, MinDrainDuration: "2m",
-				OnMaxDrainDuration: "Hold", NoDataPolicy: "Hold",
+				OnMaxDrainDuration: "Hold", Deadline: "none", NoDataPolicy: "Hold",
 			},
 		},
 		"invalid expected result": {
@@ -163,7 +164,7 @@ func TestBuildViewSummary(t *testing.T) {
 			want: Check{
 				Summary:  `up (invalid expectedMetricsResult: "about 3" is not a comparison operator (<=, <, >=, >, ==, !=) and a number)`,
 				Interval: "30s", ConsecutiveSuccesses: 3, MinDrainDuration: "2m", MaxDrainDuration: "24h",
-				OnMaxDrainDuration: "Remove", NoDataPolicy: "Hold",
+				OnMaxDrainDuration: "Remove", Deadline: "24h, then Remove", NoDataPolicy: "Hold",
 			},
 		},
 		"status of an older generation": {
@@ -171,14 +172,14 @@ func TestBuildViewSummary(t *testing.T) {
 			want: Check{
 				Summary: "traffic share <= 5% (istio_requests_total by label cluster over 5m)", Expectation: "<= 5",
 				Interval: "30s", ConsecutiveSuccesses: 3, MinDrainDuration: "2m", MaxDrainDuration: "24h",
-				OnMaxDrainDuration: "Hold", NoDataPolicy: "Hold",
+				OnMaxDrainDuration: "Hold", Deadline: "24h, then Hold", NoDataPolicy: "Hold",
 			},
 			wantWarnings: []string{"the status describes generation 2 of the policy, not the current 3: the manager has not caught up (is it running?)"},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			v := buildView(policyObjects{policy: tc.policy}, now)
+			v := Build(Objects{Policy: tc.policy}, now)
 			got := v.Check
 			got.MetricsQuery, got.TrafficShare = "", nil
 			if diff := diff(tc.want, got); diff != "" {
@@ -192,11 +193,12 @@ func TestBuildViewSummary(t *testing.T) {
 }
 
 func TestBuildViewHeader(t *testing.T) {
-	v := buildView(policyObjects{policy: newPolicy()}, now)
-	want := PolicyView{
+	v := Build(Objects{Policy: newPolicy()}, now)
+	want := Policy{
 		Namespace: testNamespace, Name: testPolicy, Age: "3d", Ready: "True", ReadyReason: "Reconciled",
-		Prometheus: "QuerySucceeded", Placement: "gateway-placement", ProxyPlacement: testProxy, ProxyClusters: 2,
+		ReadyMessage: "the proxy Placement mirrors gateway-placement", Prometheus: "QuerySucceeded", Placement: "gateway-placement", ProxyPlacement: testProxy, ProxyClusters: 2,
 		Gateway: "gateway-system/example-gateway", ActiveClusters: 1, DrainingClusters: 1, Generation: 2, ObservedGeneration: 2,
+		Phases: []PhaseClusters{{Phase: "Active", Clusters: []string{"cluster1"}}, {Phase: "Draining", Clusters: []string{"cluster2"}}},
 	}
 	got := v
 	got.CreationTimestamp, got.Check, got.Conditions, got.Clusters = metav1.Time{}, Check{}, nil, nil
@@ -255,9 +257,9 @@ func TestGatewayState(t *testing.T) {
 
 func TestReadWarnings(t *testing.T) {
 	in := objects(newPolicy(), nil)
-	in.decisionsErr = errors.New("placementdecisions is forbidden")
-	in.addonErrs = map[string]error{"cluster2": errors.New("forbidden"), "cluster1": errors.New("forbidden")}
-	got := strings.Join(buildView(in, now).Warnings, "\n")
+	in.DecisionsErr = errors.New("placementdecisions is forbidden")
+	in.AddonErrs = map[string]error{"cluster2": errors.New("forbidden"), "cluster1": errors.New("forbidden")}
+	got := strings.Join(Build(in, now).Warnings, "\n")
 	want := "cannot read the proxy PlacementDecisions, so the clusters are not cross-checked: placementdecisions is forbidden\n" +
 		"cannot read the traffic-migration add-on of cluster1, cluster2: forbidden"
 	if got != want {
@@ -265,25 +267,123 @@ func TestReadWarnings(t *testing.T) {
 	}
 }
 
-func TestDurations(t *testing.T) {
+func TestClusterCells(t *testing.T) {
 	tests := map[string]struct {
-		got, want string
+		cluster                  Cluster
+		expectation              string
+		wantValue, wantSuccesses string
 	}{
-		"seconds":           {shortDuration(30 * time.Second), "30s"},
-		"whole minutes":     {shortDuration(2 * time.Minute), "2m"},
-		"whole hours":       {shortDuration(24 * time.Hour), "24h"},
-		"hours and minutes": {shortDuration(90 * time.Minute), "1h30m"},
-		"mixed":             {shortDuration(61 * time.Second), "1m1s"},
-		"since":             {since(now.Add(-190*time.Second), now), "3m10s"},
-		"since nothing":     {since(time.Time{}, now), "<unknown>"},
-		"next check later":  {nextCheck(now.Add(90*time.Second), now), "in 90s"},
-		"next check now":    {nextCheck(now, now), "due"},
+		"active":               {cluster: Cluster{Phase: "Active"}, expectation: "<= 5", wantValue: "-", wantSuccesses: "-"},
+		"draining, not yet":    {cluster: Cluster{Phase: "Draining", RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "- / <= 5", wantSuccesses: "0/3"},
+		"draining, passed":     {cluster: Cluster{Phase: "Draining", LastValue: "0.0123456789", ConsecutiveSuccesses: 2, RequiredSuccesses: 3}, expectation: "<= 0.05", wantValue: "0.0123457 / <= 0.05", wantSuccesses: "2/3"},
+		"held, error":          {cluster: Cluster{Phase: "Held", LastResult: "Error", RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "error / <= 5", wantSuccesses: "0/3"},
+		"draining, no data":    {cluster: Cluster{Phase: "Draining", LastResult: "NoData", RequiredSuccesses: 1}, expectation: "<= 5", wantValue: "no data / <= 5", wantSuccesses: "0/1"},
+		"draining, NaN":        {cluster: Cluster{Phase: "Draining", LastResult: "NoData", LastValue: "NaN", RequiredSuccesses: 1}, expectation: "<= 5", wantValue: "NaN / <= 5", wantSuccesses: "0/1"},
+		"removed, last value":  {cluster: Cluster{Phase: "Removed", LastValue: "0.5"}, expectation: "<= 5", wantValue: "0.5 / <= 5", wantSuccesses: "-"},
+		"unparsable threshold": {cluster: Cluster{Phase: "Draining", LastValue: "7"}, wantValue: "7", wantSuccesses: "0/0"},
+		"not a number":         {cluster: Cluster{Phase: "Draining", LastValue: "many"}, expectation: "<= 5", wantValue: "many / <= 5", wantSuccesses: "0/0"},
+		"draining, run met":    {cluster: Cluster{Phase: "Draining", LastValue: "1", ConsecutiveSuccesses: 3, RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "1 / <= 5", wantSuccesses: "3/3 met"},
+		"draining, run longer": {cluster: Cluster{Phase: "Draining", LastValue: "1", ConsecutiveSuccesses: 4, RequiredSuccesses: 3}, expectation: "<= 5", wantValue: "1 / <= 5", wantSuccesses: "3/3 met"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if tc.got != tc.want {
-				t.Errorf("got %q, want %q", tc.got, tc.want)
+			if got := OrNone(valueText(tc.cluster, tc.expectation)); got != tc.wantValue {
+				t.Errorf("value %q, want %q", got, tc.wantValue)
+			}
+			if got := OrNone(successesText(tc.cluster)); got != tc.wantSuccesses {
+				t.Errorf("successes %q, want %q", got, tc.wantSuccesses)
 			}
 		})
+	}
+}
+
+func TestDNSView(t *testing.T) {
+	p := &trafficv1alpha1.TrafficMigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "gw", Namespace: "ns"}}
+	if v := buildDNS(p); v != nil {
+		t.Errorf("without spec.dns: %+v, want nil", v)
+	}
+	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"gw.example.com"}}
+	p.Status.DNS = &trafficv1alpha1.DNSStatus{EndpointName: "gw", PublishedClusters: []string{"c2"}}
+	p.Status.Conditions = []metav1.Condition{{Type: trafficv1alpha1.ConditionDNSPublished, Status: metav1.ConditionTrue,
+		Reason: trafficv1alpha1.ReasonDNSPublished, Message: "published"}}
+	want := &DNS{Hostnames: []string{"gw.example.com"}, TTL: "1m", Endpoint: "gw", PublishedClusters: []string{"c2"},
+		Reason: "Published", Message: "published", Summary: "gw.example.com (TTL 1m), DNSEndpoint gw publishing c2: Published"}
+	if v := buildDNS(p); !reflect.DeepEqual(v, want) {
+		t.Errorf("buildDNS = %+v, want %+v", v, want)
+	}
+}
+
+// TestBuildViewRows: the rows of a draining, a held and a removed cluster of a
+// policy with spec.dns, each string as a person reads it, the clusters by phase and
+// the DNS; without spec.dns the rows say nothing of DNS.
+func TestBuildViewRows(t *testing.T) {
+	type row struct{ Phase, Value, Successes, DrainingFor, OutOfDNS, NextCheck string }
+	p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"gw.example.com", "www.example.com"}}
+		p.Status.DNS = &trafficv1alpha1.DNSStatus{EndpointName: p.Name, PublishedClusters: []string{"cluster1", "cluster3"}}
+		p.Status.Conditions = append(p.Status.Conditions, condition(trafficv1alpha1.ConditionDNSPublished,
+			metav1.ConditionTrue, trafficv1alpha1.ReasonDNSPublished, "published"))
+		p.Status.Clusters[1].ConsecutiveSuccesses = 4
+		p.Status.Clusters[1].DNSWithdrawalTime = at(-time.Minute)
+		p.Status.Clusters = append(p.Status.Clusters,
+			trafficv1alpha1.ClusterStatus{Name: "cluster3", Phase: trafficv1alpha1.ClusterHeld, DrainStartTime: at(-25 * time.Hour),
+				LastResult: trafficv1alpha1.EvaluationError, NextEvaluationTime: at(-time.Second)},
+			trafficv1alpha1.ClusterStatus{Name: "cluster0", Phase: trafficv1alpha1.ClusterRemoved, DrainStartTime: at(-time.Hour),
+				RemovalTime: at(-time.Minute), LastResult: trafficv1alpha1.EvaluationPass, LastValue: "0.5", ConsecutiveSuccesses: 3})
+	})
+	rows := func(v Policy) (out []row) {
+		for _, c := range v.Clusters {
+			out = append(out, row{c.Phase, c.Value, c.Successes, c.DrainingFor, c.OutOfDNS, c.NextCheck})
+		}
+		return out
+	}
+	v := Build(Objects{Policy: p}, now)
+	want := []row{
+		{Phase: "Removed", Value: "0.5 / <= 5"},
+		{Phase: "Active"},
+		{Phase: "Draining", Value: "2.1 / <= 5", Successes: "3/3 met", DrainingFor: "3m10s", OutOfDNS: "60s", NextCheck: "in 12s"},
+		{Phase: "Held", Value: "error / <= 5", Successes: "0/3", DrainingFor: "25h", OutOfDNS: "in DNS", NextCheck: "due"},
+	}
+	if diff := diff(want, rows(v)); diff != "" {
+		t.Errorf("rows:\n%s", diff)
+	}
+	wantPhases := []PhaseClusters{{"Active", []string{"cluster1"}}, {"Draining", []string{"cluster2"}}, {"Held", []string{"cluster3"}}, {"Removed", []string{"cluster0"}}}
+	if diff := diff(wantPhases, v.Phases); diff != "" {
+		t.Errorf("phases:\n%s", diff)
+	}
+	if v.DNS == nil || v.DNS.TTL != "1m" || v.DNS.Reason != "Published" ||
+		v.DNS.Summary != "gw.example.com, www.example.com (TTL 1m), DNSEndpoint example publishing cluster1, cluster3: Published" {
+		t.Errorf("DNS: %+v", v.DNS)
+	}
+
+	p.Spec.DNS = nil
+	v = Build(Objects{Policy: p}, now)
+	want[2].OutOfDNS, want[3].OutOfDNS = "", ""
+	if diff := diff(want, rows(v)); diff != "" || v.DNS != nil {
+		t.Errorf("without spec.dns, DNS %+v, rows:\n%s", v.DNS, diff)
+	}
+}
+
+// TestNewList: the policies sorted by namespace and name, and their clusters counted
+// by phase, every phase listed.
+func TestNewList(t *testing.T) {
+	other := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Namespace, p.Name = "a", "first"
+		p.Status.Clusters[1].Phase = trafficv1alpha1.ClusterHeld
+		p.Status.Clusters = append(p.Status.Clusters, trafficv1alpha1.ClusterStatus{Name: "b0", Phase: trafficv1alpha1.ClusterActive})
+	})
+	l := NewList("", []Policy{Build(Objects{Policy: newPolicy()}, now), Build(Objects{Policy: other}, now)})
+	if len(l.Items) != 2 || l.Items[0].Name != "first" || l.Items[1].Name != testPolicy {
+		t.Fatalf("want the policies sorted by namespace and name, got %+v", l.Items)
+	}
+	if want := []PhaseClusters{{"Active", []string{"b0", "cluster1"}}, {"Held", []string{"cluster2"}}}; !reflect.DeepEqual(l.Items[0].Phases, want) {
+		t.Errorf("phases of a/first: %+v, want %+v", l.Items[0].Phases, want)
+	}
+	want := []PhaseCount{{"Active", 3}, {"Draining", 1}, {"Held", 1}, {"Removed", 0}}
+	if !reflect.DeepEqual(l.Totals, want) {
+		t.Errorf("totals: %+v, want %+v", l.Totals, want)
+	}
+	if empty := NewList("ns", nil); empty.Items == nil || len(empty.Totals) != 4 || empty.Namespace != "ns" {
+		t.Errorf("an empty list: %+v", empty)
 	}
 }

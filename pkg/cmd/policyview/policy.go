@@ -1,9 +1,17 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package status
+// Package policyview is the one view, for people, of TrafficMigrationPolicies: plain
+// structs built from a policy and what a command reads beside it (its proxy
+// PlacementDecisions, its clusters' ManagedClusterAddOns), with every string a
+// person reads already formatted by the rules of format.go. "traffic-migration
+// status" renders them as text, JSON or YAML; "traffic-migration dashboard" serves
+// them to the browser, which only draws them. The builders read objects and change
+// none.
+package policyview
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,7 +20,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
@@ -20,8 +27,8 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
 
-// The states of a cluster's target Gateway as the status command shows them, read
-// from the conditions the spoke agent writes on its ManagedClusterAddOn.
+// The states of a cluster's target Gateway, read from the conditions the spoke
+// agent writes on its ManagedClusterAddOn.
 const (
 	// GatewayReady: the agent is available and reports the target Gateway Programmed.
 	GatewayReady = "Ready"
@@ -35,18 +42,26 @@ const (
 	GatewayUnknown = "Unknown"
 )
 
-// PolicyView is what the status command shows of one TrafficMigrationPolicy: a
-// summary, the conditions and one row per cluster. -o json and -o yaml print it as
-// it is, so its field names are part of the command's output.
-type PolicyView struct {
+// Phases are the phases of clusters in the order the views list them.
+var Phases = []string{
+	string(trafficv1alpha1.ClusterActive), string(trafficv1alpha1.ClusterDraining),
+	string(trafficv1alpha1.ClusterHeld), string(trafficv1alpha1.ClusterRemoved),
+}
+
+// Policy is one TrafficMigrationPolicy: a summary, its check, its conditions and one
+// row per cluster. status -o json and -o yaml print it as it is, and the dashboard
+// sends it to the browser, so its field names are part of both commands' output.
+type Policy struct {
 	Namespace         string      `json:"namespace"`
 	Name              string      `json:"name"`
 	CreationTimestamp metav1.Time `json:"creationTimestamp"`
 	// Age is the time since creationTimestamp, as kubectl writes it.
 	Age string `json:"age"`
-	// Ready is the status of the Ready condition, "" when the manager set none yet.
-	Ready       string `json:"ready"`
-	ReadyReason string `json:"readyReason,omitempty"`
+	// Ready is the status of the Ready condition, "" when the manager set none yet;
+	// ReadyReason and ReadyMessage are its reason and message.
+	Ready        string `json:"ready"`
+	ReadyReason  string `json:"readyReason,omitempty"`
+	ReadyMessage string `json:"readyMessage,omitempty"`
 	// Prometheus is the reason of the PrometheusReachable condition.
 	Prometheus string `json:"prometheus,omitempty"`
 	// Placement is the real Placement the proxy mirrors.
@@ -64,18 +79,27 @@ type PolicyView struct {
 	Generation         int64  `json:"generation"`
 	ObservedGeneration int64  `json:"observedGeneration"`
 	// Conditions are the policy's status conditions, in the manager's order.
-	Conditions []ConditionView `json:"conditions"`
+	Conditions []Condition `json:"conditions"`
 	// Clusters has a row for every cluster in the status or in the proxy's
 	// PlacementDecisions, sorted by name.
-	Clusters []ClusterView `json:"clusters"`
+	Clusters []Cluster `json:"clusters"`
+	// Phases names the clusters of the status by phase, in the order of Phases;
+	// phases without clusters are left out.
+	Phases []PhaseClusters `json:"phases,omitempty"`
 	// DNS is what the manager publishes for spec.dns; nil without it.
-	DNS *DNSView `json:"dns,omitempty"`
+	DNS *DNS `json:"dns,omitempty"`
 	// Warnings say what the view could not show or what does not add up.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// DNSView is the policy's DNS (spec.dns) and what the manager published of it.
-type DNSView struct {
+// PhaseClusters are the clusters of one phase, sorted by name.
+type PhaseClusters struct {
+	Phase    string   `json:"phase"`
+	Clusters []string `json:"clusters"`
+}
+
+// DNS is the policy's DNS (spec.dns) and what the manager published of it.
+type DNS struct {
 	Hostnames []string `json:"hostnames"`
 	TTL       string   `json:"ttl"`
 	// Endpoint is the DNSEndpoint the manager writes; PublishedClusters are the
@@ -85,11 +109,14 @@ type DNSView struct {
 	// Reason and Message are the DNSPublished condition's.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Summary is all of it in one line: "gw.example.com (TTL 1m), DNSEndpoint gw
+	// publishing c2: Published".
+	Summary string `json:"summary"`
 }
 
 // Check is the removal check of a policy with the manager's defaults applied.
 type Check struct {
-	// Summary is the check in words: "traffic share <= 5%" or "<query> <= 0.05".
+	// Summary is the check in words: "traffic share <= 5% (...)" or "<query> <= 0.05".
 	Summary string `json:"summary"`
 	// Expectation is what a value must meet, e.g. "<= 5"; empty when it cannot be parsed.
 	Expectation          string                        `json:"expectation,omitempty"`
@@ -101,11 +128,13 @@ type Check struct {
 	// MaxDrainDuration is empty when the drain has no deadline.
 	MaxDrainDuration   string `json:"maxDrainDuration,omitempty"`
 	OnMaxDrainDuration string `json:"onMaxDrainDuration"`
-	NoDataPolicy       string `json:"noDataPolicy"`
+	// Deadline is the maximum drain and what follows it, "24h, then Hold", or "none".
+	Deadline     string `json:"deadline"`
+	NoDataPolicy string `json:"noDataPolicy"`
 }
 
-// ConditionView is one condition of the policy.
-type ConditionView struct {
+// Condition is one condition of the policy.
+type Condition struct {
 	Type               string      `json:"type"`
 	Status             string      `json:"status"`
 	Reason             string      `json:"reason"`
@@ -113,9 +142,9 @@ type ConditionView struct {
 	LastTransitionTime metav1.Time `json:"lastTransitionTime"`
 }
 
-// ClusterView is one cluster of the policy: its status row, its Gateway as the agent
+// Cluster is one cluster of the policy: its status row, its Gateway as the agent
 // reports it, and whether the proxy's PlacementDecisions agree with the status.
-type ClusterView struct {
+type Cluster struct {
 	Name string `json:"name"`
 	// Phase is the row's phase; empty when the status has no row for the cluster.
 	Phase string `json:"phase,omitempty"`
@@ -126,12 +155,17 @@ type ClusterView struct {
 	InProxyDecisions bool `json:"inProxyDecisions"`
 	// Discrepancy says how the status and the proxy decisions disagree about the
 	// cluster; empty when they agree or the decisions could not be read.
-	Discrepancy          string       `json:"discrepancy,omitempty"`
-	LastResult           string       `json:"lastResult,omitempty"`
-	LastValue            string       `json:"lastValue,omitempty"`
-	ConsecutiveSuccesses int32        `json:"consecutiveSuccesses"`
-	RequiredSuccesses    int32        `json:"requiredSuccesses"`
-	DrainStartTime       *metav1.Time `json:"drainStartTime,omitempty"`
+	Discrepancy string `json:"discrepancy,omitempty"`
+	LastResult  string `json:"lastResult,omitempty"`
+	LastValue   string `json:"lastValue,omitempty"`
+	// Value is the last check's value next to what it must meet, "2.1 / <= 5"; empty
+	// for a cluster that does not drain and has no value.
+	Value                string `json:"value,omitempty"`
+	ConsecutiveSuccesses int32  `json:"consecutiveSuccesses"`
+	RequiredSuccesses    int32  `json:"requiredSuccesses"`
+	// Successes is a draining cluster's run of passed checks, "2/3" or "3/3 met".
+	Successes      string       `json:"successes,omitempty"`
+	DrainStartTime *metav1.Time `json:"drainStartTime,omitempty"`
 	// DrainingFor is the time since drainStartTime of a draining or held cluster.
 	DrainingFor string `json:"drainingFor,omitempty"`
 	// DNSWithdrawalTime is, with spec.dns, when DNS let go of the cluster: its drain
@@ -153,41 +187,73 @@ type ClusterView struct {
 }
 
 // Draining reports whether the cluster is still draining (Held included).
-func (c ClusterView) Draining() bool {
+func (c Cluster) Draining() bool {
 	return c.Phase == string(trafficv1alpha1.ClusterDraining) || c.Phase == string(trafficv1alpha1.ClusterHeld)
 }
 
-// PolicyViewList is the -o json and -o yaml output without a policy name.
-type PolicyViewList struct {
-	Items []PolicyView `json:"items"`
+// List is a list of policies: status -o json and -o yaml without a policy name, and
+// the dashboard's fleet page.
+type List struct {
+	// Namespace is the namespace listed; empty for all namespaces.
+	Namespace string   `json:"namespace"`
+	Items     []Policy `json:"items"`
+	// Totals counts the clusters of every policy by phase, in the order of Phases.
+	Totals []PhaseCount `json:"totals"`
 }
 
-// policyObjects are the objects one PolicyView is built from.
-type policyObjects struct {
-	policy *trafficv1alpha1.TrafficMigrationPolicy
-	// detail is set when decisions and add-ons were read; without it the view has no
+// PhaseCount is how many clusters are in a phase.
+type PhaseCount struct {
+	Phase    string `json:"phase"`
+	Clusters int    `json:"clusters"`
+}
+
+// NewList lists the views of a namespace's policies ("" for all namespaces), sorted
+// by namespace and name.
+func NewList(namespace string, items []Policy) List {
+	l := List{Namespace: namespace, Items: slices.Clone(items), Totals: []PhaseCount{}}
+	if l.Items == nil {
+		l.Items = []Policy{}
+	}
+	slices.SortFunc(l.Items, func(a, b Policy) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	counts := map[string]int{}
+	for _, p := range l.Items {
+		for _, g := range p.Phases {
+			counts[g.Phase] += len(g.Clusters)
+		}
+	}
+	for _, phase := range Phases {
+		l.Totals = append(l.Totals, PhaseCount{Phase: phase, Clusters: counts[phase]})
+	}
+	return l
+}
+
+// Objects are the objects one Policy is built from.
+type Objects struct {
+	Policy *trafficv1alpha1.TrafficMigrationPolicy
+	// Detail is set when decisions and add-ons were read; without it the view has no
 	// cross-check and no Gateway states.
-	detail bool
-	// decisions are the proxy Placement's PlacementDecisions; decisionsErr says why
+	Detail bool
+	// Decisions are the proxy Placement's PlacementDecisions; DecisionsErr says why
 	// they could not be read.
-	decisions    []*clusterv1beta1.PlacementDecision
-	decisionsErr error
-	// addons are the traffic-migration ManagedClusterAddOns by cluster; a cluster
-	// without one has none installed. addonErrs holds clusters whose add-on could not
+	Decisions    []*clusterv1beta1.PlacementDecision
+	DecisionsErr error
+	// Addons are the traffic-migration ManagedClusterAddOns by cluster; a cluster
+	// without one has none installed. AddonErrs holds clusters whose add-on could not
 	// be read.
-	addons    map[string]*addonv1alpha1.ManagedClusterAddOn
-	addonErrs map[string]error
+	Addons    map[string]*addonv1alpha1.ManagedClusterAddOn
+	AddonErrs map[string]error
 }
 
-// buildView makes the view of one policy from its objects at time now. It reads the
-// objects and changes none of them.
-func buildView(in policyObjects, now time.Time) PolicyView {
-	p := in.policy
-	v := PolicyView{
+// Build makes the view of one policy from its objects at time now.
+func Build(in Objects, now time.Time) Policy {
+	p := in.Policy
+	v := Policy{
 		Namespace:          p.Namespace,
 		Name:               p.Name,
 		CreationTimestamp:  p.CreationTimestamp,
-		Age:                since(p.CreationTimestamp.Time, now),
+		Age:                Since(p.CreationTimestamp.Time, now),
 		Placement:          p.Spec.PlacementRef.Name,
 		ProxyPlacement:     p.ProxyPlacementName(),
 		Gateway:            p.TargetNamespace() + "/" + p.Spec.TargetRef.Name,
@@ -197,8 +263,7 @@ func buildView(in policyObjects, now time.Time) PolicyView {
 		DrainingClusters:   p.Status.DrainingClusters,
 		Generation:         p.Generation,
 		ObservedGeneration: p.Status.ObservedGeneration,
-		Conditions:         []ConditionView{},
-		Clusters:           []ClusterView{},
+		Conditions:         []Condition{},
 	}
 	if pp := p.Status.ProxyPlacement; pp != nil {
 		if pp.Name != "" {
@@ -207,13 +272,13 @@ func buildView(in policyObjects, now time.Time) PolicyView {
 		v.ProxyClusters = pp.NumberOfClusters
 	}
 	if c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionReady); c != nil {
-		v.Ready, v.ReadyReason = string(c.Status), c.Reason
+		v.Ready, v.ReadyReason, v.ReadyMessage = string(c.Status), c.Reason, c.Message
 	}
 	if c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionPrometheusReachable); c != nil {
 		v.Prometheus = c.Reason
 	}
 	for _, c := range p.Status.Conditions {
-		v.Conditions = append(v.Conditions, ConditionView{
+		v.Conditions = append(v.Conditions, Condition{
 			Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message,
 			LastTransitionTime: c.LastTransitionTime,
 		})
@@ -224,8 +289,19 @@ func buildView(in policyObjects, now time.Time) PolicyView {
 			p.Status.ObservedGeneration, p.Generation))
 	}
 	v.Clusters = buildClusters(in, v.Check, now)
+	for _, phase := range Phases {
+		group := PhaseClusters{Phase: phase}
+		for _, c := range v.Clusters {
+			if c.Phase == phase {
+				group.Clusters = append(group.Clusters, c.Name)
+			}
+		}
+		if len(group.Clusters) > 0 {
+			v.Phases = append(v.Phases, group)
+		}
+	}
 	v.DNS = buildDNS(p)
-	if in.detail {
+	if in.Detail {
 		v.Warnings = append(v.Warnings, readWarnings(in)...)
 	}
 	return v
@@ -233,11 +309,11 @@ func buildView(in policyObjects, now time.Time) PolicyView {
 
 // buildDNS describes the policy's spec.dns and what the manager published; nil
 // without spec.dns.
-func buildDNS(p *trafficv1alpha1.TrafficMigrationPolicy) *DNSView {
+func buildDNS(p *trafficv1alpha1.TrafficMigrationPolicy) *DNS {
 	if p.Spec.DNS == nil {
 		return nil
 	}
-	v := &DNSView{Endpoint: p.Name, TTL: shortDuration(decision.PolicyFromSpec(&p.Spec).DNSTTL)}
+	v := &DNS{Endpoint: p.Name, TTL: Duration(decision.PolicyFromSpec(&p.Spec).DNSTTL)}
 	for _, h := range p.Spec.DNS.Hostnames {
 		v.Hostnames = append(v.Hostnames, string(h))
 	}
@@ -247,6 +323,8 @@ func buildDNS(p *trafficv1alpha1.TrafficMigrationPolicy) *DNSView {
 	if c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished); c != nil {
 		v.Reason, v.Message = c.Reason, c.Message
 	}
+	v.Summary = fmt.Sprintf("%s (TTL %s), DNSEndpoint %s publishing %s: %s", strings.Join(v.Hostnames, ", "), v.TTL,
+		v.Endpoint, OrNone(strings.Join(v.PublishedClusters, ", ")), OrNone(v.Reason))
 	return v
 }
 
@@ -256,14 +334,16 @@ func buildCheck(spec *trafficv1alpha1.TrafficMigrationPolicySpec) Check {
 	c := Check{
 		MetricsQuery:         spec.MetricsQuery,
 		TrafficShare:         spec.TrafficShare,
-		Interval:             shortDuration(rules.Interval),
+		Interval:             Duration(rules.Interval),
 		ConsecutiveSuccesses: rules.ConsecutiveSuccesses,
-		MinDrainDuration:     shortDuration(rules.MinDrainDuration),
+		MinDrainDuration:     Duration(rules.MinDrainDuration),
 		OnMaxDrainDuration:   string(rules.OnMaxDrainDuration),
+		Deadline:             "none",
 		NoDataPolicy:         string(rules.NoDataPolicy),
 	}
 	if rules.MaxDrainDuration != nil {
-		c.MaxDrainDuration = shortDuration(*rules.MaxDrainDuration)
+		c.MaxDrainDuration = Duration(*rules.MaxDrainDuration)
+		c.Deadline = c.MaxDrainDuration + ", then " + c.OnMaxDrainDuration
 	}
 	expectation, err := spec.Expectation()
 	if err == nil {
@@ -273,9 +353,9 @@ func buildCheck(spec *trafficv1alpha1.TrafficMigrationPolicySpec) Check {
 	case spec.TrafficShare != nil:
 		c.Summary = trafficShareSummary(spec.TrafficShare)
 	case err != nil:
-		c.Summary = fmt.Sprintf("%s (invalid expectedMetricsResult: %v)", oneLine(spec.MetricsQuery), err)
+		c.Summary = fmt.Sprintf("%s (invalid expectedMetricsResult: %v)", OneLine(spec.MetricsQuery), err)
 	default:
-		c.Summary = oneLine(spec.MetricsQuery) + " " + c.Expectation
+		c.Summary = OneLine(spec.MetricsQuery) + " " + c.Expectation
 	}
 	return c
 }
@@ -296,20 +376,20 @@ func trafficShareSummary(ts *trafficv1alpha1.TrafficShare) string {
 
 // buildClusters makes one row per cluster in the status or in the proxy's decisions,
 // and marks those the two disagree about.
-func buildClusters(in policyObjects, check Check, now time.Time) []ClusterView {
-	p := in.policy
+func buildClusters(in Objects, check Check, now time.Time) []Cluster {
+	p := in.Policy
 	inDecisions := map[string]bool{}
-	for _, d := range in.decisions {
+	for _, d := range in.Decisions {
 		for _, cd := range d.Status.Decisions {
 			inDecisions[cd.ClusterName] = true
 		}
 	}
-	decisionsKnown := in.detail && in.decisionsErr == nil
+	decisionsKnown := in.Detail && in.DecisionsErr == nil
 	gatewayCondition := trafficv1alpha1.GatewayConditionType(p.TargetNamespace(), p.Spec.TargetRef.Name)
 
-	rows := map[string]ClusterView{}
+	rows := map[string]Cluster{}
 	for _, s := range p.Status.Clusters {
-		row := ClusterView{
+		row := Cluster{
 			Name:                 s.Name,
 			Phase:                string(s.Phase),
 			LastResult:           string(s.LastResult),
@@ -328,44 +408,67 @@ func buildClusters(in policyObjects, check Check, now time.Time) []ClusterView {
 		}
 		if row.Draining() {
 			if s.DrainStartTime != nil {
-				row.DrainingFor = since(s.DrainStartTime.Time, now)
+				row.DrainingFor = Since(s.DrainStartTime.Time, now)
 			}
 			if p.Spec.DNS != nil {
 				row.OutOfDNS = "in DNS"
 				if s.DNSWithdrawalTime != nil {
-					row.OutOfDNS = since(s.DNSWithdrawalTime.Time, now)
+					row.OutOfDNS = Since(s.DNSWithdrawalTime.Time, now)
 				}
 			}
 			if s.NextEvaluationTime != nil {
-				row.NextCheck = nextCheck(s.NextEvaluationTime.Time, now)
+				row.NextCheck = NextCheck(s.NextEvaluationTime.Time, now)
 			}
 		}
+		row.Value, row.Successes = valueText(row, check.Expectation), successesText(row)
 		rows[s.Name] = row
 	}
 	for name := range inDecisions {
 		if _, ok := rows[name]; !ok {
-			rows[name] = ClusterView{Name: name, RequiredSuccesses: check.ConsecutiveSuccesses}
+			rows[name] = Cluster{Name: name, RequiredSuccesses: check.ConsecutiveSuccesses}
 		}
 	}
 
-	out := make([]ClusterView, 0, len(rows))
+	out := make([]Cluster, 0, len(rows))
 	for name, row := range rows {
 		row.InProxyDecisions = inDecisions[name]
 		if decisionsKnown {
 			row.Discrepancy = discrepancy(row)
 		}
 		row.Gateway, row.GatewayDetail = GatewayUnknown, ""
-		if in.detail {
-			row.Gateway, row.GatewayDetail = gatewayState(in.addons[name], in.addonErrs[name], gatewayCondition)
+		if in.Detail {
+			row.Gateway, row.GatewayDetail = gatewayState(in.Addons[name], in.AddonErrs[name], gatewayCondition)
 		}
 		out = append(out, row)
 	}
-	slices.SortFunc(out, func(a, b ClusterView) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b Cluster) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
+// valueText shows the last checked value next to what it must meet, "2.1 / <= 5";
+// empty for a cluster that does not drain and has no value.
+func valueText(c Cluster, expectation string) string {
+	if !c.Draining() && c.LastValue == "" {
+		return ""
+	}
+	value := OrNone(CheckValue(c.LastValue, trafficv1alpha1.EvaluationResult(c.LastResult)))
+	if expectation == "" {
+		return value
+	}
+	return value + " / " + expectation
+}
+
+// successesText is a draining cluster's run of passed checks, "2/3" or "3/3 met";
+// empty for a cluster that does not drain.
+func successesText(c Cluster) string {
+	if !c.Draining() {
+		return ""
+	}
+	return Successes(c.ConsecutiveSuccesses, c.RequiredSuccesses)
+}
+
 // discrepancy says how the status row of a cluster and the proxy decisions disagree.
-func discrepancy(row ClusterView) string {
+func discrepancy(row Cluster) string {
 	switch {
 	case row.Phase == "" && row.InProxyDecisions:
 		return "in the proxy decisions but not in the policy status"
@@ -421,52 +524,19 @@ func conditionDetail(c *metav1.Condition) string {
 }
 
 // readWarnings says which of the policy's related objects could not be read.
-func readWarnings(in policyObjects) []string {
+func readWarnings(in Objects) []string {
 	var ws []string
-	if in.decisionsErr != nil {
-		ws = append(ws, fmt.Sprintf("cannot read the proxy PlacementDecisions, so the clusters are not cross-checked: %v", in.decisionsErr))
+	if in.DecisionsErr != nil {
+		ws = append(ws, fmt.Sprintf("cannot read the proxy PlacementDecisions, so the clusters are not cross-checked: %v", in.DecisionsErr))
 	}
-	if len(in.addonErrs) > 0 {
-		clusters := make([]string, 0, len(in.addonErrs))
-		for c := range in.addonErrs {
+	if len(in.AddonErrs) > 0 {
+		clusters := make([]string, 0, len(in.AddonErrs))
+		for c := range in.AddonErrs {
 			clusters = append(clusters, c)
 		}
 		slices.Sort(clusters)
 		ws = append(ws, fmt.Sprintf("cannot read the %s add-on of %s: %v",
-			trafficv1alpha1.AddonName, strings.Join(clusters, ", "), in.addonErrs[clusters[0]]))
+			trafficv1alpha1.AddonName, strings.Join(clusters, ", "), in.AddonErrs[clusters[0]]))
 	}
 	return ws
-}
-
-// since is the time from t to now as kubectl writes ages; "<unknown>" for a zero t.
-func since(t, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t))
-}
-
-// nextCheck says when a check is due: "in 12s", or "due" once its time has come.
-func nextCheck(at, now time.Time) string {
-	if !at.After(now) {
-		return "due"
-	}
-	return "in " + duration.HumanDuration(at.Sub(now))
-}
-
-// shortDuration writes d as the policy's fields are usually written: "2m", not "2m0s".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-// oneLine collapses a multi-line query into one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
