@@ -405,10 +405,11 @@ var decideCases = map[string]decideCase{
 	},
 }
 
-// allDecideCases are decideCases and recoveryCases.
+// allDecideCases are decideCases, recoveryCases and guardCases.
 func allDecideCases() map[string]decideCase {
 	all := maps.Clone(decideCases)
 	maps.Copy(all, recoveryCases)
+	maps.Copy(all, guardCases)
 	return all
 }
 
@@ -434,6 +435,7 @@ func TestDecideIsIdempotent(t *testing.T) {
 			checkEqual(t, "proxy", second.Proxy, first.Proxy)
 			checkEqual(t, "rows", asJSON(second.Clusters), asJSON(first.Clusters))
 			checkEqual(t, "removed", second.Removed, []Removal(nil))
+			checkEqual(t, "restored", second.Restored, []string(nil))
 			if !second.RequeueAt.Equal(first.RequeueAt) {
 				t.Errorf("requeueAt %v, first decision %v", second.RequeueAt, first.RequeueAt)
 			}

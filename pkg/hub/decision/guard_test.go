@@ -18,11 +18,8 @@ func (b *builder) ceiling(d time.Duration, action v1alpha1.DeadlineAction) *buil
 
 // guardCases are the rules that keep a shared hub safe: the proxy comes back from its
 // own deletion (rule 12), and the hub's ceiling bounds every drain (rule 13).
-var guardCases = map[string]struct {
-	in  *builder
-	due []string
-	out Output
-}{
+// TestDecide and the tests that reuse decideCases run them.
+var guardCases = map[string]decideCase{
 	"a draining cluster the proxy lost is listed again, with its drain state": {
 		in: input().real("c1").ready("c1").
 			rows(active("c1"), draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 2, pass)),
@@ -116,20 +113,6 @@ var guardCases = map[string]struct {
 			RequeueAt: now.Add(10 * time.Minute),
 		},
 	},
-}
-
-func TestDecideGuards(t *testing.T) {
-	for name, tc := range guardCases {
-		t.Run(name, func(t *testing.T) {
-			in := tc.in.build()
-			checkEqual(t, "Due", Due(in), tc.due)
-			out := Decide(in)
-			checkEqual(t, "Decide", out, tc.out)
-			// Fed back, the decision restores nothing again.
-			second := Decide(nextInput(t, in, out))
-			checkEqual(t, "restored by the second decision", second.Restored, []string(nil))
-		})
-	}
 }
 
 func TestCeilingBinds(t *testing.T) {
