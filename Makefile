@@ -129,6 +129,7 @@ bench: testbed build ## Run the benchmarks at full size on the local test bed; t
 .PHONY: tools
 tools: ## Build (or find cached) every program of the test bed, its nodes and its spokes, two builds at a time.
 	@$(GO) mod download
+	@$(MAKE) -s --no-print-directory tools-download
 	@$(MAKE) -s --no-print-directory -j2 tools-lane-traefik tools-lane-rest
 
 # Only what is missing, so that on a machine that has it all this needs no root; each
