@@ -42,7 +42,7 @@ const (
 // on the hub, then, over a steady period with nothing changing, its resident memory,
 // its peak, its CPU and the writes it makes to its ManagedClusterAddOn.
 func benchAgent(t *testing.T, r *report, gateways int, steady time.Duration) {
-	ctx := context.Background()
+	ctx := t.Context()
 	hubCfg := rest.CopyConfig(bed.Hub.Config)
 	hubCfg.QPS, hubCfg.Burst = 200, 400
 	hubAddons, err := addonclient.NewForConfig(hubCfg)

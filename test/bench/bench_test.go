@@ -4,7 +4,6 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,7 +70,7 @@ func TestBench(t *testing.T) {
 			sz.Fleet.Clusters = clusters
 		}
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	mgr, err := startManager(ctx)
 	if err != nil {
 		t.Fatalf("start the manager: %v", err)
@@ -119,7 +118,7 @@ func parseClusters(s string, perPlacement int) ([]int, error) {
 // traffic drops under maxPercent at one moment; per cluster, the delay from the first
 // moment Prometheus's answer to the policy's query passes to the proxy dropping it.
 func benchReaction(t *testing.T, r *report, sz sizes, mgr *manager, traffic *trafficSource) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFleet(t, "reaction")
 	defer f.deletePolicies(t)
 	interval := time.Duration(sz.IntervalSeconds * float64(time.Second))
@@ -223,7 +222,7 @@ func benchReaction(t *testing.T, r *report, sz sizes, mgr *manager, traffic *tra
 // benchAddition: a cluster joins a real Placement (its label changes); when OCM's
 // placement controller writes the real decision and when the proxy lists it too.
 func benchAddition(t *testing.T, r *report, sz sizes) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFleet(t, "addition")
 	defer f.deletePolicies(t)
 	base := f.ns + "-base"

@@ -27,6 +27,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -40,7 +41,7 @@ const (
 
 // fleet is the hub's API as the benchmarks use it, in one namespace.
 type fleet struct {
-	api     *testbed.Fleet
+	api     *fixture.Fleet
 	kube    kubernetes.Interface
 	cluster clusterclient.Interface
 	addon   addonclient.Interface
@@ -50,14 +51,14 @@ type fleet struct {
 
 func newFleet(t testing.TB, prefix string) *fleet {
 	t.Helper()
-	api, err := bed.Hub.Fleet()
+	api, err := fixture.NewFleet(bed.Hub)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fleet{api: api, kube: api.Kube, cluster: api.Cluster, addon: api.Addon, traffic: api.Traffic}
 	f.ns = api.ClusterSetNamespace(t, clusterSetName, prefix)
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: f.ns}, StringData: map[string]string{"url": bed.Prometheus.URL}}
-	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Secret: %v", err)
 	}
 	return f
@@ -101,7 +102,7 @@ func (f *fleet) managedCluster(t testing.TB, name string, clusterLabels map[stri
 		_ = f.cluster.ClusterV1().ManagedClusters().Delete(context.Background(), name, metav1.DeleteOptions{})
 		_ = f.kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	return f.createCluster(context.Background(), name, clusterLabels)
+	return f.createCluster(t.Context(), name, clusterLabels)
 }
 
 // createCluster creates a ManagedCluster as big as a real one, its namespace and its
@@ -161,7 +162,7 @@ func (f *fleet) createPolicy(p *trafficv1alpha1.TrafficMigrationPolicy) error {
 // policies are gone before the test's cleanup deletes their clusters: otherwise they
 // would go on reacting to that teardown while the next benchmark measures.
 func (f *fleet) deletePolicies(t testing.TB) {
-	err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{})
+	err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{})
 	if err != nil {
 		t.Errorf("delete the policies of %s: %v", f.ns, err)
 	}
@@ -171,7 +172,7 @@ func (f *fleet) deletePolicies(t testing.TB) {
 func (f *fleet) waitPolicies(t testing.TB, want int, timeout time.Duration, ok func(p *trafficv1alpha1.TrafficMigrationPolicy) bool) {
 	t.Helper()
 	var good int
-	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		list, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
@@ -190,7 +191,7 @@ func (f *fleet) waitPolicies(t testing.TB, want int, timeout time.Duration, ok f
 }
 
 func row(p *trafficv1alpha1.TrafficMigrationPolicy, cluster string) *trafficv1alpha1.ClusterStatus {
-	return testbed.PolicyRow(p, cluster)
+	return fixture.PolicyRow(p, cluster)
 }
 
 // sighting is a placement's clusters as seen at one moment.

@@ -68,7 +68,7 @@ func (s *scale) grow(t *testing.T, n int) time.Duration {
 	from := s.clusters
 	parallel(t, n-from, func(i int) error {
 		k := from + i
-		return s.f.createCluster(context.Background(), s.clusterName(k), map[string]string{
+		return s.f.createCluster(t.Context(), s.clusterName(k), map[string]string{
 			"fleet": s.f.ns, "group": strconv.Itoa(k / s.sz.PerPlacement), "slot": strconv.Itoa(k % s.sz.PerPlacement),
 		})
 	})
@@ -96,7 +96,7 @@ func (s *scale) selector(i int, draining bool) []clusterv1beta1.ClusterPredicate
 // benchFleet runs benchmarks 3 (steady state), 4 (fleet scale) and 5 (growth) on one
 // fleet and returns the manager that runs at the end (it is restarted at each size).
 func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *trafficSource) *manager {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := &scale{f: newFleet(t, "fleet"), sz: fs, traffic: traffic, groups: fs.Clusters[0] / fs.PerPlacement}
 	s.policies = s.f.watchPolicies(t)
 	interval := time.Duration(fs.IntervalSeconds * float64(time.Second))
@@ -409,7 +409,7 @@ func (w *policyWatch) waitAll(t testing.TB, want int, timeout time.Duration, ok 
 	t.Helper()
 	start := time.Now()
 	var good int
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		list, err := w.lister.List(labels.Everything())
 		if err != nil {
 			return false, nil
@@ -458,7 +458,7 @@ func (m *manager) waitQuiet(t testing.TB, quiet, max time.Duration) (float64, ti
 	start := time.Now()
 	first, _ := m.sample(t)
 	last, lastAt := first, start
-	err := wait.PollUntilContextTimeout(context.Background(), time.Second, max, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), time.Second, max, true, func(context.Context) (bool, error) {
 		now, _ := m.sample(t)
 		if now["traffic_migration_api_writes_total"] != last["traffic_migration_api_writes_total"] {
 			last, lastAt = now, time.Now()
@@ -477,7 +477,7 @@ func (m *manager) waitIdleQueue(t testing.TB, timeout time.Duration) time.Durati
 	t.Helper()
 	start := time.Now()
 	idle := 0
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		mm, err := m.metrics()
 		if err != nil {
 			return false, nil
@@ -500,7 +500,7 @@ func (m *manager) waitIdleQueue(t testing.TB, timeout time.Duration) time.Durati
 func (m *manager) waitResynced(t testing.TB, start time.Time, n int, timeout time.Duration) time.Duration {
 	t.Helper()
 	var at time.Time
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		mm, err := m.metrics()
 		if err != nil {
 			return false, nil

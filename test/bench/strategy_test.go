@@ -16,6 +16,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"open-cluster-management.io/traffic-migration/test/clients"
 )
 
 // strategySizes are the knobs of the strategy benchmark: the clients, as the demo
@@ -51,28 +53,23 @@ type clientModel struct {
 	clients []modelClient
 }
 
-// newClientModel spreads the TTLs as the demo does (most over ShortTTLSeconds, the last
-// LongClients over LongTTLSeconds) and draws each client's cache age and request phase
-// from the seed.
+// newClientModel takes the demo's clients (package clients spreads their TTLs: most
+// over ShortTTLSeconds, the last LongClients over LongTTLSeconds) and draws each
+// client's cache age and request phase from the seed.
 func newClientModel(sz strategySizes) *clientModel {
 	rng := rand.New(rand.NewPCG(sz.Seed, sz.Seed^0x5eed))
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	m := &clientModel{every: sec(sz.RequestEverySeconds)}
-	spread := func(count int, r [2]float64) {
-		for i := range count {
-			ttl := sec(r[0])
-			if count > 1 {
-				ttl += time.Duration(int64(sec(r[1])-sec(r[0])) * int64(i) / int64(count-1))
-			}
-			m.clients = append(m.clients, modelClient{
-				ttl:      ttl,
-				switchAt: time.Duration(rng.Int64N(int64(ttl))) + 1,
-				phase:    time.Duration(rng.Int64N(int64(m.every))),
-			})
-		}
+	ttls := clients.TTLs(sz.Clients,
+		clients.TTLRange{Min: sec(sz.ShortTTLSeconds[0]), Max: sec(sz.ShortTTLSeconds[1])},
+		clients.TTLRange{Min: sec(sz.LongTTLSeconds[0]), Max: sec(sz.LongTTLSeconds[1])}, sz.LongClients)
+	for _, ttl := range ttls {
+		m.clients = append(m.clients, modelClient{
+			ttl:      ttl,
+			switchAt: time.Duration(rng.Int64N(int64(ttl))) + 1,
+			phase:    time.Duration(rng.Int64N(int64(m.every))),
+		})
 	}
-	spread(sz.Clients-sz.LongClients, sz.ShortTTLSeconds)
-	spread(sz.LongClients, sz.LongTTLSeconds)
 	return m
 }
 
@@ -182,7 +179,7 @@ func (m *clientModel) row(name, setup string, removed time.Duration) strategyRow
 // the old Gateway at a moment known in advance, so their outcome follows from the
 // same clients without a run.
 func benchStrategies(t *testing.T, r *report, sz strategySizes) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFleet(t, "strategy")
 	defer f.deletePolicies(t)
 	model := newClientModel(sz)

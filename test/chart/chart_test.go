@@ -10,7 +10,6 @@ package chart
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -79,7 +78,7 @@ func chart(t *testing.T) string {
 // helm runs the real helm CLI, with no cluster.
 func helm(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := testbed.Helm(context.Background(), t.TempDir(), "", args...)
+	out, err := testbed.Helm(t.Context(), t.TempDir(), "", args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +249,7 @@ func TestChartCRDValues(t *testing.T) {
 	}
 	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},
 		valuesFile(t, map[string]any{"crds": map[string]any{"keep": "yes"}})...)
-	if _, err := testbed.Helm(context.Background(), t.TempDir(), "", args...); err == nil || !strings.Contains(err.Error(), "/crds/keep") {
+	if _, err := testbed.Helm(t.Context(), t.TempDir(), "", args...); err == nil || !strings.Contains(err.Error(), "/crds/keep") {
 		t.Errorf("helm template with crds.keep a string: %v, want the schema to refuse it", err)
 	}
 }
@@ -296,7 +295,7 @@ func TestChartLeaderElectionOff(t *testing.T) {
 
 	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},
 		valuesFile(t, map[string]any{"leaderElection": false, "replicas": 2})...)
-	_, err := testbed.Helm(context.Background(), t.TempDir(), "", args...)
+	_, err := testbed.Helm(t.Context(), t.TempDir(), "", args...)
 	if err == nil || !strings.Contains(err.Error(), "replicas > 1 needs leaderElection: true") {
 		t.Errorf("helm template with 2 replicas and no leader election: %v, want it refused", err)
 	}
@@ -345,7 +344,7 @@ func TestChartInstallStrategy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},
 				valuesFile(t, map[string]any{"addon": map[string]any{"installStrategy": tc.strategy}})...)
-			if _, err := testbed.Helm(context.Background(), t.TempDir(), "", args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := testbed.Helm(t.Context(), t.TempDir(), "", args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("helm template: %v, want it refused saying %q", err, tc.want)
 			}
 		})

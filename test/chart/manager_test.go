@@ -4,7 +4,6 @@
 package chart
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,7 +64,7 @@ func managerArgs(t *testing.T, objs map[string]map[string]any) []any {
 func renderError(t *testing.T, values map[string]any) error {
 	t.Helper()
 	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace}, valuesFile(t, values)...)
-	_, err := testbed.Helm(context.Background(), t.TempDir(), "", args...)
+	_, err := testbed.Helm(t.Context(), t.TempDir(), "", args...)
 	return err
 }
 

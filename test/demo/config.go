@@ -3,7 +3,11 @@
 
 package main
 
-import "time"
+import (
+	"time"
+
+	"open-cluster-management.io/traffic-migration/test/clients"
+)
 
 // config is the demo's scenario. The timings of a real migration (minutes of DNS
 // caching, a 5m rate window, checks every 30s) are compressed through the policy's
@@ -17,8 +21,8 @@ type config struct {
 	requestEvery time.Duration
 	// Most clients keep a DNS answer for a TTL in shortTTL; longClients of them keep
 	// it for a TTL in longTTL.
-	shortTTL    ttlRange
-	longTTL     ttlRange
+	shortTTL    clients.TTLRange
+	longTTL     clients.TTLRange
 	longClients int
 
 	// The policy: trafficShare over window, maxPercent, checked every interval,
@@ -48,8 +52,8 @@ func fullConfig() config {
 		name:                 "full",
 		clients:              40,
 		requestEvery:         200 * time.Millisecond,
-		shortTTL:             ttlRange{2 * time.Second, 20 * time.Second},
-		longTTL:              ttlRange{40 * time.Second, 60 * time.Second},
+		shortTTL:             clients.TTLRange{Min: 2 * time.Second, Max: 20 * time.Second},
+		longTTL:              clients.TTLRange{Min: 40 * time.Second, Max: 60 * time.Second},
 		longClients:          4,
 		window:               "5s",
 		maxPercent:           5,
@@ -71,8 +75,8 @@ func shortConfig() config {
 		name:                 "short",
 		clients:              25,
 		requestEvery:         200 * time.Millisecond,
-		shortTTL:             ttlRange{1 * time.Second, 6 * time.Second},
-		longTTL:              ttlRange{12 * time.Second, 90 * time.Second},
+		shortTTL:             clients.TTLRange{Min: 1 * time.Second, Max: 6 * time.Second},
+		longTTL:              clients.TTLRange{Min: 12 * time.Second, Max: 90 * time.Second},
 		longClients:          2,
 		window:               "4s",
 		maxPercent:           5,

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/clients"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -47,7 +48,7 @@ type demo struct {
 	traefik   map[string]*testbed.Traefik // each spoke's Gateway API implementation
 	clusterOf map[netip.Addr]string       // the spokes by their nodes' addresses
 	dns       *testbed.DNS                // CoreDNS, written by external-dns's engine from the policy's DNSEndpoint
-	clients   *clientFleet
+	clients   *clients.Fleet
 
 	// parts runs the demo's own components (the view)
 	// until stopParts; partsDone waits for them.
@@ -257,9 +258,10 @@ func (d *demo) startPlayers(ctx context.Context) error {
 	d.con.step("the manager published cluster1's Gateway address in DNSEndpoint %s/%s (cluster1's agent reports it Programmed); external-dns's engine applied it: CoreDNS answers %s with %s",
 		namespace, policyName, gatewayHostname, describeAddrs(answer, d.clusterOf))
 
-	ttls := clientTTLs(d.cfg.clients, d.cfg.shortTTL, d.cfg.longTTL, d.cfg.longClients)
-	d.clients = newClientFleet(ttls, d.cfg.requestEvery, d.lookup, testbed.TraefikWebPort, d.cfg.seed)
-	if err := d.clients.start(); err != nil {
+	ttls := clients.TTLs(d.cfg.clients, d.cfg.shortTTL, d.cfg.longTTL, d.cfg.longClients)
+	d.clients = clients.NewFleet(clients.Config{Hostname: gatewayHostname, TTLs: ttls, Every: d.cfg.requestEvery,
+		Lookup: d.lookup, Port: testbed.TraefikWebPort, Seed: d.cfg.seed})
+	if err := d.clients.Start(); err != nil {
 		return err
 	}
 	d.con.step("%d clients send %.0f requests/s each to http://%s:%d/, resolving it through CoreDNS at %s and keeping the answer for their own TTL (whatever the record's %s): %s, and %s for %d of them",
@@ -356,7 +358,7 @@ func (d *demo) goPart(run func(context.Context)) {
 // components; the bed stops the DNS. It is safe to call more than once.
 func (d *demo) stopOwnParts() {
 	if d.clients != nil {
-		d.clients.halt()
+		d.clients.Halt()
 	}
 	d.stopParts()
 	d.partsDone.Wait()
@@ -376,16 +378,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // summarize reads the outcome from the policy's status and the fleet.
-func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewayclient.Interface, v *view, moveAt time.Time, clients *clientFleet, cfg config) (*summary, error) {
+func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewayclient.Interface, v *view, moveAt time.Time, fleet *clients.Fleet, cfg config) (*summary, error) {
 	s := &summary{
 		Form: cfg.name, Clients: cfg.clients, MinDrainDuration: cfg.minDrainDuration, MaxPercent: cfg.maxPercent,
-		ChecksNeeded: cfg.consecutiveSuccesses, Requests: clients.stats.counts(),
+		ChecksNeeded: cfg.consecutiveSuccesses, Requests: fleet.Counts(),
 	}
 	removedAt, goneAt, shareSeen := v.removal()
 	s.RemovedAfter, s.GatewayGoneAfter, s.ShareSeen = removedAt.Sub(moveAt), goneAt.Sub(moveAt), shareSeen
 	s.Timeline = v.timeline(moveAt)
 	s.DNSTTL = dnsRecordTTL
-	s.LongestClientTTL = slices.Max(clientTTLs(cfg.clients, cfg.shortTTL, cfg.longTTL, cfg.longClients))
+	s.LongestClientTTL = slices.Max(clients.TTLs(cfg.clients, cfg.shortTTL, cfg.longTTL, cfg.longClients))
 
 	policy, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, policyName, metav1.GetOptions{})
 	if err != nil {
@@ -513,12 +515,12 @@ func probeGateway(ctx context.Context, address string) (servedBy string, err err
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.Header.Get(servedByHeader), nil
+	return resp.Header.Get(clients.ServedByHeader), nil
 }
 
 // probeClient reaches the nodes' addresses directly, through no proxy of the
 // environment.
-var probeClient = &http.Client{Timeout: clientTimeout, Transport: &http.Transport{Proxy: nil}}
+var probeClient = &http.Client{Timeout: clients.RequestTimeout, Transport: &http.Transport{Proxy: nil}}
 
 // intro says what the demo runs.
 func intro(con *console, cfg config) {

@@ -24,7 +24,7 @@ func TestDemoShort(t *testing.T) {
 		t.Skip(msg)
 	}
 	cfg := shortConfig()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	var out, errOut bytes.Buffer
 	s, err := run(ctx, cfg, &out, &errOut)

@@ -22,6 +22,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -124,13 +125,13 @@ func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.Traf
 	withRegion := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 		{Key: regionLabel, Operator: metav1.LabelSelectorOpExists},
 	}}
-	if err := testbed.CreateClusterSet(ctx, h.cluster, clusterSetName, withRegion); err != nil {
+	if err := fixture.CreateClusterSet(ctx, h.cluster, clusterSetName, withRegion); err != nil {
 		return err
 	}
 	if _, err := h.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace %s: %w", namespace, err)
 	}
-	if err := testbed.BindClusterSet(ctx, h.cluster, namespace, clusterSetName); err != nil {
+	if err := fixture.BindClusterSet(ctx, h.cluster, namespace, clusterSetName); err != nil {
 		return err
 	}
 	placement := &clusterv1beta1.Placement{
@@ -155,9 +156,9 @@ func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.Traf
 	}
 	// The Gateway (of Traefik's GatewayClass, for the demo's name) and its HTTPRoute to
 	// the spoke's backend, on the clusters of the PROXY Placement.
-	mwrs, err := testbed.ManifestWorkReplicaSetOf(namespace, mwrsName, proxyName,
-		testbed.TraefikGatewayObject(namespace, gatewayName, gatewayHostname),
-		testbed.BackendRouteObject(namespace, routeName, gatewayName, gatewayHostname, backendName))
+	mwrs, err := fixture.ManifestWorkReplicaSetOf(namespace, mwrsName, proxyName,
+		fixture.TraefikGatewayObject(namespace, gatewayName, gatewayHostname),
+		fixture.BackendRouteObject(namespace, routeName, gatewayName, gatewayHostname, backendName))
 	if err != nil {
 		return err
 	}
@@ -169,7 +170,7 @@ func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.Traf
 
 // regionPredicates select the clusters of a region.
 func regionPredicates(region string) []clusterv1beta1.ClusterPredicate {
-	return testbed.SelectorPredicates(map[string]string{regionLabel: region})
+	return fixture.SelectorPredicates(map[string]string{regionLabel: region})
 }
 
 // movePlacement edits the real Placement to select another region, as the

@@ -38,7 +38,7 @@ func TestFleetChild(t *testing.T) {
 	if os.Getenv(fleetChildEnv) != "1" {
 		t.Skip("run by TestFleet as its child process")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(t.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := runFleet(ctx, shortConfig(), os.Stdout, os.Stderr); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestFleet(t *testing.T) {
 	if msg := testbed.Unconfigured(); msg != "" {
 		t.Skip(msg)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFleetChild$", "-test.v")
 	cmd.Env = append(os.Environ(), fleetChildEnv+"=1")

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"open-cluster-management.io/traffic-migration/test/clients"
 )
 
 // summary is the outcome of the demo, as printed at its end and checked by its test.
@@ -53,7 +55,7 @@ type summary struct {
 	// before the removal.
 	ShareSeen float64
 	// Requests are the clients' counts.
-	Requests clientCounts
+	Requests clients.Counts
 	// Took is the whole demo's duration, set-up included.
 	Took time.Duration
 	// Components names the real parts the migration ran on: the Gateway API

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"open-cluster-management.io/traffic-migration/test/clients"
 )
 
 func TestSummaryPrint(t *testing.T) {
@@ -14,7 +16,7 @@ func TestSummaryPrint(t *testing.T) {
 		Form: "short", Clients: 25, Cluster1Removed: true, Cluster2Kept: true,
 		DrainDuration: 13 * time.Second, MinDrainDuration: 10 * time.Second, ShareAtRemoval: "4.0000001", MaxPercent: 5,
 		ChecksPassed: 3, ChecksNeeded: 3, RemovedAfter: 12740 * time.Millisecond, GatewayGoneAfter: 12810 * time.Millisecond,
-		Requests: clientCounts{Served: 5839, Retried: 1, ByCluster: map[string]int64{cluster1: 4280, cluster2: 1560}},
+		Requests: clients.Counts{Served: 5839, Retried: 1, ByCluster: map[string]int64{cluster1: 4280, cluster2: 1560}},
 		Took:     62 * time.Second,
 		Timeline: timeline{
 			Edited:         milestone{After: 20 * time.Millisecond, Seen: true},

@@ -33,6 +33,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/clients"
 )
 
 const (
@@ -82,9 +83,9 @@ type trafficSample struct {
 type view struct {
 	con       *console
 	prom      promv1.API
-	clients   *clientFleet
+	clients   *clients.Fleet
 	clusterOf map[netip.Addr]string
-	lookup    lookupFunc // asks CoreDNS
+	lookup    clients.LookupFunc // asks CoreDNS
 	cfg       config
 
 	hubInformers     clusterinformers.SharedInformerFactory
@@ -115,12 +116,12 @@ type view struct {
 }
 
 func newView(con *console, hub *hubClients, spokes map[string]gatewayclient.Interface, prometheusURL string,
-	clients *clientFleet, clusterOf map[netip.Addr]string, lookup lookupFunc, cfg config) (*view, error) {
+	fleet *clients.Fleet, clusterOf map[netip.Addr]string, lookup clients.LookupFunc, cfg config) (*view, error) {
 	c, err := promapi.NewClient(promapi.Config{Address: prometheusURL})
 	if err != nil {
 		return nil, err
 	}
-	v := &view{con: con, prom: promv1.NewAPI(c), clients: clients, clusterOf: clusterOf, lookup: lookup, cfg: cfg, done: make(chan struct{}),
+	v := &view{con: con, prom: promv1.NewAPI(c), clients: fleet, clusterOf: clusterOf, lookup: lookup, cfg: cfg, done: make(chan struct{}),
 		hubInformers:     clusterinformers.NewSharedInformerFactoryWithOptions(hub.cluster, 0, clusterinformers.WithNamespace(namespace)),
 		workInformers:    workinformers.NewSharedInformerFactory(hub.work, 0),
 		trafficInformers: trafficinformers.NewSharedInformerFactoryWithOptions(hub.traffic, 0, trafficinformers.WithNamespace(namespace)),
@@ -322,7 +323,7 @@ func (v *view) pollDNS(ctx context.Context) {
 	tick := time.NewTicker(dnsPollEvery)
 	defer tick.Stop()
 	for {
-		lctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+		lctx, cancel := context.WithTimeout(ctx, clients.ResolveTimeout)
 		addrs, err := v.lookup(lctx)
 		cancel()
 		now := time.Now()
@@ -403,7 +404,7 @@ func (v *view) print(ctx context.Context) {
 		return
 	}
 	holding := map[string]int{}
-	for addr, n := range v.clients.holding() {
+	for addr, n := range v.clients.Holding() {
 		holding[v.clusterOf[addr]] += n
 	}
 	var lines []string

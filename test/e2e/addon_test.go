@@ -112,7 +112,7 @@ func TestAddOn(t *testing.T) {
 		if a.gateways[c], err = gatewayclient.NewForConfig(bed.Spokes[c].Config); err != nil {
 			t.Fatal(err)
 		}
-		ns, err := spokes[c].CoreV1().Namespaces().Get(context.Background(), metav1.NamespaceSystem, metav1.GetOptions{})
+		ns, err := spokes[c].CoreV1().Namespaces().Get(t.Context(), metav1.NamespaceSystem, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestAddOn(t *testing.T) {
 // install installs the chart on the hub with the real helm and waits for the
 // manager's replicas to run as pods, Ready (their probes pass), one of them leading.
 func (a *addonTest) install(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	helmInstall(t, ctx)
 
 	// The add-on as the add-on framework reads it (v1beta1, through the conversion
@@ -185,7 +185,7 @@ func (a *addonTest) install(t *testing.T) {
 
 // enable enables the add-on on both spokes with the real clusteradm.
 func (a *addonTest) enable(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	out, err := bed.Clusteradm(ctx, "addon", "enable", "--names", addonName,
 		"--clusters", cluster1+","+cluster2, "--namespace", testbed.AgentAddonNamespace)
 	if err != nil {
@@ -296,7 +296,7 @@ func (a *addonTest) delivered(t *testing.T) {
 // with what it was given: the agent logs that it is ready only once it has read the
 // hub kubeconfig and both its informers (hub and in-cluster) have synced.
 func (a *addonTest) agentPods(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, c := range []string{cluster1, cluster2} {
 		pods := a.pods.waitPods(t, "the agent's pod on "+c+" Running and Ready", c, testbed.AgentAddonNamespace, agentLabels, allReady(1))
 		pod := pods[0]
@@ -381,7 +381,7 @@ func writeSecretFiles(secret *corev1.Secret, dir string) error {
 // a restart; a Gateway on cluster2 that Traefik cannot program, then programmed by
 // Traefik, and gone.
 func (a *addonTest) reports(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, c := range []string{cluster1, cluster2} {
 		waitAddonCondition(t, c, addonv1alpha1.ManagedClusterAddOnConditionAvailable, isTrue(addonv1alpha1.AddonAvailableReasonProbeAvailable))
 		waitAddonCondition(t, c, trafficv1alpha1.ConditionGatewayAPI, hasStatus(metav1.ConditionFalse, trafficv1alpha1.AgentReasonCRDNotInstalled))
@@ -449,7 +449,7 @@ func (a *addonTest) reports(t *testing.T) {
 // 'clusteradm addon enable --config-file'; the rendered Deployment on the spoke gets
 // the labels as an argument, and the agent's new pod, rolled out, reports them.
 func (a *addonTest) metricsLabels(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, c := range []string{cluster1, cluster2} {
 		config := map[string]any{
 			"apiVersion": "addon.open-cluster-management.io/v1alpha1",

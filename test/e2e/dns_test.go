@@ -37,7 +37,7 @@ const (
 // deleted at once, so that nothing asks the manager about DNSEndpoints again before the
 // story installs the CRD.
 func (a *addonTest) dnsWithoutCRD(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	const ns = "dns-without-crd"
 	if _, err := hub.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func (a *addonTest) dnsWithoutCRD(t *testing.T) {
 // external-dns's engine from the DNSEndpoints of gatewaySystem.
 func startStoryDNS(t *testing.T) *testbed.DNS {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -34,9 +35,9 @@ const (
 // the clusters the proxy lists and deletes from those it drops.
 func gatewayReplicaSet(t *testing.T) *workv1alpha1.ManifestWorkReplicaSet {
 	t.Helper()
-	mwrs, err := testbed.ManifestWorkReplicaSetOf(gatewaySystem, mwrsName, proxyName,
-		testbed.TraefikGatewayObject(gatewaySystem, gatewayName, ""),
-		testbed.BackendRouteObject(gatewaySystem, routeName, gatewayName, "", backendName))
+	mwrs, err := fixture.ManifestWorkReplicaSetOf(gatewaySystem, mwrsName, proxyName,
+		fixture.TraefikGatewayObject(gatewaySystem, gatewayName, ""),
+		fixture.BackendRouteObject(gatewaySystem, routeName, gatewayName, "", backendName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func checkGoMemoryLimit(t *testing.T, pod *corev1.Pod) {
 	want := fmt.Sprintf(`"GOMEMLIMIT is updated" GOMEMLIMIT=%d `, uint64(float64(limit.Value())*0.9))
 	logs, err := hub.kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
 		Container: "manager", LimitBytes: ptr.To[int64](1 << 16),
-	}).DoRaw(context.Background())
+	}).DoRaw(t.Context())
 	if err != nil {
 		t.Errorf("read the log of manager pod %s: %v", pod.Name, err)
 		return
@@ -148,7 +148,7 @@ func (a *addonTest) waitLeader(t *testing.T, not ...string) string {
 // replicas Ready again.
 func (a *addonTest) killLeader(t *testing.T) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	old := a.waitLeader(t)
 	if err := hub.kube.CoreV1().Pods(managerNamespace).Delete(ctx, old, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatalf("kill the leader's pod %s: %v", old, err)

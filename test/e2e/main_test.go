@@ -14,7 +14,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,74 +55,45 @@ var hub struct {
 var spokes = map[string]kubernetes.Interface{}
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(testbed.RunOCMSuite(m, suite))
 }
 
-func run(m *testing.M) (code int) {
-	if msg := testbed.Unconfigured(); msg != "" {
-		fmt.Println(msg)
-		return 0
-	}
-	image = os.Getenv(testbed.ImageEnv)
-	imagesDir := os.Getenv(testbed.ImagesDirEnv)
-	if image == "" || imagesDir == "" {
-		fmt.Fprintf(os.Stderr, "%s and %s are not set: run the tests through 'make test-e2e', which builds the image ('make image')\n", testbed.ImageEnv, testbed.ImagesDirEnv)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	start := time.Now()
+// suite is the package's set-up. The hub's Prometheus scrapes nothing: the spokes'
+// metrics agents remote-write to it. The spokes' nodes run Traefik, the Gateways'
+// backends (the test image in backend mode) and the metrics agents (Prometheus in
+// agent mode). The chart installs the policy CRD, as on a user's hub.
+func suite() (testbed.OCMSuite, error) {
+	var imagesDir string
 	var err error
+	if image, imagesDir, err = testbed.SuiteImages(); err != nil {
+		return testbed.OCMSuite{}, err
+	}
 	_, traefikArchive, err := testbed.TraefikImageArchive()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%v: run the tests through 'make test-e2e'\n", err)
-		return 1
+		return testbed.OCMSuite{}, fmt.Errorf("%w: run the tests through 'make test-e2e'", err)
 	}
-	// The hub's Prometheus scrapes nothing: the spokes' metrics agents remote-write to
-	// it. The spokes' nodes run Traefik, the Gateways' backends (the test image in
-	// backend mode) and the metrics agents (Prometheus in agent mode).
-	// The chart installs the policy CRD, as on a user's hub.
-	bed, err = testbed.New(ctx, testbed.Options{
-		Spokes:           []string{cluster1, cluster2},
-		ChartInstallsCRD: true,
-		Prometheus:       &testbed.PrometheusOptions{RemoteWriteReceiver: true},
-		Nodes: &testbed.NodeOptions{
-			Clusters: []string{hubName, cluster1, cluster2},
-			Images: []string{
-				filepath.Join(imagesDir, "traffic-migration.tar"),
-				filepath.Join(imagesDir, "incluster.tar"),
-				filepath.Join(imagesDir, "prometheus.tar"),
-				traefikArchive,
+	return testbed.OCMSuite{
+		Options: testbed.Options{
+			Spokes:           []string{cluster1, cluster2},
+			ChartInstallsCRD: true,
+			Prometheus:       &testbed.PrometheusOptions{RemoteWriteReceiver: true},
+			Nodes: &testbed.NodeOptions{
+				Clusters: []string{hubName, cluster1, cluster2},
+				Images: []string{
+					filepath.Join(imagesDir, "traffic-migration.tar"),
+					filepath.Join(imagesDir, "incluster.tar"),
+					filepath.Join(imagesDir, "prometheus.tar"),
+					traefikArchive,
+				},
 			},
 		},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
-		return 1
-	}
-	defer bed.Stop()
-	// Whatever fails, in set-up or in a test, the programs' logs say why.
-	defer func() {
-		if code != 0 {
-			bed.DumpLogs(os.Stderr, 16384)
-		}
-	}()
-	if err := bed.StartOCMControlPlane(ctx, true); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	hubReady := time.Since(start)
-	if err := newClients(); err != nil {
-		fmt.Fprintf(os.Stderr, "make the clients: %v\n", err)
-		return 1
-	}
-	if _, err := bed.JoinSpokes(ctx, cluster1, cluster2); err != nil {
-		fmt.Fprintf(os.Stderr, "join the spokes: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "test bed ready in %s (OCM hub after %s): hub %s, spokes %s and %s joined, Prometheus %s\n",
-		time.Since(start).Round(time.Millisecond), hubReady.Round(time.Millisecond), bed.Hub.URL, cluster1, cluster2, bed.Prometheus.URL)
-	return m.Run()
+		WorkManager: true,
+		Timeout:     15 * time.Minute,
+		Ready: func(b *testbed.Bed) error {
+			bed = b
+			return newClients()
+		},
+	}, nil
 }
 
 func newClients() error {

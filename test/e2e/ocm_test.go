@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
@@ -42,14 +41,7 @@ const pollTimeout = 2 * time.Minute
 // error if that takes longer than pollTimeout.
 func eventually(t *testing.T, what string, check func(context.Context) error) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, pollTimeout, true, func(ctx context.Context) (bool, error) {
-		last = check(ctx)
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %s: %v", what, pollTimeout, last)
-	}
+	testbed.Eventually(t, pollTimeout, what, check)
 }
 
 // TestClustersJoinedWithClusteradm checks what joining left behind: each spoke's CSR was
@@ -57,7 +49,7 @@ func eventually(t *testing.T, what string, check func(context.Context) error) {
 // cluster, which is joined and available, and the agent's hub kubeconfig authenticates
 // as the cluster on the hub.
 func TestClustersJoinedWithClusteradm(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	out, err := bed.Clusteradm(ctx, "get", "clusters")
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +163,7 @@ func readCertificate(t *testing.T, path string) *x509.Certificate {
 // spoke's garbage collector when the ManifestWork goes before the work agent recorded
 // what it applied (it reports Applied on the ManifestWork before it records).
 func TestManifestWorkAppliedOnSpoke(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	spoke1, spoke2 := spokes[cluster1], spokes[cluster2]
 
 	name := "e2e-" + rand.String(5)
@@ -242,7 +234,7 @@ func TestManifestWorkAppliedOnSpoke(t *testing.T) {
 // conversion webhook both ways, for the fields that differ between v1alpha1 (which
 // clusteradm writes) and v1beta1 (which the add-on framework reads).
 func TestAddOnConversion(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	addon := hub.addon
 	suffix := rand.String(5)
 

@@ -139,7 +139,7 @@ func checkAccess(t *testing.T, client kubernetes.Interface, user string, groups 
 		})
 	}
 	for _, attrs := range denied {
-		ok, reason, err := canI(context.Background(), client, user, groups, attrs)
+		ok, reason, err := canI(t.Context(), client, user, groups, attrs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ type podWatcher struct {
 func watchPods(t *testing.T, namespaces ...watchedNamespace) *podWatcher {
 	t.Helper()
 	w := &podWatcher{namespaces: namespaces, seen: map[string]bool{}, wasReady: map[string]bool{}, informer: map[string]cache.SharedIndexInformer{}}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	for _, ns := range namespaces {
 		factory := informers.NewSharedInformerFactoryWithOptions(ns.client, 0, informers.WithNamespace(ns.namespace))

@@ -23,6 +23,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -41,7 +42,7 @@ import (
 // cluster1 then, and cluster1 leaves no sooner than its minimum drain after that; the
 // Gateway leaves cluster1. The leading manager's pod is killed once during the drain.
 func (a *addonTest) seedStory(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	const (
 		interval             = time.Second
 		consecutiveSuccesses = 3
@@ -56,10 +57,10 @@ func (a *addonTest) seedStory(t *testing.T) {
 	regions := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 		{Key: regionLabel, Operator: metav1.LabelSelectorOpExists},
 	}}
-	if err := testbed.CreateClusterSet(ctx, hub.cluster, clusterSetName, regions); err != nil {
+	if err := fixture.CreateClusterSet(ctx, hub.cluster, clusterSetName, regions); err != nil {
 		t.Fatal(err)
 	}
-	if err := testbed.BindClusterSet(ctx, hub.cluster, gatewaySystem, clusterSetName); err != nil {
+	if err := fixture.BindClusterSet(ctx, hub.cluster, gatewaySystem, clusterSetName); err != nil {
 		t.Fatal(err)
 	}
 	for c, region := range map[string]string{cluster1: "east", cluster2: "west"} {
@@ -341,7 +342,7 @@ func (a *addonTest) seedStory(t *testing.T) {
 }
 
 func regionPredicates(region string) []clusterv1beta1.ClusterPredicate {
-	return testbed.SelectorPredicates(map[string]string{regionLabel: region})
+	return fixture.SelectorPredicates(map[string]string{regionLabel: region})
 }
 
 // decisionClusters lists, sorted, the clusters of a Placement's decisions in
@@ -398,7 +399,7 @@ func (a *addonTest) waitPolicy(t *testing.T, what string, check func(*trafficv1a
 }
 
 func clusterRow(p *trafficv1alpha1.TrafficMigrationPolicy, cluster string) *trafficv1alpha1.ClusterStatus {
-	return testbed.PolicyRow(p, cluster)
+	return fixture.PolicyRow(p, cluster)
 }
 
-func statusString(p *trafficv1alpha1.TrafficMigrationPolicy) string { return testbed.PolicyStatus(p) }
+func statusString(p *trafficv1alpha1.TrafficMigrationPolicy) string { return fixture.PolicyStatus(p) }

@@ -39,7 +39,7 @@ type trafficClients struct {
 func startTraffic(t *testing.T, traefik map[string]*testbed.Traefik) *trafficClients {
 	t.Helper()
 	c := &trafficClients{rates: map[string]float64{}}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	for cluster, tr := range traefik {
 		wg.Go(func() { c.send(ctx, cluster, tr) })

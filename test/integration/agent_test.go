@@ -38,7 +38,7 @@ const agentTimeout = 90 * time.Second
 // cluster's labels; and it leaves every condition it does not own as it was.
 func TestAgent(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFleet(t)
 	// The cluster's namespace on the hub, as OCM's registration makes it.
 	cluster := bed.Hub.Namespace(t, "agent")
@@ -236,7 +236,7 @@ func startAgent(t *testing.T, o *agent.Options) string {
 	t.Helper()
 	addrs := make(chan string, 1)
 	o.OnListening = func(a string) { addrs <- a }
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- o.Run(ctx) }()
 	t.Cleanup(func() {
@@ -265,7 +265,7 @@ func startAgent(t *testing.T, o *agent.Options) string {
 // the add-on gives it on the hub, and nothing else.
 func agentHubKubeconfig(t *testing.T, cluster string) string {
 	t.Helper()
-	path, err := bed.Hub.AgentHubKubeconfig(context.Background(), cluster, t.TempDir())
+	path, err := bed.Hub.AgentHubKubeconfig(t.Context(), cluster, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func installGatewayAPI(t *testing.T, spoke *rest.Config) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := testbed.InstallCRDs(context.Background(), spoke, crdFiles...); err != nil {
+	if err := testbed.InstallCRDs(t.Context(), spoke, crdFiles...); err != nil {
 		t.Fatalf("install the Gateway API: %v", err)
 	}
 	return crdFiles
@@ -295,7 +295,7 @@ func createGateway(t *testing.T, client gatewayclient.Interface, name string, gw
 			Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
 		},
 	}
-	created, err := client.GatewayV1().Gateways("apps").Create(context.Background(), gw, metav1.CreateOptions{})
+	created, err := client.GatewayV1().Gateways("apps").Create(t.Context(), gw, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create Gateway %s: %v", name, err)
 	}
@@ -316,7 +316,7 @@ func programGateway(t *testing.T, client gatewayclient.Interface, gw *gatewayv1.
 	}
 	ip, hostname := gatewayv1.IPAddressType, gatewayv1.HostnameAddressType
 	gw.Status.Addresses = []gatewayv1.GatewayStatusAddress{{Type: &ip, Value: "10.0.0.1"}, {Type: &hostname, Value: "gw.example.com"}}
-	updated, err := client.GatewayV1().Gateways(gw.Namespace).UpdateStatus(context.Background(), gw, metav1.UpdateOptions{})
+	updated, err := client.GatewayV1().Gateways(gw.Namespace).UpdateStatus(t.Context(), gw, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("program Gateway %s: %v", gw.Name, err)
 	}
@@ -353,7 +353,7 @@ func agentWaitForHTTP(t *testing.T, url string, want int) {
 	t.Helper()
 	client := &http.Client{Timeout: 5 * time.Second}
 	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, agentTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, agentTimeout, true, func(ctx context.Context) (bool, error) {
 		resp, err := client.Get(url)
 		if err != nil {
 			last = err.Error()

@@ -29,7 +29,7 @@ import (
 // policy, with the reason.
 func TestAlertPrometheusUnreachable(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	rules, err := testbed.ChartAlertRules(map[string]any{"prometheusUnreachableFor": "10s"})
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/check"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -45,7 +46,7 @@ func TestCheckCommand(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastEvaluationTime != nil
 	})
 	share := fmt.Sprintf(`100 * sum(rate(test_gateway_requests_total{cluster=%q,job=%q}[4s])) / sum(rate(test_gateway_requests_total{job=%q}[4s]))`, m.c1, m.traffic.job, m.traffic.job)
@@ -102,7 +103,7 @@ func TestCheckCommand(t *testing.T) {
 		if c1.Gate == nil || c1.Gate.WouldRemove || !strings.Contains(c1.Gate.WaitingFor, "minimum drain duration not reached") {
 			t.Errorf("cluster1 would drain and wait: %+v", c1.Gate)
 		}
-		_, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(context.Background(), dry.Name, metav1.GetOptions{})
+		_, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(t.Context(), dry.Name, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("check created the policy from the file: %v", err)
 		}
@@ -163,7 +164,7 @@ func runCheck(t *testing.T, kubeconfig string, args ...string) (stdout, stderr s
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append(args, "--kubeconfig", kubeconfig)...)
 	var out, errOut bytes.Buffer
@@ -212,7 +213,7 @@ func assertMatchesPrometheus(t *testing.T, r check.Report, rows ...check.Cluster
 			t.Errorf("%s: no query or value printed: %+v", c.Name, c)
 			continue
 		}
-		v, _, err := prom.Query(context.Background(), c.Query, r.Time.Time)
+		v, _, err := prom.Query(t.Context(), c.Query, r.Time.Time)
 		if err != nil {
 			t.Errorf("%s: Prometheus: %v", c.Name, err)
 			continue

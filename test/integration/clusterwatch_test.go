@@ -66,7 +66,7 @@ func (f *fleet) watchClusters(t *testing.T, ns, placement string) *clusterWatch 
 	t.Helper()
 	client := f.cluster.ClusterV1beta1().PlacementDecisions(ns)
 	selector := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement}).String()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	w := &clusterWatch{
 		ns: ns, placement: placement,
 		list: func(ctx context.Context) (*clusterv1beta1.PlacementDecisionList, error) {
@@ -220,7 +220,7 @@ func (w *clusterWatch) caughtUp(ctx context.Context) (bool, error) {
 // fails the test if the watch could not see every change.
 func (w *clusterWatch) stop(t *testing.T) []clusterSighting {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		ok, err := w.caughtUp(ctx)
 		if err != nil && w.failed() {
 			return false, err // the watch itself broke: waiting cannot help

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -43,7 +44,7 @@ func TestDashboard(t *testing.T) {
 	f.createPolicy(t, p)
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	admin := startDashboard(ctx, t, bed.Hub.KubeconfigPath, m.ns)
 	browser := newBrowser(ctx, t, chromium)
@@ -67,7 +68,7 @@ func TestDashboard(t *testing.T) {
 	// the proxy drops it.
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	chart := fmt.Sprintf(`.chart[data-cluster=%q]`, m.c1)
@@ -83,7 +84,7 @@ func TestDashboard(t *testing.T) {
 	}
 	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationPass
 	})
 	// The chart follows: Prometheus's curve, the threshold at 5, and checks that

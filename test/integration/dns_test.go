@@ -32,7 +32,7 @@ var dnsEndpointsResource = schema.GroupVersionResource{Group: "externaldns.k8s.i
 const dnsWait = 30 * time.Second
 
 func TestDNS(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
 		t.Fatal(err)

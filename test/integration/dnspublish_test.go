@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -70,10 +71,10 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
 	m.moveToC2(t)
 	held := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.ConsecutiveSuccesses >= p.Spec.ConsecutiveSuccesses
 	})
-	if r := testbed.PolicyRow(held, m.c1); r.DNSWithdrawalTime != nil || !strings.Contains(r.Message, "still published in DNS") {
+	if r := fixture.PolicyRow(held, m.c1); r.DNSWithdrawalTime != nil || !strings.Contains(r.Message, "still published in DNS") {
 		t.Errorf("cluster1 passed its checks while still in DNS; its row: %+v", *r)
 	}
 	wantAnswer(ctx, t, dns, hostname, "127.0.0.11")
@@ -84,20 +85,20 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
 	waitAnswer(ctx, t, dns, hostname, "127.0.0.12")
 	withdrawn := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.DNSWithdrawalTime != nil
 	})
-	left := testbed.PolicyRow(withdrawn, m.c1).DNSWithdrawalTime.Time
+	left := fixture.PolicyRow(withdrawn, m.c1).DNSWithdrawalTime.Time
 	if left.Before(programmed.Truncate(time.Second)) {
 		t.Errorf("cluster1 left DNS at %s, before cluster2 was Programmed at %s", left, programmed)
 	}
 	checkDNSEndpoint(ctx, t, m.ns, p.Name, hostname, 3, []string{m.c2}, "127.0.0.12")
 
 	removed := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	if r := testbed.PolicyRow(removed, m.c1); r.RemovalTime.Sub(left) < ttl {
+	if r := fixture.PolicyRow(removed, m.c1); r.RemovalTime.Sub(left) < ttl {
 		t.Errorf("cluster1 was removed %s after it left DNS, before the TTL (%s)", r.RemovalTime.Sub(left), ttl)
 	}
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 10*time.Second)

@@ -122,7 +122,7 @@ func parseExample(t *testing.T, file string, line int, text string) []docExample
 // which TestDNSDocsWiring reads. Each example's namespace is made first, for real,
 // and deleted at the end if the test made it.
 func TestDocsExamples(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	crd := os.Getenv(applicationSetCRDEnv)
 	if crd == "" {
 		t.Fatalf("%s is not set: run the tests through 'make test-integration', which downloads Argo CD's ApplicationSet CRD", applicationSetCRDEnv)
@@ -412,7 +412,7 @@ func waitGenerator(t *testing.T, what string, dyn dynamic.Interface, cm map[stri
 	t.Helper()
 	var last []string
 	var lastErr error
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		last, lastErr = clusterDecisionResource(ctx, dyn, cm, ns, selector)
 		return lastErr == nil && slices.Equal(last, clusters), nil
 	})

@@ -18,7 +18,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/test/testbed"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 // TestDrainingClusterReturns: the admin moves the Gateway off cluster1 and, while
@@ -40,34 +40,34 @@ func TestDrainingClusterReturns(t *testing.T) {
 
 	m.moveToC2(t)
 	drained := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil && r.ConsecutiveSuccesses >= 2
 	})
-	firstDrain := testbed.PolicyRow(drained, m.c1).DrainStartTime.Time
+	firstDrain := fixture.PolicyRow(drained, m.c1).DrainStartTime.Time
 
 	// Back to cluster1: it is Active, with nothing left of its drain.
 	f.selectClusters(t, m.ns, m.placement, map[string]string{m.siteLabel: m.site1})
 	f.waitForClusters(t, m.ns, m.placement, []string{m.c1}, 30*time.Second)
 	movedBack := time.Now()
 	returned := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r1, r2 := testbed.PolicyRow(p, m.c1), testbed.PolicyRow(p, m.c2)
+		r1, r2 := fixture.PolicyRow(p, m.c1), fixture.PolicyRow(p, m.c2)
 		return r1 != nil && r1.Phase == trafficv1alpha1.ClusterActive && r2 != nil && r2.Phase == trafficv1alpha1.ClusterDraining
 	})
-	if r := testbed.PolicyRow(returned, m.c1); !reflect.DeepEqual(*r, trafficv1alpha1.ClusterStatus{Name: m.c1, Phase: trafficv1alpha1.ClusterActive}) {
+	if r := fixture.PolicyRow(returned, m.c1); !reflect.DeepEqual(*r, trafficv1alpha1.ClusterStatus{Name: m.c1, Phase: trafficv1alpha1.ClusterActive}) {
 		t.Errorf("cluster1 came back but kept drain state: %+v", *r)
 	}
 	if returned.Status.ActiveClusters != 1 || returned.Status.DrainingClusters != 1 {
-		t.Errorf("want 1 active and 1 draining cluster after the return:\n%s", testbed.PolicyStatus(returned))
+		t.Errorf("want 1 active and 1 draining cluster after the return:\n%s", fixture.PolicyStatus(returned))
 	}
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 10*time.Second)
 
 	// Leaving again starts a new drain: its clock starts after the return.
 	m.moveToC2(t)
 	again := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil
 	})
-	if start := testbed.PolicyRow(again, m.c1).DrainStartTime.Time; start.Before(movedBack.Truncate(time.Second)) || !start.After(firstDrain) {
+	if start := fixture.PolicyRow(again, m.c1).DrainStartTime.Time; start.Before(movedBack.Truncate(time.Second)) || !start.After(firstDrain) {
 		t.Errorf("second drain of cluster1 starts at %s: want a new start after the return at %s (first drain started %s)", start, movedBack, firstDrain)
 	}
 
@@ -97,7 +97,7 @@ func TestManagedClusterDeleted(t *testing.T) {
 
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
@@ -109,24 +109,24 @@ func TestManagedClusterDeleted(t *testing.T) {
 	t.Logf("cluster1 left the proxy %s after its ManagedCluster was deleted", time.Since(deleted).Round(time.Millisecond))
 
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	r := testbed.PolicyRow(got, m.c1)
+	r := fixture.PolicyRow(got, m.c1)
 	if r.RemovalTime == nil || r.DrainStartTime == nil || r.RemovalTime.Sub(r.DrainStartTime.Time) >= p.Spec.MinDrainDuration.Duration {
 		t.Errorf("cluster1's row should show a removal well before minDrainDuration: %+v", *r)
 	}
 	if !strings.Contains(r.Message, "ManagedCluster no longer exists") {
 		t.Errorf("cluster1's row should say its ManagedCluster is gone, says %q", r.Message)
 	}
-	if r2 := testbed.PolicyRow(got, m.c2); r2 == nil || r2.Phase != trafficv1alpha1.ClusterActive {
-		t.Errorf("cluster2 should stay Active:\n%s", testbed.PolicyStatus(got))
+	if r2 := fixture.PolicyRow(got, m.c2); r2 == nil || r2.Phase != trafficv1alpha1.ClusterActive {
+		t.Errorf("cluster2 should stay Active:\n%s", fixture.PolicyStatus(got))
 	}
 	f.waitForEventNote(t, m.ns, "ManagedClusterGone", m.c1, 10*time.Second)
 	if notes := f.removalNotes(t, m.ns, m.c1); len(notes) != 1 {
 		t.Errorf("want one removal of cluster1 recorded, got %v", notes)
 	}
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"reason": "ManagedClusterGone"}) > goneBefore, nil
 	})
 	if err != nil {
@@ -145,13 +145,13 @@ func TestPolicyDeletedLeavesProxy(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "deleted")
 	f := m.f
-	ctx := context.Background()
+	ctx := t.Context()
 	p := m.policy()
 	f.createPolicy(t, p)
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
@@ -206,10 +206,10 @@ func TestPolicyDeletedLeavesProxy(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 60*time.Second)
 	// The manager writes the proxy's decisions before the policy's status.
 	got := f.waitForPolicy(t, m.ns, adopter.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	r := testbed.PolicyRow(got, m.c1)
+	r := fixture.PolicyRow(got, m.c1)
 	if r.DrainStartTime == nil || r.RemovalTime == nil || !strings.Contains(r.Message, "gate passed") {
 		t.Fatalf("the adopting policy should have removed cluster1 through its gate: %+v", *r)
 	}
@@ -254,10 +254,10 @@ func TestManagerRestartMidDrain(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 10*time.Second)
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	before := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil && r.ConsecutiveSuccesses >= 1
 	})
-	r0 := *testbed.PolicyRow(before, m.c1)
+	r0 := *fixture.PolicyRow(before, m.c1)
 	deadline := r0.DrainStartTime.Add(p.Spec.MinDrainDuration.Duration)
 
 	old := manager
@@ -266,7 +266,7 @@ func TestManagerRestartMidDrain(t *testing.T) {
 	if !old.proc.Exited() {
 		t.Fatal("the manager still runs after SIGKILL")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	restarted, err := startManager(ctx)
 	if err != nil {
@@ -283,10 +283,10 @@ func TestManagerRestartMidDrain(t *testing.T) {
 	// Times in rows are rounded up to the second, so a check stamped more than a second
 	// after the kill is the new manager's.
 	carried := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.LastEvaluationTime != nil && r.LastEvaluationTime.After(killed.Add(time.Second))
 	})
-	r1 := *testbed.PolicyRow(carried, m.c1)
+	r1 := *fixture.PolicyRow(carried, m.c1)
 	if r1.DrainStartTime == nil || !r1.DrainStartTime.Equal(r0.DrainStartTime) {
 		t.Errorf("drainStartTime changed over the restart: %v, then %v", r0.DrainStartTime, r1.DrainStartTime)
 	}
@@ -297,10 +297,10 @@ func TestManagerRestartMidDrain(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 60*time.Second)
 	// The manager writes the proxy's decisions before the policy's status.
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	r := testbed.PolicyRow(got, m.c1)
+	r := fixture.PolicyRow(got, m.c1)
 	if r.RemovalTime == nil || r.DrainStartTime == nil {
 		t.Fatalf("cluster1's Removed row lacks its times: %+v", *r)
 	}
@@ -344,7 +344,7 @@ func (s proxyState) equal(o proxyState) bool {
 // the policy.
 func (f *fleet) snapshotProxy(t *testing.T, ns, proxy string) proxyState {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	p, err := f.cluster.ClusterV1beta1().Placements(ns).Get(ctx, proxy, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("read proxy Placement: %v", err)
@@ -376,7 +376,7 @@ func (f *fleet) snapshotProxy(t *testing.T, ns, proxy string) proxyState {
 // removalNotes lists the events in ns that record the removal of cluster from a proxy.
 func (f *fleet) removalNotes(t *testing.T, ns, cluster string) []string {
 	t.Helper()
-	list, err := f.kube.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	list, err := f.kube.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +393,7 @@ func (f *fleet) removalNotes(t *testing.T, ns, cluster string) []string {
 func (f *fleet) waitForEventNote(t *testing.T, ns, reason, mention string, timeout time.Duration) {
 	t.Helper()
 	var seen []string
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		list, err := f.kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil

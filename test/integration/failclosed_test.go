@@ -29,6 +29,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -369,12 +370,12 @@ func runFailClosed(t *testing.T, prefix string, tc failClosedCase) {
 		f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, timeout)
 		// The manager writes the proxy's decisions first, then the status.
 		got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-			r := testbed.PolicyRow(p, m.c1)
+			r := fixture.PolicyRow(p, m.c1)
 			return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 		})
-		r := testbed.PolicyRow(got, m.c1)
+		r := fixture.PolicyRow(got, m.c1)
 		if r.LastResult != tc.result || r.ConsecutiveSuccesses < p.Spec.ConsecutiveSuccesses || !strings.Contains(r.Message, "removal gate passed") {
-			t.Errorf("want cluster %s removed by its gate after %d checks with result %s:\n%s", m.c1, p.Spec.ConsecutiveSuccesses, tc.result, testbed.PolicyStatus(got))
+			t.Errorf("want cluster %s removed by its gate after %d checks with result %s:\n%s", m.c1, p.Spec.ConsecutiveSuccesses, tc.result, fixture.PolicyStatus(got))
 		}
 		if check != nil {
 			check(t)
@@ -387,7 +388,7 @@ func runFailClosed(t *testing.T, prefix string, tc failClosedCase) {
 	// successes at every poll.
 	var maxSuccesses int32
 	got := f.waitForPolicy(t, m.ns, p.Name, timeout, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		if r == nil {
 			return false
 		}
@@ -402,9 +403,9 @@ func runFailClosed(t *testing.T, prefix string, tc failClosedCase) {
 	// selects it: finding it in the proxy now shows that it never left.
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
 
-	r := testbed.PolicyRow(got, m.c1)
+	r := fixture.PolicyRow(got, m.c1)
 	if maxSuccesses != 0 || r.ConsecutiveSuccesses != 0 {
-		t.Errorf("cluster %s counted successes (at most %d seen) although no check could pass:\n%s", m.c1, maxSuccesses, testbed.PolicyStatus(got))
+		t.Errorf("cluster %s counted successes (at most %d seen) although no check could pass:\n%s", m.c1, maxSuccesses, fixture.PolicyStatus(got))
 	}
 	if want := "waiting for 2 more passing checks"; !strings.Contains(r.Message, want) {
 		t.Errorf("row of %s: message %q does not say %q", m.c1, r.Message, want)
@@ -533,7 +534,7 @@ func waitForPromValueAt(t *testing.T, query string, at func() time.Time, ok func
 	prom := promv1.NewAPI(client)
 	var last model.Value
 	var lastErr error
-	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		last, _, lastErr = prom.Query(ctx, query, at())
 		vec, isVector := last.(model.Vector)
 		return lastErr == nil && isVector && len(vec) == 1 && ok(float64(vec[0].Value)), nil
@@ -548,7 +549,7 @@ func (f *fleet) waitForWarning(t *testing.T, ns, policy, reason string, timeout 
 	t.Helper()
 	var found *eventsv1.Event
 	var seen []string
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		list, err := f.kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil

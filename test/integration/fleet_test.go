@@ -25,6 +25,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -33,7 +34,7 @@ const clusterSetName = "traffic-migration-tests"
 
 // fleet is the hub's API as the tests use it.
 type fleet struct {
-	api     *testbed.Fleet
+	api     *fixture.Fleet
 	kube    kubernetes.Interface
 	cluster clusterclient.Interface
 	addon   addonclient.Interface
@@ -48,7 +49,7 @@ func newFleet(t testing.TB) *fleet {
 // newFleetOn is newFleet on another hub, such as one of a test bed of the test's own.
 func newFleetOn(t testing.TB, hub *testbed.Cluster) *fleet {
 	t.Helper()
-	api, err := hub.Fleet()
+	api, err := fixture.NewFleet(hub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,12 +67,13 @@ func (f *fleet) namespace(t testing.TB, prefix string) string {
 // ManagedClusterAddOn go when the test ends.
 func (f *fleet) managedCluster(t testing.TB, name string, clusterLabels map[string]string) {
 	t.Helper()
-	if err := f.api.CreateManagedCluster(context.Background(), name, clusterLabels); err != nil {
+	if err := f.api.CreateManagedCluster(t.Context(), name, clusterLabels); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.deleteManagedCluster(t, name) })
 }
 
+// deleteManagedCluster runs in cleanups too, where the test's context is done.
 func (f *fleet) deleteManagedCluster(t testing.TB, name string) {
 	ctx := context.Background()
 	err := f.cluster.ClusterV1().ManagedClusters().Delete(ctx, name, metav1.DeleteOptions{})
@@ -88,7 +90,7 @@ func (f *fleet) deleteManagedCluster(t testing.TB, name string) {
 // Gateway's readiness and the cluster's labels, and the framework's Available.
 func (f *fleet) reportAgent(t testing.TB, cluster, gatewayNamespace, gatewayName string, ready bool, clusterLabels map[string]string) {
 	t.Helper()
-	if err := f.api.ReportAgent(context.Background(), cluster, gatewayNamespace, gatewayName, ready, clusterLabels); err != nil {
+	if err := f.api.ReportAgent(t.Context(), cluster, gatewayNamespace, gatewayName, ready, clusterLabels); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -96,7 +98,7 @@ func (f *fleet) reportAgent(t testing.TB, cluster, gatewayNamespace, gatewayName
 // placement creates a real Placement that selects the clusters with the given labels.
 func (f *fleet) placement(t testing.TB, ns, name string, match map[string]string) {
 	t.Helper()
-	if err := f.api.CreatePlacement(context.Background(), ns, name, match); err != nil {
+	if err := f.api.CreatePlacement(t.Context(), ns, name, match); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -104,7 +106,7 @@ func (f *fleet) placement(t testing.TB, ns, name string, match map[string]string
 // selectClusters changes which clusters a real Placement selects, as an admin edits it.
 func (f *fleet) selectClusters(t testing.TB, ns, name string, match map[string]string) {
 	t.Helper()
-	if err := f.api.SelectClusters(context.Background(), ns, name, match, 10*time.Second); err != nil {
+	if err := f.api.SelectClusters(t.Context(), ns, name, match, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -140,7 +142,7 @@ func (f *fleet) waitForClusters(t testing.TB, ns, placement string, want []strin
 	t.Helper()
 	slices.Sort(want)
 	var last []string
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		got, err := f.clusters(ns, placement)
 		if err != nil {
 			return false, nil
@@ -157,7 +159,7 @@ func (f *fleet) waitForClusters(t testing.TB, ns, placement string, want []strin
 func (f *fleet) prometheusSecret(t testing.TB, ns, name string, data map[string]string) {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}
-	if _, err := f.kube.CoreV1().Secrets(ns).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+	if _, err := f.kube.CoreV1().Secrets(ns).Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Secret %s: %v", name, err)
 	}
 }
@@ -167,7 +169,7 @@ func (f *fleet) prometheusSecret(t testing.TB, ns, name string, data map[string]
 func (f *fleet) createPolicy(t testing.TB, p *trafficv1alpha1.TrafficMigrationPolicy) {
 	t.Helper()
 	client := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(p.Namespace)
-	if _, err := client.Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+	if _, err := client.Create(t.Context(), p, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create policy %s: %v", p.Name, err)
 	}
 	t.Cleanup(func() { _ = client.Delete(context.Background(), p.Name, metav1.DeleteOptions{}) })
@@ -175,7 +177,7 @@ func (f *fleet) createPolicy(t testing.TB, p *trafficv1alpha1.TrafficMigrationPo
 
 func (f *fleet) getPolicy(t testing.TB, ns, name string) *trafficv1alpha1.TrafficMigrationPolicy {
 	t.Helper()
-	p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Get(context.Background(), name, metav1.GetOptions{})
+	p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get policy %s: %v", name, err)
 	}
@@ -186,7 +188,7 @@ func (f *fleet) getPolicy(t testing.TB, ns, name string) *trafficv1alpha1.Traffi
 func (f *fleet) waitForPolicy(t testing.TB, ns, name string, timeout time.Duration, ok func(p *trafficv1alpha1.TrafficMigrationPolicy) bool) *trafficv1alpha1.TrafficMigrationPolicy {
 	t.Helper()
 	var last *trafficv1alpha1.TrafficMigrationPolicy
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -195,7 +197,7 @@ func (f *fleet) waitForPolicy(t testing.TB, ns, name string, timeout time.Durati
 		return ok(p), nil
 	})
 	if err != nil {
-		t.Fatalf("policy %s/%s did not reach the expected state in %s; last status: %s", ns, name, timeout, testbed.PolicyStatus(last))
+		t.Fatalf("policy %s/%s did not reach the expected state in %s; last status: %s", ns, name, timeout, fixture.PolicyStatus(last))
 	}
 	return last
 }
@@ -225,7 +227,7 @@ func newTrafficSource(t testing.TB) *trafficSource {
 // addScrapeJob makes the test bed's Prometheus scrape job too.
 func addScrapeJob(t testing.TB, job testbed.ScrapeConfig) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	if err := bed.Prometheus.AddScrapeJob(ctx, job); err != nil {
 		t.Fatalf("add scrape job: %v", err)
@@ -233,6 +235,7 @@ func addScrapeJob(t testing.TB, job testbed.ScrapeConfig) {
 }
 
 // removeScrapeJob makes the test bed's Prometheus stop scraping the job name.
+// removeScrapeJob runs in cleanups, where the test's context is done.
 func removeScrapeJob(t testing.TB, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

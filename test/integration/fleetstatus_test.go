@@ -19,7 +19,7 @@ import (
 
 	"open-cluster-management.io/traffic-migration/pkg/agent"
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/test/testbed"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 // TestFleetByCluster: while cluster1 drains, the manager puts the Draining condition on
@@ -31,7 +31,7 @@ import (
 // status --clusters shows the drain.
 func TestFleetByCluster(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	m := newMigration(t, "fleetby")
 	f := m.f
 	addons1 := f.addon.AddonV1alpha1().ManagedClusterAddOns(m.c1)
@@ -121,7 +121,7 @@ func TestFleetByCluster(t *testing.T) {
 	// written for them.
 	var checks []string
 	f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		if r := testbed.PolicyRow(p, m.c1); r != nil && r.LastEvaluationTime != nil {
+		if r := fixture.PolicyRow(p, m.c1); r != nil && r.LastEvaluationTime != nil {
 			if at := r.LastEvaluationTime.String(); len(checks) == 0 || checks[len(checks)-1] != at {
 				checks = append(checks, at)
 			}

@@ -23,6 +23,7 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -42,12 +43,12 @@ func TestProxyComesBack(t *testing.T) {
 	m.moveToC2(t)
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 30*time.Second)
 	before := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastEvaluationTime != nil && r.LastEvaluationTime.Sub(r.DrainStartTime.Time) >= 2*time.Second
 	})
-	drainStart := testbed.PolicyRow(before, m.c1).DrainStartTime
+	drainStart := fixture.PolicyRow(before, m.c1).DrainStartTime
 
-	ctx := context.Background()
+	ctx := t.Context()
 	deleted := time.Now()
 	if err := f.cluster.ClusterV1beta1().Placements(m.ns).Delete(ctx, m.proxy, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete the proxy Placement: %v", err)
@@ -69,19 +70,19 @@ func TestProxyComesBack(t *testing.T) {
 		t.Errorf("event %s does not name %s: %q", policy.ReasonProxyRestored, m.c1, e.Note)
 	}
 	after := f.getPolicy(t, m.ns, p.Name)
-	if r := testbed.PolicyRow(after, m.c1); r == nil || r.Phase != trafficv1alpha1.ClusterDraining || !r.DrainStartTime.Equal(drainStart) {
-		t.Errorf("the drain of %s did not go on from %v:\n%s", m.c1, drainStart, testbed.PolicyStatus(after))
+	if r := fixture.PolicyRow(after, m.c1); r == nil || r.Phase != trafficv1alpha1.ClusterDraining || !r.DrainStartTime.Equal(drainStart) {
+		t.Errorf("the drain of %s did not go on from %v:\n%s", m.c1, drainStart, fixture.PolicyStatus(after))
 	}
 
 	// Once its traffic is gone, the gate removes it, and only then.
 	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 60*time.Second)
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	if r := testbed.PolicyRow(got, m.c1); !strings.Contains(r.Message, "removal gate passed") || r.ConsecutiveSuccesses < p.Spec.ConsecutiveSuccesses {
-		t.Errorf("%s left the proxy without its gate:\n%s", m.c1, testbed.PolicyStatus(got))
+	if r := fixture.PolicyRow(got, m.c1); !strings.Contains(r.Message, "removal gate passed") || r.ConsecutiveSuccesses < p.Spec.ConsecutiveSuccesses {
+		t.Errorf("%s left the proxy without its gate:\n%s", m.c1, fixture.PolicyStatus(got))
 	}
 	t.Logf("proxy and decisions deleted %s after the drain started; both back, %s listed, %s later",
 		deleted.Sub(drainStart.Time).Round(time.Second), m.c1, restoredIn.Round(time.Millisecond))
@@ -109,7 +110,7 @@ const guardCeiling = 25 * time.Second
 // its checks fail.
 func TestSharedHub(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	own, err := testbed.New(ctx, testbed.Options{})
 	if err != nil {
 		t.Fatalf("start a hub of the test's own: %v", err)
@@ -200,10 +201,10 @@ func TestSharedHub(t *testing.T) {
 	f.waitForClusters(t, ordinary.ns, ordinary.proxy, []string{ordinary.c2}, 40*time.Second)
 	ordinaryDrain := time.Since(moved)
 	done := f.waitForPolicy(t, ordinary.ns, ordinaryPolicy.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, ordinary.c1)
+		r := fixture.PolicyRow(p, ordinary.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	row := testbed.PolicyRow(done, ordinary.c1)
+	row := fixture.PolicyRow(done, ordinary.c1)
 	var worstGap time.Duration
 	for i := 1; i < len(row.History); i++ {
 		worstGap = max(worstGap, row.History[i].Time.Sub(row.History[i-1].Time.Time))
@@ -222,10 +223,10 @@ func TestSharedHub(t *testing.T) {
 		t.Helper()
 		got := f.waitForPolicy(t, ns, name, 40*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 			c := condition(p, trafficv1alpha1.ConditionPrometheusReachable)
-			r := testbed.PolicyRow(p, cluster)
+			r := fixture.PolicyRow(p, cluster)
 			return c != nil && c.Reason == reason && r != nil && r.Phase != trafficv1alpha1.ClusterRemoved && r.LastEvaluationTime != nil
 		})
-		r := testbed.PolicyRow(got, cluster)
+		r := fixture.PolicyRow(got, cluster)
 		for _, s := range says {
 			if !strings.Contains(r.Message, s) {
 				t.Errorf("policy %s/%s: row of %s does not say %q: %s", ns, name, cluster, s, r.Message)
@@ -242,10 +243,10 @@ func TestSharedHub(t *testing.T) {
 
 	// The ceiling holds the cluster whose traffic never leaves, and says so.
 	held := f.waitForPolicy(t, stuck.ns, stuckPolicy.Name, guardCeiling+20*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, stuck.c1)
+		r := fixture.PolicyRow(p, stuck.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterHeld
 	})
-	r := testbed.PolicyRow(held, stuck.c1)
+	r := fixture.PolicyRow(held, stuck.c1)
 	heldAfter := time.Since(r.DrainStartTime.Time)
 	if !strings.Contains(r.Message, "the hub's maximum drain duration exceeded") || heldAfter < guardCeiling {
 		t.Errorf("the ceiling held %s after %s (ceiling %s): %s", stuck.c1, heldAfter, guardCeiling, r.Message)
@@ -274,10 +275,10 @@ func TestSharedHub(t *testing.T) {
 	startGuarded(trafficv1alpha1.DeadlineRemove)
 	f.waitForClusters(t, stuck.ns, stuck.proxy, []string{stuck.c2}, 20*time.Second)
 	gone := f.waitForPolicy(t, stuck.ns, stuckPolicy.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, stuck.c1)
+		r := fixture.PolicyRow(p, stuck.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	if r := testbed.PolicyRow(gone, stuck.c1); r.Message != "removed: the hub's maximum drain duration exceeded" {
+	if r := fixture.PolicyRow(gone, stuck.c1); r.Message != "removed: the hub's maximum drain duration exceeded" {
 		t.Errorf("row of %s: %q", stuck.c1, r.Message)
 	}
 	f.waitForEventNote(t, stuck.ns, string(decision.RemovalHubMaxDrainDuration), stuck.c1, 10*time.Second)
@@ -288,7 +289,7 @@ func TestSharedHub(t *testing.T) {
 // a CRD of an older release lacks them: the manager must refuse them itself.
 func dropQueryRules(t *testing.T, b *testbed.Bed) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	client, err := apiextensionsclient.NewForConfig(b.Hub.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +345,7 @@ type readyProbe struct {
 
 func watchReady(t *testing.T, m *testbed.Manager) *readyProbe {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	r := &readyProbe{}
 	done := make(chan struct{})
 	r.stop = func() { cancel(); <-done }

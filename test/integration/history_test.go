@@ -20,7 +20,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
-	"open-cluster-management.io/traffic-migration/test/testbed"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 // TestCheckHistory drains cluster1 while half the traffic still reaches it, with checks
@@ -41,22 +41,22 @@ func TestCheckHistory(t *testing.T) {
 	waitForPromValue(t, c1ShareQuery(m, p), func(v float64) bool { return v > 40 })
 	m.moveToC2(t)
 	first := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && len(r.History) > 0
 	})
 	w := f.watchPolicy(t, m.ns, p.Name, first.ResourceVersion)
 
 	// Full, then rolled over: the oldest check of a full history is dropped.
 	full := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && len(r.History) == trafficv1alpha1.MaxCheckHistory
 	})
-	oldest := testbed.PolicyRow(full, m.c1).History[0].Time
+	oldest := fixture.PolicyRow(full, m.c1).History[0].Time
 	rolled := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && len(r.History) == trafficv1alpha1.MaxCheckHistory && r.History[0].Time.After(oldest.Add(2*time.Second))
 	})
-	r := testbed.PolicyRow(rolled, m.c1)
+	r := fixture.PolicyRow(rolled, m.c1)
 	for i, h := range r.History {
 		if h.Result != trafficv1alpha1.EvaluationFail || !strings.HasPrefix(h.Value, "5") && !strings.HasPrefix(h.Value, "4") {
 			t.Errorf("check %d of the history is %s with value %q, want a failed check near 50%%", i, h.Result, h.Value)
@@ -74,9 +74,9 @@ func TestCheckHistory(t *testing.T) {
 	}
 	// A write without a new check is one for something else (the minimum drain
 	// reached, say), and leaves the history as it was.
-	prev, others := testbed.PolicyRow(first, m.c1), 0
+	prev, others := fixture.PolicyRow(first, m.c1), 0
 	for _, v := range versions {
-		r := testbed.PolicyRow(v, m.c1)
+		r := fixture.PolicyRow(v, m.c1)
 		if len(r.History) > trafficv1alpha1.MaxCheckHistory {
 			t.Errorf("resourceVersion %s keeps %d checks, more than %d", v.ResourceVersion, len(r.History), trafficv1alpha1.MaxCheckHistory)
 		}
@@ -99,10 +99,10 @@ func TestCheckHistory(t *testing.T) {
 	// The traffic leaves cluster1: it passes, goes, and keeps its history.
 	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
 	removed := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	h := testbed.PolicyRow(removed, m.c1).History
+	h := fixture.PolicyRow(removed, m.c1).History
 	if len(h) != trafficv1alpha1.MaxCheckHistory {
 		t.Fatalf("the Removed row keeps %d checks, want %d", len(h), trafficv1alpha1.MaxCheckHistory)
 	}
@@ -175,7 +175,7 @@ func TestStatusSizeAtTheLimits(t *testing.T) {
 		current := f.getPolicy(t, ns, p.Name)
 		current.Status.Clusters = rows
 		var err error
-		written, err = f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).UpdateStatus(context.Background(), current, metav1.UpdateOptions{})
+		written, err = f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).UpdateStatus(t.Context(), current, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
@@ -223,7 +223,7 @@ func (f *fleet) watchPolicy(t *testing.T, ns, name, resourceVersion string) *pol
 	t.Helper()
 	client := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns)
 	selector := fields.OneTermEqualSelector("metadata.name", name).String()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	w := &policyWatch{cancel: cancel}
 	done, err := gaplessWatch(ctx, resourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		o.FieldSelector = selector

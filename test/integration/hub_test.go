@@ -4,7 +4,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -14,7 +13,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
-	"open-cluster-management.io/traffic-migration/test/testbed"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 const (
@@ -104,7 +103,7 @@ func TestSeedStory(t *testing.T) {
 
 	// The proxy mirrors the real Placement, and is a Placement OCM leaves alone.
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
-	proxy, err := f.cluster.ClusterV1beta1().Placements(m.ns).Get(context.Background(), m.proxy, metav1.GetOptions{})
+	proxy, err := f.cluster.ClusterV1beta1().Placements(m.ns).Get(t.Context(), m.proxy, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +121,7 @@ func TestSeedStory(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
 	drainStart := time.Now()
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
@@ -135,12 +134,12 @@ func TestSeedStory(t *testing.T) {
 
 	// The status is written after the decisions: wait for it to tell the removal.
 	got := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	r := testbed.PolicyRow(got, m.c1)
+	r := fixture.PolicyRow(got, m.c1)
 	if r == nil || r.Phase != trafficv1alpha1.ClusterRemoved || r.RemovalTime == nil || r.DrainStartTime == nil {
-		t.Fatalf("cluster1 should have a Removed row with its times:\n%s", testbed.PolicyStatus(got))
+		t.Fatalf("cluster1 should have a Removed row with its times:\n%s", fixture.PolicyStatus(got))
 	}
 	if d := r.RemovalTime.Sub(r.DrainStartTime.Time); d < p.Spec.MinDrainDuration.Duration {
 		t.Errorf("cluster1 removed %s after its drain started, before minDrainDuration %s", d, p.Spec.MinDrainDuration.Duration)
@@ -157,7 +156,7 @@ func TestSeedStory(t *testing.T) {
 
 	// Only traffic-migration wrote the proxy's decisions: OCM's placement controller
 	// neither deleted nor rewrote them.
-	decisions, err := f.cluster.ClusterV1beta1().PlacementDecisions(m.ns).List(context.Background(), metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + m.proxy})
+	decisions, err := f.cluster.ClusterV1beta1().PlacementDecisions(m.ns).List(t.Context(), metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + m.proxy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +170,7 @@ func TestSeedStory(t *testing.T) {
 			}
 		}
 	}
-	proxy, err = f.cluster.ClusterV1beta1().Placements(m.ns).Get(context.Background(), m.proxy, metav1.GetOptions{})
+	proxy, err = f.cluster.ClusterV1beta1().Placements(m.ns).Get(t.Context(), m.proxy, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

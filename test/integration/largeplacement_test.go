@@ -20,7 +20,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/test/testbed"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 // TestLargePlacement: a real Placement of 250 clusters is mirrored in PlacementDecisions
@@ -52,7 +52,7 @@ func TestLargePlacement(t *testing.T) {
 	grouped := &clusterv1beta1.Placement{
 		ObjectMeta: metav1.ObjectMeta{Name: "grouped", Namespace: ns},
 		Spec: clusterv1beta1.PlacementSpec{
-			Predicates: testbed.SelectorPredicates(map[string]string{member: "true"}),
+			Predicates: fixture.SelectorPredicates(map[string]string{member: "true"}),
 			DecisionStrategy: clusterv1beta1.DecisionStrategy{GroupStrategy: clusterv1beta1.GroupStrategy{
 				DecisionGroups: []clusterv1beta1.DecisionGroup{
 					{GroupName: "east", ClusterSelector: clusterv1beta1.GroupClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{zone: "east"}}}},
@@ -61,7 +61,7 @@ func TestLargePlacement(t *testing.T) {
 			}},
 		},
 	}
-	if _, err := f.cluster.ClusterV1beta1().Placements(ns).Create(context.Background(), grouped, metav1.CreateOptions{}); err != nil {
+	if _, err := f.cluster.ClusterV1beta1().Placements(ns).Create(t.Context(), grouped, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Placement grouped: %v", err)
 	}
 	f.waitForClusters(t, ns, "flat", names, 60*time.Second)
@@ -80,7 +80,7 @@ func TestLargePlacement(t *testing.T) {
 		proxy := tc.placement + "-proxy"
 		f.waitForClusters(t, ns, proxy, names, 60*time.Second)
 		var status clusterv1beta1.PlacementStatus
-		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			p, err := f.cluster.ClusterV1beta1().Placements(ns).Get(ctx, proxy, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
@@ -106,7 +106,7 @@ type wantDecision struct {
 // of decision n of the other), and that the two Placements' statuses agree.
 func (f *fleet) compareProxyDecisions(t *testing.T, ns, real, proxy string, want []wantDecision) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	decisions := func(placement string) map[string]clusterv1beta1.PlacementDecision {
 		list, err := f.cluster.ClusterV1beta1().PlacementDecisions(ns).List(ctx, metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + placement})
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 // TestOCMCRDsServed checks that the hub serves OCM's API, through OCM's own typed
 // client, as the product's controllers will use it.
 func TestOCMCRDsServed(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	ns := bed.Hub.Namespace(t, "ocm-crds")
 	client, err := clusterclient.NewForConfig(bed.Hub.Config)
 	if err != nil {

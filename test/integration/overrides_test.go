@@ -19,7 +19,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/test/testbed"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 // The tests of this file drive what an admin can do beyond editing the real Placement
@@ -89,7 +89,7 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	// Its checks passed and its minDrainDuration is over: cluster1's removal waits for
 	// a ready Gateway elsewhere, and for nothing else.
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.ConsecutiveSuccesses >= 2 &&
 			r.Message == "no other cluster has the Gateway ready"
 	})
@@ -103,7 +103,7 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	if e := f.waitForWarning(t, m.ns, p.Name, trafficv1alpha1.ReasonPlacementNotFound, 10*time.Second); !strings.Contains(e.Note, m.placement) {
 		t.Errorf("event %s does not name Placement %s: %q", e.Reason, m.placement, e.Note)
 	}
-	lastCheck := testbed.PolicyRow(lost, m.c1).LastEvaluationTime
+	lastCheck := fixture.PolicyRow(lost, m.c1).LastEvaluationTime
 
 	// cluster2's Gateway becomes ready, and Prometheus still says cluster1's share is
 	// under 5%: with the real decisions known, cluster1 would leave now.
@@ -112,11 +112,11 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	// The manager took the ready Gateway in: all cluster1's removal waits for now is the
 	// real decisions.
 	waited := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && (r.Phase != trafficv1alpha1.ClusterDraining || r.Message == "the real Placement's decisions cannot be read")
 	})
-	if r := testbed.PolicyRow(waited, m.c1); r.Phase != trafficv1alpha1.ClusterDraining {
-		t.Fatalf("cluster1 left while the real Placement was gone:\n%s", testbed.PolicyStatus(waited))
+	if r := fixture.PolicyRow(waited, m.c1); r.Phase != trafficv1alpha1.ClusterDraining {
+		t.Fatalf("cluster1 left while the real Placement was gone:\n%s", fixture.PolicyStatus(waited))
 	}
 	// And it stays so for three intervals more: no sync, no check, no requeue removes it.
 	throughout(t, 3*p.Spec.Interval.Duration, func(ctx context.Context) error {
@@ -124,7 +124,7 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 		if err != nil {
 			return nil // a failed read proves nothing either way
 		}
-		r1, r2 := testbed.PolicyRow(p, m.c1), testbed.PolicyRow(p, m.c2)
+		r1, r2 := fixture.PolicyRow(p, m.c1), fixture.PolicyRow(p, m.c2)
 		switch {
 		case statusOf(condition(p, trafficv1alpha1.ConditionReady)) != metav1.ConditionFalse:
 			return fmt.Errorf("the policy is Ready while the real Placement is gone")
@@ -143,11 +143,11 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 30*time.Second)
 	// The manager writes the proxy's decisions before the policy's status.
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved &&
 			statusOf(condition(p, trafficv1alpha1.ConditionReady)) == metav1.ConditionTrue
 	})
-	r := testbed.PolicyRow(got, m.c1)
+	r := fixture.PolicyRow(got, m.c1)
 	if !strings.Contains(r.Message, "removal gate passed") || r.RemovalTime == nil || r.RemovalTime.Time.Before(restored) {
 		t.Errorf("cluster1 should have left through its gate once the real Placement was back (at %s): %+v", restored.Format(time.StampMilli), *r)
 	}
@@ -196,19 +196,19 @@ func TestSuspend(t *testing.T) {
 
 	// Three passing checks, an interval apart, past the two that open the gate.
 	got := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && (r.Phase == trafficv1alpha1.ClusterRemoved ||
 			(r.Phase == trafficv1alpha1.ClusterDraining && r.ConsecutiveSuccesses >= p.Spec.ConsecutiveSuccesses+3 &&
 				r.DrainStartTime != nil && r.LastEvaluationTime != nil && r.LastEvaluationTime.Sub(r.DrainStartTime.Time) >= p.Spec.MinDrainDuration.Duration))
 	})
-	if r := testbed.PolicyRow(got, m.c1); r.Phase == trafficv1alpha1.ClusterRemoved {
-		t.Fatalf("cluster1 was removed while removals were suspended:\n%s", testbed.PolicyStatus(got))
+	if r := fixture.PolicyRow(got, m.c1); r.Phase == trafficv1alpha1.ClusterRemoved {
+		t.Fatalf("cluster1 was removed while removals were suspended:\n%s", fixture.PolicyStatus(got))
 	}
-	if r := testbed.PolicyRow(got, m.c1); r.Message != "removals suspended" {
+	if r := fixture.PolicyRow(got, m.c1); r.Message != "removals suspended" {
 		t.Errorf("cluster1's row should say that only the suspension keeps it, says %q", r.Message)
 	}
 	if c := condition(got, trafficv1alpha1.ConditionDraining); c == nil || c.Status != metav1.ConditionTrue || c.Reason != trafficv1alpha1.ReasonSuspended || !strings.Contains(c.Message, m.c1) {
-		t.Errorf("Draining should be True, reason %s, naming cluster1:\n%s", trafficv1alpha1.ReasonSuspended, testbed.PolicyStatus(got))
+		t.Errorf("Draining should be True, reason %s, naming cluster1:\n%s", trafficv1alpha1.ReasonSuspended, fixture.PolicyStatus(got))
 	}
 	f.waitForEventNote(t, m.ns, trafficv1alpha1.ReasonSuspended, m.c1, 10*time.Second)
 
@@ -216,14 +216,14 @@ func TestSuspend(t *testing.T) {
 	f.patchPolicy(t, m.ns, p.Name, map[string]any{"spec": map[string]any{"suspend": false}})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2, c3}, 30*time.Second)
 	got = f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	if r := testbed.PolicyRow(got, m.c1); !strings.Contains(r.Message, "removal gate passed") || r.RemovalTime == nil || r.RemovalTime.Time.Before(resumed) {
+	if r := fixture.PolicyRow(got, m.c1); !strings.Contains(r.Message, "removal gate passed") || r.RemovalTime == nil || r.RemovalTime.Time.Before(resumed) {
 		t.Errorf("cluster1 should have left through its gate after the suspension was lifted at %s: %+v", resumed.Format(time.StampMilli), *r)
 	}
 	if c := condition(got, trafficv1alpha1.ConditionDraining); c == nil || c.Reason != trafficv1alpha1.ReasonNoClustersDraining {
-		t.Errorf("Draining should say no cluster drains:\n%s", testbed.PolicyStatus(got))
+		t.Errorf("Draining should say no cluster drains:\n%s", fixture.PolicyStatus(got))
 	}
 	f.waitForEventNote(t, m.ns, "GatePassed", m.c1, 10*time.Second)
 	seen := watch.stop(t)
@@ -254,7 +254,7 @@ func TestForceRemove(t *testing.T) {
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
@@ -265,21 +265,21 @@ func TestForceRemove(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 15*time.Second)
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		_, named := p.Annotations[trafficv1alpha1.ForceRemoveAnnotation]
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved && !named
 	})
-	r := testbed.PolicyRow(got, m.c1)
+	r := fixture.PolicyRow(got, m.c1)
 	if r.Message != "removed: named in the force-remove annotation" || r.LastResult != trafficv1alpha1.EvaluationFail || r.ConsecutiveSuccesses != 0 {
 		t.Errorf("cluster1's row should show a forced removal of a cluster whose checks failed: %+v", *r)
 	}
-	if r2 := testbed.PolicyRow(got, m.c2); r2 == nil || r2.Phase != trafficv1alpha1.ClusterActive {
-		t.Errorf("cluster2 should stay Active:\n%s", testbed.PolicyStatus(got))
+	if r2 := fixture.PolicyRow(got, m.c2); r2 == nil || r2.Phase != trafficv1alpha1.ClusterActive {
+		t.Errorf("cluster2 should stay Active:\n%s", fixture.PolicyStatus(got))
 	}
 	f.waitForEventNote(t, m.ns, "ForceRemoved", m.c1, 10*time.Second)
 	if e := f.waitForWarning(t, m.ns, p.Name, "ForceRemoveInRealDecisions", 10*time.Second); !strings.Contains(e.Note, m.c2) {
 		t.Errorf("event %s does not name cluster2: %q", e.Reason, e.Note)
 	}
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"reason": "ForceRemoved"}) > removalsBefore, nil
 	})
 	if err != nil {
@@ -321,7 +321,7 @@ func TestForceRemoveDeferred(t *testing.T) {
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 
@@ -344,8 +344,8 @@ func TestForceRemoveDeferred(t *testing.T) {
 		if got := p.Annotations[trafficv1alpha1.ForceRemoveAnnotation]; got != m.c1 {
 			return fmt.Errorf("the force-remove annotation says %q, want %q until the real Placement is back", got, m.c1)
 		}
-		if r := testbed.PolicyRow(p, m.c1); r == nil || r.Phase != trafficv1alpha1.ClusterDraining {
-			return fmt.Errorf("cluster1 is no longer draining:\n%s", testbed.PolicyStatus(p))
+		if r := fixture.PolicyRow(p, m.c1); r == nil || r.Phase != trafficv1alpha1.ClusterDraining {
+			return fmt.Errorf("cluster1 is no longer draining:\n%s", fixture.PolicyStatus(p))
 		}
 		return nil
 	})
@@ -355,10 +355,10 @@ func TestForceRemoveDeferred(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 30*time.Second)
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		_, named := p.Annotations[trafficv1alpha1.ForceRemoveAnnotation]
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved && !named
 	})
-	if r := testbed.PolicyRow(got, m.c1); r.Message != "removed: named in the force-remove annotation" {
+	if r := fixture.PolicyRow(got, m.c1); r.Message != "removed: named in the force-remove annotation" {
 		t.Errorf("cluster1's row should show a forced removal: %+v", *r)
 	}
 	f.waitForEventNote(t, m.ns, "ForceRemoved", m.c1, 10*time.Second)
@@ -393,22 +393,22 @@ func TestMaxDrainDurationHold(t *testing.T) {
 
 	deadline := p.Spec.MaxDrainDuration.Duration
 	got := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		c := condition(p, trafficv1alpha1.ConditionHeld)
 		return r != nil && (r.Phase == trafficv1alpha1.ClusterRemoved ||
 			(r.Phase == trafficv1alpha1.ClusterHeld && r.LastResult == trafficv1alpha1.EvaluationFail &&
 				r.DrainStartTime != nil && r.LastEvaluationTime != nil && r.LastEvaluationTime.Sub(r.DrainStartTime.Time) >= deadline+3*p.Spec.Interval.Duration &&
 				c != nil && c.Status == metav1.ConditionTrue && c.Reason == trafficv1alpha1.ReasonMaxDrainDurationExceeded))
 	})
-	r := testbed.PolicyRow(got, m.c1)
+	r := fixture.PolicyRow(got, m.c1)
 	if r.Phase == trafficv1alpha1.ClusterRemoved {
-		t.Fatalf("cluster1 was removed past its deadline although onMaxDrainDuration is Hold:\n%s", testbed.PolicyStatus(got))
+		t.Fatalf("cluster1 was removed past its deadline although onMaxDrainDuration is Hold:\n%s", fixture.PolicyStatus(got))
 	}
 	if !strings.Contains(r.Message, "maximum drain duration exceeded") || !strings.Contains(r.Message, "waiting for 2 more passing checks") {
 		t.Errorf("cluster1's row should say it is past its deadline and waits for its checks: %q", r.Message)
 	}
 	if got.Status.DrainingClusters != 1 || !strings.Contains(condition(got, trafficv1alpha1.ConditionHeld).Message, m.c1) {
-		t.Errorf("the status should count cluster1 as draining and name it as held:\n%s", testbed.PolicyStatus(got))
+		t.Errorf("the status should count cluster1 as draining and name it as held:\n%s", fixture.PolicyStatus(got))
 	}
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
 	for _, reason := range []string{"ClusterHeld", trafficv1alpha1.ReasonMaxDrainDurationExceeded} {
@@ -421,11 +421,11 @@ func TestMaxDrainDurationHold(t *testing.T) {
 	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 60*time.Second)
 	got = f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		c := condition(p, trafficv1alpha1.ConditionHeld)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved && c != nil && c.Reason == trafficv1alpha1.ReasonWithinDeadline
 	})
-	if r := testbed.PolicyRow(got, m.c1); !strings.Contains(r.Message, "removal gate passed") {
+	if r := fixture.PolicyRow(got, m.c1); !strings.Contains(r.Message, "removal gate passed") {
 		t.Errorf("cluster1 should have left through its gate: %+v", *r)
 	}
 	f.waitForEventNote(t, m.ns, "GatePassed", m.c1, 10*time.Second)
@@ -460,10 +460,10 @@ func TestMaxDrainDurationRemove(t *testing.T) {
 
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 60*time.Second)
 	got := f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := testbed.PolicyRow(p, m.c1)
+		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
 	})
-	r := testbed.PolicyRow(got, m.c1)
+	r := fixture.PolicyRow(got, m.c1)
 	if r.Message != "removed: maximum drain duration exceeded" || r.LastResult != trafficv1alpha1.EvaluationFail || r.ConsecutiveSuccesses >= p.Spec.ConsecutiveSuccesses {
 		t.Errorf("cluster1's row should show a removal at the deadline of a cluster whose checks failed: %+v", *r)
 	}
@@ -474,7 +474,7 @@ func TestMaxDrainDurationRemove(t *testing.T) {
 	if notes := f.removalNotes(t, m.ns, m.c1); len(notes) != 1 {
 		t.Errorf("want one removal of cluster1 recorded, got %v", notes)
 	}
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"reason": "MaxDrainDurationRemove"}) > removalsBefore, nil
 	})
 	if err != nil {
@@ -493,7 +493,7 @@ func TestMaxDrainDurationRemove(t *testing.T) {
 // garbage collector of a real hub does (the test bed's hub runs none).
 func (m *migration) deleteRealPlacement(t *testing.T) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	placements := m.f.cluster.ClusterV1beta1().Placements(m.ns)
 	if err := placements.Delete(ctx, m.placement, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete Placement %s: %v", m.placement, err)
@@ -538,7 +538,7 @@ func (m *migration) patchRealPlacement(t *testing.T, patch map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.f.cluster.ClusterV1beta1().Placements(m.ns).Patch(context.Background(), m.placement, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
+	if _, err := m.f.cluster.ClusterV1beta1().Placements(m.ns).Patch(t.Context(), m.placement, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("patch Placement %s: %v", m.placement, err)
 	}
 }
@@ -549,7 +549,7 @@ func (m *migration) deleteRealDecisions(t *testing.T) {
 	t.Helper()
 	decisions := m.f.cluster.ClusterV1beta1().PlacementDecisions(m.ns)
 	selector := metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + m.placement}
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := decisions.DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
 			return false, nil
 		}
@@ -569,7 +569,7 @@ func (f *fleet) patchPolicy(t *testing.T, ns, name string, patch map[string]any)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Patch(context.Background(), name, types.MergePatchType, b, metav1.PatchOptions{})
+	p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Patch(t.Context(), name, types.MergePatchType, b, metav1.PatchOptions{})
 	if err != nil {
 		t.Fatalf("patch policy %s with %s: %v", name, b, err)
 	}
@@ -587,7 +587,7 @@ func (f *fleet) forceRemove(t *testing.T, ns, policy, clusters string) {
 // was recorded in ns: an event repeated as a series counts for each time.
 func (f *fleet) eventCount(t *testing.T, ns, reason, mention string) int {
 	t.Helper()
-	list, err := f.kube.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	list, err := f.kube.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -611,7 +611,7 @@ func (f *fleet) eventCount(t *testing.T, ns, reason, mention string) int {
 func throughout(t *testing.T, d time.Duration, check func(ctx context.Context) error) {
 	t.Helper()
 	var failed error
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, d, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, d, true, func(ctx context.Context) (bool, error) {
 		failed = check(ctx)
 		return failed != nil, nil
 	})

@@ -38,7 +38,7 @@ func TestPrometheusScrapesServedMetric(t *testing.T) {
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	job := fmt.Sprintf("served-%d", time.Now().UnixNano())
 	addScrapeJob(t, testbed.ScrapeConfig{JobName: job, Targets: []string{l.Addr().String()}})

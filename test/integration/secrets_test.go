@@ -4,7 +4,6 @@
 package integration
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	cryptorand "crypto/rand"
@@ -28,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/test/testbed"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 // TestSecretsNeverLeak: the manager reads two Prometheus Secrets, one with a bearer
@@ -42,7 +41,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "secrets")
 	f := m.f
-	ctx := context.Background()
+	ctx := t.Context()
 	token := "tok" + rand.String(32)
 	username, password := "reader-"+rand.String(6), "pw"+rand.String(32)+"!%"
 	caPEM, caDER := throwawayCACert(t)
@@ -68,7 +67,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	m.moveToC2(t)
 	for _, name := range policies {
 		f.waitForPolicy(t, m.ns, name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-			r := testbed.PolicyRow(p, m.c1)
+			r := fixture.PolicyRow(p, m.c1)
 			return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail &&
 				statusOf(condition(p, trafficv1alpha1.ConditionPrometheusReachable)) == metav1.ConditionTrue
 		})

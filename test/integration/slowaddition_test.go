@@ -30,7 +30,7 @@ func TestSlowPrometheusDoesNotDelayAdditions(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 30*time.Second)
 
 	// A check of the draining cluster is waiting on Prometheus.
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		return front.requests.Load() > 0, nil
 	})
 	if err != nil {

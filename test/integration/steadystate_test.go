@@ -17,7 +17,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
-	"open-cluster-management.io/traffic-migration/test/testbed"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 // TestSecondSyncWritesNothing: once a policy's proxy and status are written, a sync
@@ -30,7 +30,7 @@ import (
 func TestSecondSyncWritesNothing(t *testing.T) {
 	m := newMigration(t, "steady")
 	f := m.f
-	ctx := context.Background()
+	ctx := t.Context()
 	evaluations := manager.metricValue(t, "traffic_migration_evaluations_total", nil)
 	p := m.policy()
 	key := m.ns + "/" + p.Name
@@ -75,7 +75,7 @@ func TestSecondSyncWritesNothing(t *testing.T) {
 				strings.Join(manager.logLinesSince(t, logBefore, "Synced policy", `verb="POST"`, `verb="PATCH"`, `verb="PUT"`, `verb="DELETE"`, "rror"), "\n"))
 		}
 		if after := f.getPolicy(t, m.ns, p.Name); after.ResourceVersion != before.ResourceVersion {
-			t.Errorf("after %s the policy changed (resourceVersion %s to %s):\n%s", trigger.name, before.ResourceVersion, after.ResourceVersion, testbed.PolicyStatus(after))
+			t.Errorf("after %s the policy changed (resourceVersion %s to %s):\n%s", trigger.name, before.ResourceVersion, after.ResourceVersion, fixture.PolicyStatus(after))
 		}
 		t.Logf("%s: %d more syncs, %v writes", trigger.name, syncs2-syncs, writes2-writes)
 		syncs, writes = syncs2, writes2
@@ -94,7 +94,7 @@ func waitManagerIdle(t *testing.T) (uint64, float64) {
 	var syncs uint64
 	var writes float64
 	changed := time.Time{}
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		s, w := manager.policySyncs(t), manager.metricValue(t, "traffic_migration_api_writes_total", nil)
 		if changed.IsZero() || s != syncs || w != writes {
 			syncs, writes, changed = s, w, time.Now()

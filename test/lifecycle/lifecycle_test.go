@@ -111,7 +111,7 @@ func tryHelm(t *testing.T, values map[string]any, args ...string) (string, error
 		}
 		args = append(args, "--values", file)
 	}
-	return bed.Helm(context.Background(), args...)
+	return bed.Helm(t.Context(), args...)
 }
 
 // upgradeArgs are the values and arguments of `helm upgrade` to this release's chart

@@ -12,13 +12,11 @@ package lifecycle
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
@@ -57,61 +55,35 @@ var hub struct {
 var spoke1 kubernetes.Interface
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(testbed.RunOCMSuite(m, suite))
 }
 
-func run(m *testing.M) (code int) {
-	if msg := testbed.Unconfigured(); msg != "" {
-		fmt.Println(msg)
-		return 0
-	}
-	image = os.Getenv(testbed.ImageEnv)
-	imagesDir := os.Getenv(testbed.ImagesDirEnv)
-	if image == "" || imagesDir == "" {
-		fmt.Fprintf(os.Stderr, "%s and %s are not set: run the tests through 'make test-e2e', which builds the image ('make image')\n", testbed.ImageEnv, testbed.ImagesDirEnv)
-		return 1
-	}
+// suite is the package's set-up: cluster1 and the hub have nodes, which import this
+// release's image and the previous one's.
+func suite() (testbed.OCMSuite, error) {
+	var imagesDir string
 	var err error
+	if image, imagesDir, err = testbed.SuiteImages(); err != nil {
+		return testbed.OCMSuite{}, err
+	}
 	if previous, err = testbed.UpgradeFrom(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return testbed.OCMSuite{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	start := time.Now()
-	bed, err = testbed.New(ctx, testbed.Options{
-		Spokes:     []string{cluster1, cluster2},
-		Prometheus: &testbed.PrometheusOptions{},
-		Nodes: &testbed.NodeOptions{
-			Clusters: []string{hubName, cluster1},
-			Images:   []string{filepath.Join(imagesDir, "traffic-migration.tar"), previous.Archive},
+	return testbed.OCMSuite{
+		Options: testbed.Options{
+			Spokes:     []string{cluster1, cluster2},
+			Prometheus: &testbed.PrometheusOptions{},
+			Nodes: &testbed.NodeOptions{
+				Clusters: []string{hubName, cluster1},
+				Images:   []string{filepath.Join(imagesDir, "traffic-migration.tar"), previous.Archive},
+			},
 		},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
-		return 1
-	}
-	defer bed.Stop()
-	defer func() {
-		if code != 0 {
-			bed.DumpLogs(os.Stderr, 16384)
-		}
-	}()
-	if err := bed.StartOCMControlPlane(ctx, false); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := newClients(); err != nil {
-		fmt.Fprintf(os.Stderr, "make the clients: %v\n", err)
-		return 1
-	}
-	if _, err := bed.JoinSpokes(ctx, cluster1, cluster2); err != nil {
-		fmt.Fprintf(os.Stderr, "join the spokes: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "test bed ready in %s: hub %s, spokes %s and %s joined, Prometheus %s\n",
-		time.Since(start).Round(time.Millisecond), bed.Hub.URL, cluster1, cluster2, bed.Prometheus.URL)
-	return m.Run()
+		Timeout: 10 * time.Minute,
+		Ready: func(b *testbed.Bed) error {
+			bed = b
+			return newClients()
+		},
+	}, nil
 }
 
 func newClients() error {
@@ -141,17 +113,5 @@ const pollTimeout = 2 * time.Minute
 // error if that takes longer than pollTimeout.
 func eventually(t *testing.T, what string, check func(context.Context) error) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, pollTimeout, true, func(ctx context.Context) (bool, error) {
-		err := check(ctx)
-		if err != nil && ctx.Err() != nil && last != nil {
-			// The deadline cut this try short: the try before says more.
-			return false, nil
-		}
-		last = err
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %s: %v", what, pollTimeout, last)
-	}
+	testbed.Eventually(t, pollTimeout, what, check)
 }

@@ -15,6 +15,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -32,10 +33,10 @@ var placementsStrategy = map[string]any{"addon": map[string]any{"installStrategy
 // Deployment runs on cluster1's node and makes the add-on Available. When the label
 // goes, the agent goes. cluster2, never selected, never gets the add-on.
 func installByPlacement(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	placement := &clusterv1beta1.Placement{
 		ObjectMeta: metav1.ObjectMeta{Name: agentsPlacement, Namespace: policyNamespace},
-		Spec:       clusterv1beta1.PlacementSpec{Predicates: testbed.SelectorPredicates(map[string]string{agentsLabel: "true"})},
+		Spec:       clusterv1beta1.PlacementSpec{Predicates: fixture.SelectorPredicates(map[string]string{agentsLabel: "true"})},
 	}
 	if _, err := hub.cluster.ClusterV1beta1().Placements(policyNamespace).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

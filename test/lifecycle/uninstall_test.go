@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -280,7 +281,7 @@ func checkStep(t *testing.T, rows []leftover, step string, sides []side, run fun
 // clusteradm: the agent's objects go from the spoke and from the cluster's namespace
 // on the hub, as the docs' table says.
 func disable(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	rows := readLeftovers(t)
 	upgradeChart(t, nil)
 	if _, err := bed.Clusteradm(ctx, "addon", "enable", "--names", addonName, "--clusters", cluster1, "--namespace", testbed.AgentAddonNamespace); err != nil {
@@ -308,11 +309,11 @@ func uninstall(t *testing.T) {
 	checkStep(t, rows, stepUninstall, []side{newSide(t, "hub", bed.Hub.Config)}, func(t *testing.T) {
 		runHelm(t, nil, "uninstall", release, "--namespace", releaseNamespace, "--wait", "--timeout", "2m")
 	})
-	row := testbed.PolicyRow(getPolicy(t), cluster2)
+	row := fixture.PolicyRow(getPolicy(t), cluster2)
 	if row == nil || row.Phase != trafficv1alpha1.ClusterDraining || !row.DrainStartTime.Equal(drainState.row.DrainStartTime) || len(row.History) == 0 {
 		t.Errorf("cluster2's row after helm uninstall: %+v, want it draining since %v, with its history", row, drainState.row.DrainStartTime)
 	}
-	clusters, err := testbed.DecisionClusters(context.Background(), hub.cluster, policyNamespace, proxyName)
+	clusters, err := fixture.DecisionClusters(t.Context(), hub.cluster, policyNamespace, proxyName)
 	if err != nil {
 		t.Fatal(err)
 	}

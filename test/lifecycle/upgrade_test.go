@@ -27,7 +27,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/test/testbed"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 // crdResource is the CustomResourceDefinitions' API, read through the dynamic client.
@@ -45,7 +45,7 @@ var drainState struct {
 // bed put this release's CRD on the hub; it goes first, so that helm installs the
 // previous one.
 func installPrevious(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	dyn := dynamic.NewForConfigOrDie(bed.Hub.Config)
 	if err := dyn.Resource(crdResource).Delete(ctx, crdName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -88,15 +88,15 @@ func hasHistory(t *testing.T, ctx context.Context) bool {
 // at most 0.05) and narrows the real Placement from both clusters to cluster1: cluster2
 // drains, and stays draining, under the previous release's manager.
 func drain(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := hub.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: policyNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	regions := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: regionLabel, Operator: metav1.LabelSelectorOpExists}}}
-	if err := testbed.CreateClusterSet(ctx, hub.cluster, clusterSet, regions); err != nil {
+	if err := fixture.CreateClusterSet(ctx, hub.cluster, clusterSet, regions); err != nil {
 		t.Fatal(err)
 	}
-	if err := testbed.BindClusterSet(ctx, hub.cluster, policyNamespace, clusterSet); err != nil {
+	if err := fixture.BindClusterSet(ctx, hub.cluster, policyNamespace, clusterSet); err != nil {
 		t.Fatal(err)
 	}
 	for c, region := range map[string]string{cluster1: "east", cluster2: "west"} {
@@ -141,7 +141,7 @@ func drain(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		p.Spec.Predicates = testbed.SelectorPredicates(map[string]string{regionLabel: "east"})
+		p.Spec.Predicates = fixture.SelectorPredicates(map[string]string{regionLabel: "east"})
 		_, err = hub.cluster.ClusterV1beta1().Placements(policyNamespace).Update(ctx, p, metav1.UpdateOptions{})
 		return err
 	})
@@ -167,7 +167,7 @@ func drain(t *testing.T) {
 	for _, c := range p.Status.Conditions {
 		drainState.conditions = append(drainState.conditions, c.Type+"="+string(c.Status)+"/"+c.Reason)
 	}
-	t.Logf("under the previous release: %s; conditions %v", testbed.PolicyStatus(p), drainState.conditions)
+	t.Logf("under the previous release: %s; conditions %v", fixture.PolicyStatus(p), drainState.conditions)
 }
 
 // upgrade upgrades to this release with helm, during cluster2's drain, and checks that
@@ -179,7 +179,7 @@ func drain(t *testing.T) {
 // part of the release; and --reset-then-reuse-values, as the previous values lack
 // the new chart's (docs/upgrading-and-uninstalling.md says both).
 func upgrade(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	watch := watchProxy(t, cluster1, cluster2)
 	before := time.Now()
 	// Without --take-ownership, helm refuses before it changes anything.
@@ -255,14 +255,14 @@ func upgrade(t *testing.T) {
 			t.Errorf("condition %s after the upgrade: %+v", c, cond)
 		}
 	}
-	t.Logf("under this release: %s, %d checks in the history", testbed.PolicyStatus(p), len(row.History))
+	t.Logf("under this release: %s, %d checks in the history", fixture.PolicyStatus(p), len(row.History))
 	watch.verify(t)
 }
 
 // setClusterLabel sets (or, with an empty value, removes) a label of a ManagedCluster.
 func setClusterLabel(t *testing.T, cluster, key, value string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		mc, err := hub.cluster.ClusterV1().ManagedClusters().Get(ctx, cluster, metav1.GetOptions{})
 		if err != nil {
@@ -289,7 +289,7 @@ func waitDecisions(t *testing.T, placement string, clusters ...string) {
 	t.Helper()
 	want := slices.Sorted(slices.Values(clusters))
 	eventually(t, fmt.Sprintf("decisions of %s listing %v", placement, want), func(ctx context.Context) error {
-		got, err := testbed.DecisionClusters(ctx, hub.cluster, policyNamespace, placement)
+		got, err := fixture.DecisionClusters(ctx, hub.cluster, policyNamespace, placement)
 		if err != nil {
 			return err
 		}
@@ -302,7 +302,7 @@ func waitDecisions(t *testing.T, placement string, clusters ...string) {
 
 func getPolicy(t *testing.T) *trafficv1alpha1.TrafficMigrationPolicy {
 	t.Helper()
-	p, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(policyNamespace).Get(context.Background(), policyName, metav1.GetOptions{})
+	p, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(policyNamespace).Get(t.Context(), policyName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,12 +318,12 @@ func waitRow(t *testing.T, what string, check func(*trafficv1alpha1.ClusterStatu
 		if err != nil {
 			return err
 		}
-		r := testbed.PolicyRow(p, cluster2)
+		r := fixture.PolicyRow(p, cluster2)
 		if r == nil {
 			return errors.New("no row for cluster2")
 		}
 		if err := check(r); err != nil {
-			return fmt.Errorf("%w (status: %s)", err, testbed.PolicyStatus(p))
+			return fmt.Errorf("%w (status: %s)", err, fixture.PolicyStatus(p))
 		}
 		row = r.DeepCopy()
 		return nil
@@ -372,7 +372,7 @@ func watchProxy(t *testing.T, clusters ...string) *proxyWatch {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	w.stop = cancel
 	t.Cleanup(cancel)
 	factory.Start(ctx.Done())

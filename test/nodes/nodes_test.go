@@ -63,7 +63,7 @@ func TestNodeRunsInClusterClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), podTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), podTimeout)
 	defer cancel()
 	if _, err := client.AppsV1().Deployments(ns).Create(ctx, inclusterDeployment(ref), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the Deployment: %v", err)
@@ -96,7 +96,7 @@ func TestNodeRunsInClusterClient(t *testing.T) {
 func TestNodesOfTwoClusters(t *testing.T) {
 	ref, archive := inclusterImage(t)
 	bed := testbed.Start(t, testbed.Options{Spokes: []string{"cluster1"}, Nodes: &testbed.NodeOptions{Images: []string{archive}}})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*podTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*podTimeout)
 	defer cancel()
 	clusters := map[string]*testbed.Cluster{"hub": bed.Hub, "cluster1": bed.Spokes["cluster1"]}
 	for _, name := range []string{"hub", "cluster1"} {
@@ -389,7 +389,7 @@ func startPod(t *testing.T, bed *testbed.Bed, ref string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), podTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), podTimeout)
 	defer cancel()
 	if _, err := client.AppsV1().Deployments(metav1.NamespaceDefault).Create(ctx, inclusterDeployment(ref), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the Deployment: %v", err)
@@ -401,7 +401,7 @@ func startPod(t *testing.T, bed *testbed.Bed, ref string) {
 // namespace, link, mount, cgroup, data or process of it is left.
 func TestStopLeavesNothing(t *testing.T) {
 	ref, archive := inclusterImage(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	bed, err := testbed.New(ctx, testbed.Options{Dir: t.TempDir(), Nodes: &testbed.NodeOptions{Clusters: []string{"hub"}, Images: []string{archive}}})
 	if err != nil {
@@ -455,7 +455,7 @@ func TestNextBedCleansDeadBed(t *testing.T) {
 		t.Fatal("the dead bed left nothing without its guard; the test would pass for nothing")
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	next, err := testbed.New(ctx, testbed.Options{Dir: t.TempDir(), Nodes: &testbed.NodeOptions{Clusters: []string{"hub"}, Images: []string{archive}}})
 	if err != nil {
@@ -543,7 +543,7 @@ func TestDeadBedHelper(t *testing.T) {
 		t.Skip("runs only as the helper of TestKilledBedLeavesNothing")
 	}
 	ref, archive := inclusterImage(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	bed, err := testbed.New(ctx, testbed.Options{Dir: dir, Nodes: &testbed.NodeOptions{Clusters: []string{"hub"}, Images: []string{archive}}})
 	if err != nil {

@@ -13,9 +13,9 @@
 // kube-proxy, and the cluster's kube-scheduler and kube-controller-manager), so that
 // the project's image runs as pods; node.go says how. Without, the bed runs no pods.
 //
-// It also runs this project's binaries as processes (StartManager, StartAddonAgent)
-// and holds what the test packages share: a Fleet to make a fleet's objects on the hub without
-// OCM's agents, and a TrafficSource, request counters that its Prometheus scrapes.
+// It also runs this project's binaries as processes (StartManager, StartAddonAgent),
+// and a TrafficSource, request counters that its Prometheus scrapes. The objects that
+// tests make on the bed's clusters are package fixture's (test/fixture).
 //
 // Everything the test bed starts is stopped by Stop, and killed by the kernel if the
 // test binary dies first (the nodes' containers, which outlive their containerd, by
@@ -158,7 +158,7 @@ func New(ctx context.Context, opts Options) (_ *Bed, err error) {
 // fails, the end of every program's log is written to the test's log.
 func Start(t testing.TB, opts Options) *Bed {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	b, err := New(ctx, opts)
 	if err != nil {

@@ -102,7 +102,7 @@ func (p *Prometheus) NewTrafficSource(t testing.TB, opts TrafficOptions) *Traffi
 		wg.Wait()
 		_ = srv.Close()
 	}
-	scrapeCtx, scrapeCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	scrapeCtx, scrapeCancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer scrapeCancel()
 	if err := p.AddScrapeJob(scrapeCtx, ScrapeConfig{JobName: s.Job, Targets: []string{l.Addr().String()}}); err != nil {
 		stop()

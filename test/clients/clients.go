@@ -1,7 +1,13 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+// Package clients is the applications that call a gateway by its DNS name, as the
+// demo and the strategy benchmark run them: each resolves the name, keeps the answer
+// for a TTL of its own whatever the record says, sends a request at a steady rate to
+// the address it holds, and on a connection error (or an answer of the gateway with no
+// route) resolves again and retries once. They count every request: served, retried,
+// failed, and by the cluster that answered.
+package clients
 
 import (
 	"context"
@@ -18,19 +24,19 @@ import (
 )
 
 const (
-	// servedByHeader names the cluster whose backend served a request.
-	servedByHeader = "X-Served-By"
-	// clientTimeout bounds one HTTP request, connection included: generous, as the
+	// ServedByHeader names the cluster whose backend served a request.
+	ServedByHeader = "X-Served-By"
+	// RequestTimeout bounds one HTTP request, connection included: generous, as the
 	// machine runs the whole fleet on a few cores.
-	clientTimeout = 5 * time.Second
-	// resolveTimeout bounds one DNS lookup.
-	resolveTimeout = 5 * time.Second
+	RequestTimeout = 5 * time.Second
+	// ResolveTimeout bounds one DNS lookup.
+	ResolveTimeout = 5 * time.Second
 	// maxFailureSamples is how many failures the counts keep to explain them.
 	maxFailureSamples = 5
 )
 
-// clientCounts are what the clients saw, request by request.
-type clientCounts struct {
+// Counts are what the clients saw, request by request.
+type Counts struct {
 	// Served is the requests answered at the first attempt.
 	Served int64
 	// Retried is the requests whose first attempt failed on a connection error, or got
@@ -70,10 +76,10 @@ func (s *clientStats) fail(why string) {
 	}
 }
 
-func (s *clientStats) counts() clientCounts {
+func (s *clientStats) counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := clientCounts{
+	c := Counts{
 		Served: s.served.Load(), Retried: s.retried.Load(), Failed: s.failed.Load(),
 		ByCluster: make(map[string]int64, len(s.byCluster)), FailureSamples: append([]string(nil), s.samples...),
 	}
@@ -83,8 +89,8 @@ func (s *clientStats) counts() clientCounts {
 	return c
 }
 
-// lookupFunc resolves the gateway's name: its A records, as the DNS answers them now.
-type lookupFunc func(ctx context.Context) ([]netip.Addr, error)
+// LookupFunc resolves the gateway's name: its A records, as the DNS answers them now.
+type LookupFunc func(ctx context.Context) ([]netip.Addr, error)
 
 // client is one application that calls the gateway: it resolves the gateway's name
 // through the DNS, keeps the answer for its own TTL whatever the record says, and
@@ -92,13 +98,14 @@ type lookupFunc func(ctx context.Context) ([]netip.Addr, error)
 // connection error it resolves the name again, bypassing its cache, and retries once,
 // as many real clients do.
 type client struct {
-	id     int
-	ttl    time.Duration
-	every  time.Duration
-	port   string
-	lookup lookupFunc
-	http   *http.Client
-	stats  *clientStats
+	id       int
+	hostname string
+	ttl      time.Duration
+	every    time.Duration
+	port     string
+	lookup   LookupFunc
+	http     *http.Client
+	stats    *clientStats
 
 	mu      sync.Mutex
 	cached  netip.Addr
@@ -113,14 +120,14 @@ func (c *client) resolve(fresh bool) (netip.Addr, error) {
 	if !fresh && c.cached.IsValid() && time.Now().Before(c.expires) {
 		return c.cached, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), ResolveTimeout)
 	defer cancel()
 	addrs, err := c.lookup(ctx)
 	if err != nil {
 		return netip.Addr{}, err
 	}
 	if len(addrs) == 0 {
-		return netip.Addr{}, fmt.Errorf("no address for %s", gatewayHostname)
+		return netip.Addr{}, fmt.Errorf("no address for %s", c.hostname)
 	}
 	c.cached, c.expires = addrs[0].Unmap(), time.Now().Add(c.ttl)
 	return c.cached, nil
@@ -147,14 +154,14 @@ func (c *client) get(addr netip.Addr) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	req.Host = gatewayHostname
+	req.Host = c.hostname
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
-	servedBy := resp.Header.Get(servedByHeader)
+	servedBy := resp.Header.Get(ServedByHeader)
 	switch {
 	case resp.StatusCode == http.StatusOK && servedBy != "":
 		return servedBy, nil
@@ -193,7 +200,7 @@ func (e *unroutedError) Error() string {
 func (c *client) request() {
 	addr, err := c.resolve(false)
 	if err != nil {
-		c.stats.fail(fmt.Sprintf("client %d: resolve %s: %v", c.id, gatewayHostname, err))
+		c.stats.fail(fmt.Sprintf("client %d: resolve %s: %v", c.id, c.hostname, err))
 		return
 	}
 	cluster, err := c.get(addr)
@@ -222,8 +229,8 @@ func (c *client) request() {
 	c.stats.answered(cluster)
 }
 
-// clientFleet is the demo's clients.
-type clientFleet struct {
+// Fleet is the demo's clients.
+type Fleet struct {
 	clients []*client
 	stats   *clientStats
 	stop    chan struct{}
@@ -231,33 +238,48 @@ type clientFleet struct {
 	rng     *rand.Rand
 }
 
-// newClientFleet makes one client per TTL, each sending a request every interval to
-// the gateway's port, resolving its name with lookup.
-func newClientFleet(ttls []time.Duration, every time.Duration, lookup lookupFunc, port int, seed uint64) *clientFleet {
-	f := &clientFleet{
+// Config is the clients of a Fleet.
+type Config struct {
+	// Hostname is the name the clients resolve and send in their requests' Host.
+	Hostname string
+	// TTLs are the clients' own TTLs, one client each (see TTLs).
+	TTLs []time.Duration
+	// Every is the interval between two requests of a client.
+	Every time.Duration
+	// Lookup resolves Hostname.
+	Lookup LookupFunc
+	// Port is the gateway's port.
+	Port int
+	// Seed draws the clients' cache ages and request phases.
+	Seed uint64
+}
+
+// NewFleet makes one client per TTL of cfg.
+func NewFleet(cfg Config) *Fleet {
+	f := &Fleet{
 		stats: &clientStats{byCluster: map[string]int64{}},
 		stop:  make(chan struct{}),
-		rng:   rand.New(rand.NewPCG(seed, seed^0x5eed)),
+		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
 	}
-	for i, ttl := range ttls {
+	for i, ttl := range cfg.TTLs {
 		transport := &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: clientTimeout}).DialContext,
+			DialContext:         (&net.Dialer{Timeout: RequestTimeout}).DialContext,
 			MaxIdleConnsPerHost: 1,
 			IdleConnTimeout:     10 * time.Second,
 		}
 		f.clients = append(f.clients, &client{
-			id: i + 1, ttl: ttl, every: every, port: strconv.Itoa(port),
-			lookup: lookup, http: &http.Client{Transport: transport, Timeout: clientTimeout}, stats: f.stats,
+			id: i + 1, hostname: cfg.Hostname, ttl: ttl, every: cfg.Every, port: strconv.Itoa(cfg.Port),
+			lookup: cfg.Lookup, http: &http.Client{Transport: transport, Timeout: RequestTimeout}, stats: f.stats,
 		})
 	}
 	return f
 }
 
-// start resolves every client's first answer, ages it at random, and starts sending.
-func (f *clientFleet) start() error {
+// Start resolves every client's first answer, ages it at random, and starts sending.
+func (f *Fleet) Start() error {
 	for _, c := range f.clients {
 		if _, err := c.resolve(true); err != nil {
-			return fmt.Errorf("client %d: resolve %s: %w", c.id, gatewayHostname, err)
+			return fmt.Errorf("client %d: resolve %s: %w", c.id, c.hostname, err)
 		}
 		c.age(f.rng)
 	}
@@ -286,8 +308,8 @@ func (f *clientFleet) start() error {
 	return nil
 }
 
-// halt stops the clients once their requests in flight have ended.
-func (f *clientFleet) halt() {
+// Halt stops the clients once their requests in flight have ended.
+func (f *Fleet) Halt() {
 	select {
 	case <-f.stop:
 	default:
@@ -299,8 +321,11 @@ func (f *clientFleet) halt() {
 	}
 }
 
-// holding counts the clients by the address their cache holds.
-func (f *clientFleet) holding() map[netip.Addr]int {
+// Counts are what the clients saw so far.
+func (f *Fleet) Counts() Counts { return f.stats.counts() }
+
+// Holding counts the clients by the address their cache holds.
+func (f *Fleet) Holding() map[netip.Addr]int {
 	out := map[netip.Addr]int{}
 	for _, c := range f.clients {
 		out[c.holding()]++
@@ -308,16 +333,16 @@ func (f *clientFleet) holding() map[netip.Addr]int {
 	return out
 }
 
-// clientTTLs spreads n TTLs evenly over [short.min, short.max], except the last long
+// TTLs spreads n TTLs evenly over [short.min, short.max], except the last long
 // ones, spread over [long.min, long.max]: most clients keep an answer for seconds, a
 // few for much longer.
-func clientTTLs(n int, short, long ttlRange, nLong int) []time.Duration {
+func TTLs(n int, short, long TTLRange, nLong int) []time.Duration {
 	out := make([]time.Duration, 0, n)
-	spread := func(count int, r ttlRange) {
+	spread := func(count int, r TTLRange) {
 		for i := range count {
-			t := r.min
+			t := r.Min
 			if count > 1 {
-				t += time.Duration(int64(r.max-r.min) * int64(i) / int64(count-1))
+				t += time.Duration(int64(r.Max-r.Min) * int64(i) / int64(count-1))
 			}
 			out = append(out, t)
 		}
@@ -327,11 +352,26 @@ func clientTTLs(n int, short, long ttlRange, nLong int) []time.Duration {
 	return out
 }
 
-// ttlRange is a range of client TTLs.
-type ttlRange struct{ min, max time.Duration }
+// TTLRange is a range of client TTLs.
+type TTLRange struct{ Min, Max time.Duration }
 
 // String writes the range in seconds, for example "2-20s".
-func (r ttlRange) String() string {
+func (r TTLRange) String() string {
 	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
-	return secs(r.min) + "-" + secs(r.max) + "s"
+	return secs(r.Min) + "-" + secs(r.Max) + "s"
+}
+
+// Answer stands for the DNS where a unit test needs one: its Lookup answers the
+// addresses last published, and nothing before the first Publish.
+type Answer struct{ addrs atomic.Pointer[[]netip.Addr] }
+
+// Publish makes addrs the answer.
+func (a *Answer) Publish(addrs ...netip.Addr) { a.addrs.Store(&addrs) }
+
+// Lookup is a LookupFunc: the answer last published.
+func (a *Answer) Lookup(context.Context) ([]netip.Addr, error) {
+	if p := a.addrs.Load(); p != nil {
+		return *p, nil
+	}
+	return nil, nil
 }

@@ -1,10 +1,9 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package clients
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,10 +12,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
+// testHostname is the gateway's name in the clients' unit tests.
+const testHostname = "app.example.com"
+
 func TestClientTTLs(t *testing.T) {
-	got := clientTTLs(6, ttlRange{2 * time.Second, 10 * time.Second}, ttlRange{40 * time.Second, 60 * time.Second}, 2)
+	got := TTLs(6, TTLRange{Min: 2 * time.Second, Max: 10 * time.Second}, TTLRange{Min: 40 * time.Second, Max: 60 * time.Second}, 2)
 	want := []time.Duration{2 * time.Second, 4666666666, 7333333333, 10 * time.Second, 40 * time.Second, 60 * time.Second}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -41,29 +45,29 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 	}
 	gw1 := startFakeGateway(t, "one", net.JoinHostPort(ip1.String(), strconv.Itoa(port)))
 	startFakeGateway(t, "two", net.JoinHostPort(ip2.String(), strconv.Itoa(port)))
-	var answer answerOf
-	answer.publish(ip1)
+	var answer Answer
+	answer.Publish(ip1)
 
 	// Three clients that follow within a second, one that holds on for an hour.
 	ttls := []time.Duration{300 * time.Millisecond, 600 * time.Millisecond, time.Second, time.Hour}
-	f := newClientFleet(ttls, 50*time.Millisecond, answer.lookup, port, 1)
-	if err := f.start(); err != nil {
+	f := NewFleet(Config{Hostname: testHostname, TTLs: ttls, Every: 50 * time.Millisecond, Lookup: answer.Lookup, Port: port, Seed: 1})
+	if err := f.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer f.halt()
-	eventually(t, "every client holding "+ip1.String(), func() bool { return f.holding()[ip1] == 4 })
-	answer.publish(ip2)
-	eventually(t, "the short-TTL clients moving to "+ip2.String(), func() bool { return f.holding()[ip2] == 3 })
-	if h := f.holding(); h[ip1] != 1 || h[ip2] != 3 {
+	defer f.Halt()
+	eventually(t, "every client holding "+ip1.String(), func() bool { return f.Holding()[ip1] == 4 })
+	answer.Publish(ip2)
+	eventually(t, "the short-TTL clients moving to "+ip2.String(), func() bool { return f.Holding()[ip2] == 3 })
+	if h := f.Holding(); h[ip1] != 1 || h[ip2] != 3 {
 		t.Errorf("clients holding: %v, want one on %s and three on %s", h, ip1, ip2)
 	}
 	gw1.routed.Store(false)
 	eventually(t, "the long-TTL client retrying on "+ip2.String(), func() bool {
-		return f.stats.counts().Retried >= 1 && f.holding()[ip2] == 4
+		return f.Counts().Retried >= 1 && f.Holding()[ip2] == 4
 	})
-	f.halt()
+	f.Halt()
 
-	c := f.stats.counts()
+	c := f.Counts()
 	if c.Failed != 0 {
 		t.Errorf("%d requests failed: %v", c.Failed, c.FailureSamples)
 	}
@@ -73,7 +77,7 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 	if c.ByCluster["one"] == 0 || c.ByCluster["two"] == 0 || c.Served+c.Retried != c.ByCluster["one"]+c.ByCluster["two"] {
 		t.Errorf("answers by cluster do not add up: %+v", c)
 	}
-	if h := f.holding(); h[ip2] != 4 {
+	if h := f.Holding(); h[ip2] != 4 {
 		t.Errorf("after the retry every client should hold %s: %v", ip2, h)
 	}
 }
@@ -88,30 +92,18 @@ func TestClientsFailOnBackendError(t *testing.T) {
 	}
 	gw := startFakeGateway(t, "one", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
 	gw.backendStatus.Store(http.StatusInternalServerError)
-	var answer answerOf
-	answer.publish(ip)
-	f := newClientFleet([]time.Duration{time.Hour}, 50*time.Millisecond, answer.lookup, port, 1)
-	if err := f.start(); err != nil {
+	var answer Answer
+	answer.Publish(ip)
+	f := NewFleet(Config{Hostname: testHostname, TTLs: []time.Duration{time.Hour}, Every: 50 * time.Millisecond, Lookup: answer.Lookup, Port: port, Seed: 1})
+	if err := f.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer f.halt()
-	eventually(t, "a failed request", func() bool { return f.stats.counts().Failed >= 1 })
-	f.halt()
-	if c := f.stats.counts(); c.Retried != 0 || c.Served != 0 {
+	defer f.Halt()
+	eventually(t, "a failed request", func() bool { return f.Counts().Failed >= 1 })
+	f.Halt()
+	if c := f.Counts(); c.Retried != 0 || c.Served != 0 {
 		t.Errorf("backend errors were retried or counted served: %+v", c)
 	}
-}
-
-// answerOf stands for the DNS in the clients' unit tests: the answer last published.
-type answerOf struct{ addrs atomic.Pointer[[]netip.Addr] }
-
-func (a *answerOf) publish(addrs ...netip.Addr) { a.addrs.Store(&addrs) }
-
-func (a *answerOf) lookup(context.Context) ([]netip.Addr, error) {
-	if p := a.addrs.Load(); p != nil {
-		return *p, nil
-	}
-	return nil, nil
 }
 
 // fakeGateway is a unit test's gateway with a backend behind it: while routed, it
@@ -136,7 +128,7 @@ func startFakeGateway(t *testing.T, cluster, addr string) *fakeGateway {
 			http.NotFound(w, nil)
 			return
 		}
-		w.Header().Set(servedByHeader, cluster)
+		w.Header().Set(ServedByHeader, cluster)
 		w.WriteHeader(int(g.backendStatus.Load()))
 	})}
 	go func() { _ = srv.Serve(l) }()
@@ -175,11 +167,5 @@ func commonFreePort(addrs ...netip.Addr) (int, error) {
 // eventually polls cond until it holds, and fails the test after a deadline.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testbed.EventuallyTrue(t, 10*time.Second, what, cond)
 }

@@ -1,0 +1,127 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// OCMSuite is the set-up of a test package that runs on a real OCM fleet (test/e2e,
+// test/lifecycle): the bed of Options, an OCM hub on its hub, and Options.Spokes
+// joined to it with clusteradm, all before the package's first test.
+type OCMSuite struct {
+	// Options are the bed's. Its spokes are joined to the hub.
+	Options Options
+	// WorkManager also starts OCM's work manager (ManifestWorkReplicaSets).
+	WorkManager bool
+	// Timeout bounds the whole set-up.
+	Timeout time.Duration
+	// Ready runs once the spokes have joined, before the first test: the package keeps
+	// the bed and makes its clients.
+	Ready func(*Bed) error
+}
+
+// RunOCMSuite is the TestMain of an OCM suite. It skips the package, saying how to run
+// it, when the test bed is not configured (see Unconfigured); otherwise it asks suite
+// for its set-up (which fails with an error saying what is missing), starts it, runs
+// the tests, dumps the programs' logs when set-up or a test failed, and stops the bed.
+func RunOCMSuite(m *testing.M, suite func() (OCMSuite, error)) (code int) {
+	if msg := Unconfigured(); msg != "" {
+		fmt.Println(msg)
+		return 0
+	}
+	s, err := suite()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
+	defer cancel()
+	start := time.Now()
+	bed, err := New(ctx, s.Options)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
+		return 1
+	}
+	defer bed.Stop()
+	// Whatever fails, in set-up or in a test, the programs' logs say why.
+	defer func() {
+		if code != 0 {
+			bed.DumpLogs(os.Stderr, 16384)
+		}
+	}()
+	if err := bed.StartOCMControlPlane(ctx, s.WorkManager); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	hubReady := time.Since(start)
+	if _, err := bed.JoinSpokes(ctx, s.Options.Spokes...); err != nil {
+		fmt.Fprintf(os.Stderr, "join the spokes: %v\n", err)
+		return 1
+	}
+	if s.Ready != nil {
+		if err := s.Ready(bed); err != nil {
+			fmt.Fprintf(os.Stderr, "set up the tests: %v\n", err)
+			return 1
+		}
+	}
+	fmt.Fprintf(os.Stderr, "test bed ready in %s (OCM hub after %s): hub %s, spokes %s joined, Prometheus %s\n",
+		time.Since(start).Round(time.Millisecond), hubReady.Round(time.Millisecond), bed.Hub.URL,
+		strings.Join(s.Options.Spokes, ", "), bed.Prometheus.URL)
+	return m.Run()
+}
+
+// SuiteImages returns the image that 'make image' built, as the nodes know it
+// ($TESTBED_IMAGE), and the folder of the images' archives ($TESTBED_IMAGES_DIR), or an
+// error that says how to set them.
+func SuiteImages() (image, dir string, err error) {
+	image, dir = os.Getenv(ImageEnv), os.Getenv(ImagesDirEnv)
+	if image == "" || dir == "" {
+		return "", "", fmt.Errorf("%s and %s are not set: run the tests through 'make test-e2e', which builds the image ('make image')", ImageEnv, ImagesDirEnv)
+	}
+	return image, dir, nil
+}
+
+// Eventually polls check until it returns nil, and fails the test with check's last
+// error if that takes longer than timeout. A try that the deadline cut short does not
+// hide the error of the try before it, which says more.
+func Eventually(t testing.TB, timeout time.Duration, what string, check func(context.Context) error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		err := check(ctx)
+		if err != nil && ctx.Err() != nil && last != nil {
+			return false, nil
+		}
+		last = err
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s: %v", what, timeout, last)
+	}
+}
+
+// EventuallyTrue polls cond until it holds, and fails the test if that takes longer
+// than timeout.
+func EventuallyTrue(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, timeout)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: the test ended first", what)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
