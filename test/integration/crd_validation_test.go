@@ -4,7 +4,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -80,6 +79,7 @@ func TestCRDValidationOnCreate(t *testing.T) {
 				p.Spec.TrafficShare.ClusterLabelValue = `{{ index .Cluster.Labels "cluster" }}`
 				p.Spec.TrafficShare.Window = "1h30m"
 				p.Spec.TrafficShare.MaxPercent = 0.5
+				p.Spec.TrafficShare.MinRequestsPerSecond = 0.25
 				p.Spec.Interval = duration("1m30s")
 				p.Spec.ConsecutiveSuccesses = 5
 				p.Spec.MinDrainDuration = duration("10m")
@@ -394,6 +394,11 @@ func TestCRDValidationOnCreate(t *testing.T) {
 			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.TrafficShare.MaxPercent = -1 },
 			wantErrors: []string{"spec.trafficShare.maxPercent in body should be greater than or equal to 0"},
 		},
+		"trafficShare.minRequestsPerSecond negative": {
+			policy:     sharePolicy,
+			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.TrafficShare.MinRequestsPerSecond = -0.5 },
+			wantErrors: []string{"spec.trafficShare.minRequestsPerSecond in body should be greater than or equal to 0"},
+		},
 	}
 
 	i := 0
@@ -404,7 +409,7 @@ func TestCRDValidationOnCreate(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(p)
 			}
-			_, err := client.Create(context.Background(), p, metav1.CreateOptions{})
+			_, err := client.Create(t.Context(), p, metav1.CreateOptions{})
 			checkErrors(t, err, tc.wantErrors)
 		})
 	}
@@ -473,7 +478,7 @@ func TestCRDValidationOnUpdate(t *testing.T) {
 	for name, tc := range tests {
 		i++
 		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
+			ctx := t.Context()
 			p := queryPolicy(fmt.Sprintf("policy-%d", i))
 			if tc.before != nil {
 				tc.before(p)
@@ -499,7 +504,7 @@ func TestCRDValidationOnUpdate(t *testing.T) {
 // TestCRDDefaults checks the defaults the schema fills in.
 func TestCRDDefaults(t *testing.T) {
 	ns := bed.Hub.Namespace(t, "crd-defaults")
-	got, err := policyClient(t).TrafficV1alpha1().TrafficMigrationPolicies(ns).Create(context.Background(), sharePolicy("defaults"), metav1.CreateOptions{})
+	got, err := policyClient(t).TrafficV1alpha1().TrafficMigrationPolicies(ns).Create(t.Context(), sharePolicy("defaults"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -370,8 +370,12 @@ func trafficShareSummary(ts *trafficv1alpha1.TrafficShare) string {
 	if window == "" {
 		window = "5m"
 	}
-	return fmt.Sprintf("traffic share <= %s%% (%s by label %s over %s)",
-		strconv.FormatFloat(ts.MaxPercent, 'g', -1, 64), ts.Metric, label, window)
+	volume := ""
+	if ts.MinRequestsPerSecond > 0 {
+		volume = fmt.Sprintf(", at least %s requests/s in all", strconv.FormatFloat(ts.MinRequestsPerSecond, 'g', -1, 64))
+	}
+	return fmt.Sprintf("traffic share <= %s%% (%s by label %s over %s%s)",
+		strconv.FormatFloat(ts.MaxPercent, 'g', -1, 64), ts.Metric, label, window, volume)
 }
 
 // buildClusters makes one row per cluster in the status or in the proxy's decisions,

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,7 +40,7 @@ type Evaluation struct {
 	// Query is the resolved query; empty only when it could not be resolved.
 	Query string
 	// Reason is a reason of the PrometheusReachable condition: ReasonQuerySucceeded
-	// on Pass and Fail, ReasonNoData on NoData, and on Error what went wrong
+	// on Pass and Fail, ReasonNoData or ReasonTrafficTooLow on NoData, and on Error what went wrong
 	// (ReasonTemplateFailed, ReasonURLNotAllowed, ReasonUnreachable,
 	// ReasonUnauthorized, ReasonTimeout, ReasonQueryFailed, ReasonAnswerTooLarge,
 	// ReasonUnexpectedResult), or ReasonInvalidQuery when the spec's
@@ -92,6 +93,9 @@ func Evaluate(ctx context.Context, q Querier, spec *v1alpha1.TrafficMigrationPol
 	}
 	v, ok := readValue(value, &ev)
 	if !ok {
+		if ev.Result == v1alpha1.EvaluationNoData {
+			explainLowTraffic(ctx, q, spec.TrafficShare, now, &ev)
+		}
 		return ev
 	}
 	ev.Value = v.String()
@@ -110,6 +114,28 @@ func Evaluate(ctx context.Context, q Querier, spec *v1alpha1.TrafficMigrationPol
 		ev.Message = fmt.Sprintf("the query's value does not meet %s yet", expect)
 	}
 	return ev
+}
+
+// explainLowTraffic tells a trafficShare check that had no data because the traffic
+// was under minRequestsPerSecond (ReasonTrafficTooLow) from one whose series are
+// missing: it reads the total once more. Whatever goes wrong with that second query,
+// the check stays NoData as it was.
+func explainLowTraffic(ctx context.Context, q Querier, ts *v1alpha1.TrafficShare, now time.Time, ev *Evaluation) {
+	if ts == nil || ts.MinRequestsPerSecond <= 0 {
+		return
+	}
+	value, err := q.Query(ctx, trafficShareTotalQuery(ts), now)
+	if err != nil {
+		return
+	}
+	var total Evaluation
+	v, ok := readValue(value, &total)
+	if !ok || math.IsNaN(float64(v)) || float64(v) >= ts.MinRequestsPerSecond {
+		return
+	}
+	ev.Reason = v1alpha1.ReasonTrafficTooLow
+	ev.Message = fmt.Sprintf("the Gateway's traffic in all is under trafficShare.minRequestsPerSecond (%s/s): too little to judge a share; noDataPolicy decides how it counts",
+		strconv.FormatFloat(ts.MinRequestsPerSecond, 'g', -1, 64))
 }
 
 // readValue reads the single number of a query result. When there is none it fills

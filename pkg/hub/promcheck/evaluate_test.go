@@ -523,3 +523,75 @@ func TestEvaluateResults(t *testing.T) {
 		})
 	}
 }
+
+// TestEvaluateLowTraffic: with trafficShare.minRequestsPerSecond, a share over too
+// little traffic has no data, and the reason says the traffic was too low only when the
+// total, read once more, is under the minimum.
+func TestEvaluateLowTraffic(t *testing.T) {
+	const (
+		share = `100 * sum(rate(requests_total{cluster="cluster1"}[5m])) / (sum(rate(requests_total[5m])) >= 0.5)`
+		total = `sum(rate(requests_total[5m]))`
+	)
+	spec := &v1alpha1.TrafficMigrationPolicySpec{TrafficShare: &v1alpha1.TrafficShare{
+		Metric: "requests_total", ClusterLabel: "cluster", Window: "5m", MaxPercent: 5, MinRequestsPerSecond: 0.5,
+	}}
+	empty := vector("0")
+	tests := map[string]struct {
+		shareAnswer, totalAnswer http.HandlerFunc
+		want                     Evaluation
+		// queries are the queries Prometheus must get, in order.
+		queries []string
+	}{
+		"enough traffic": {
+			shareAnswer: vector("1.5", `{}`),
+			want:        Evaluation{Result: v1alpha1.EvaluationPass, Value: "1.5", Query: share, Reason: v1alpha1.ReasonQuerySucceeded},
+			queries:     []string{share},
+		},
+		"too little traffic": {
+			shareAnswer: empty, totalAnswer: vector("0.2", `{}`),
+			want: Evaluation{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonTrafficTooLow,
+				Message: "the Gateway's traffic in all is under trafficShare.minRequestsPerSecond (0.5/s): too little to judge a share; noDataPolicy decides"},
+			queries: []string{share, total},
+		},
+		"no traffic at all": {
+			shareAnswer: empty, totalAnswer: vector("0", `{}`),
+			want:    Evaluation{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonTrafficTooLow},
+			queries: []string{share, total},
+		},
+		"traffic enough but the cluster's series missing": {
+			shareAnswer: empty, totalAnswer: vector("3", `{}`),
+			want:    Evaluation{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonNoData, Message: "returned no series"},
+			queries: []string{share, total},
+		},
+		"the metric missing altogether": {
+			shareAnswer: empty, totalAnswer: empty,
+			want:    Evaluation{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonNoData, Message: "returned no series"},
+			queries: []string{share, total},
+		},
+		"the total cannot be read": {
+			shareAnswer: empty, totalAnswer: failure(http.StatusServiceUnavailable, "unavailable", "down"),
+			want:    Evaluation{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonNoData, Message: "returned no series"},
+			queries: []string{share, total},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			prom := newFakePrometheus(t, false, func(w http.ResponseWriter, r *http.Request) {
+				if r.Form.Get("query") == total && tc.totalAnswer != nil {
+					tc.totalAnswer(w, r)
+					return
+				}
+				tc.shareAnswer(w, r)
+			})
+			got := Evaluate(t.Context(), querierFor(t, 0, KeyURL, prom.URL), spec, testData(), evalTime)
+			checkEvaluation(t, got, tc.want)
+			var queries []string
+			for _, s := range prom.seen() {
+				queries = append(queries, s.query)
+			}
+			if strings.Join(queries, "\n") != strings.Join(tc.queries, "\n") {
+				t.Errorf("Prometheus got the queries\n%s\nwant\n%s", strings.Join(queries, "\n"), strings.Join(tc.queries, "\n"))
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/common/model"
@@ -102,7 +103,8 @@ func ResolveQuery(spec *v1alpha1.TrafficMigrationPolicySpec, data QueryData) (st
 	return q, nil
 }
 
-// trafficShareQuery builds 100 * sum(rate(M{L="v",S}[w])) / sum(rate(M{S}[w])).
+// trafficShareQuery builds 100 * sum(rate(M{L="v",S}[w])) / sum(rate(M{S}[w])), the
+// denominator compared with minRequestsPerSecond (>= m) when that is set.
 func trafficShareQuery(ts *v1alpha1.TrafficShare, data QueryData) (string, error) {
 	label := ts.ClusterLabel
 	if label == "" {
@@ -134,17 +136,35 @@ func trafficShareQuery(ts *v1alpha1.TrafficShare, data QueryData) (string, error
 		return "", &templateError{msg: "trafficShare.clusterLabelValue: " + err.Error()}
 	}
 	cluster := label + "=" + literal
-	total := ts.Metric
 	if selector != "" {
 		cluster += "," + selector
-		total += "{" + selector + "}"
 	}
-	q := fmt.Sprintf("100 * sum(rate(%s{%s}[%s])) / sum(rate(%s[%s]))", ts.Metric, cluster, window, total, window)
+	denominator := trafficShareTotalQuery(ts)
+	if ts.MinRequestsPerSecond > 0 {
+		// Under the minimum the comparison drops the total's only sample: no data.
+		denominator = fmt.Sprintf("(%s >= %s)", denominator, strconv.FormatFloat(ts.MinRequestsPerSecond, 'g', -1, 64))
+	}
+	q := fmt.Sprintf("100 * sum(rate(%s{%s}[%s])) / %s", ts.Metric, cluster, window, denominator)
 	if len(q) > MaxRenderedQueryBytes {
 		// The value's escapes can make the query longer than the value.
 		return "", &templateError{msg: "trafficShare: " + errQueryTooLong.Error()}
 	}
 	return q, nil
+}
+
+// trafficShareTotalQuery builds sum(rate(M{S}[w])): the Gateway's traffic in all, the
+// denominator of the share, which explains a share with no data under
+// minRequestsPerSecond.
+func trafficShareTotalQuery(ts *v1alpha1.TrafficShare) string {
+	window := ts.Window
+	if window == "" {
+		window = DefaultWindow
+	}
+	total := ts.Metric
+	if selector := strings.TrimSpace(ts.Selector); selector != "" {
+		total += "{" + selector + "}"
+	}
+	return fmt.Sprintf("sum(rate(%s[%s]))", total, window)
 }
 
 // checkWindow fails for a trafficShare.window that Prometheus would refuse in a range

@@ -112,6 +112,17 @@ func TestResolveQuery(t *testing.T) {
 			}),
 			want: `100 * sum(rate(istio_requests_total{source_cluster="us-east-1"}[1h30m])) / sum(rate(istio_requests_total[1h30m]))`,
 		},
+		"trafficShare with a minimum of traffic": {
+			spec: share(func(ts *v1alpha1.TrafficShare) {
+				ts.Selector = `reporter="source"`
+				ts.MinRequestsPerSecond = 0.25
+			}),
+			want: `100 * sum(rate(istio_requests_total{cluster="cluster1",reporter="source"}[5m])) / (sum(rate(istio_requests_total{reporter="source"}[5m])) >= 0.25)`,
+		},
+		"trafficShare with a large minimum": {
+			spec: share(func(ts *v1alpha1.TrafficShare) { ts.MinRequestsPerSecond = 2e6 }),
+			want: `100 * sum(rate(istio_requests_total{cluster="cluster1"}[5m])) / (sum(rate(istio_requests_total[5m])) >= 2e+06)`,
+		},
 		"trafficShare defaults when not defaulted by the API server": {
 			spec: share(func(ts *v1alpha1.TrafficShare) { ts.ClusterLabel, ts.Window = "", "" }),
 			want: `100 * sum(rate(istio_requests_total{cluster="cluster1"}[5m])) / sum(rate(istio_requests_total[5m]))`,

@@ -16,7 +16,7 @@ const (
 	// ReasonSecretNotFound, ReasonSecretInvalid, ReasonUnreachable,
 	// ReasonUnauthorized, ReasonTimeout, ReasonQueryFailed, ReasonTemplateFailed,
 	// ReasonUnexpectedResult, ReasonAnswerTooLarge, ReasonURLNotAllowed,
-	// ReasonNoData (False).
+	// ReasonNoData, ReasonTrafficTooLow (False).
 	ConditionPrometheusReachable = "PrometheusReachable"
 
 	// ConditionDraining is True while at least one cluster is draining. Reasons:
@@ -61,6 +61,9 @@ const (
 	ReasonAnswerTooLarge   = "AnswerTooLarge"
 	ReasonUnexpectedResult = "UnexpectedResult"
 	ReasonNoData           = "NoData"
+	// ReasonTrafficTooLow: a trafficShare check had no data because the Gateway's
+	// traffic in all was under trafficShare.minRequestsPerSecond.
+	ReasonTrafficTooLow = "TrafficTooLow"
 
 	ReasonClustersDraining   = "ClustersDraining"
 	ReasonSuspended          = "Suspended"

@@ -314,6 +314,16 @@ type TrafficShare struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	MaxPercent float64 `json:"maxPercent"`
+
+	// minRequestsPerSecond is the least traffic, in requests per second over window
+	// and summed over every cluster, at which a share means something: at night, 1
+	// request in 3 is 33%. Below it a check has no data (noDataPolicy decides how it
+	// counts, Hold by default), and the PrometheusReachable condition says the traffic
+	// was too low (TrafficTooLow). Default 0: no minimum.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000000
+	MinRequestsPerSecond float64 `json:"minRequestsPerSecond,omitempty"`
 }
 
 // DeadlineAction is what happens to a cluster that is still draining at maxDrainDuration.
