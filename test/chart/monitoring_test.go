@@ -9,14 +9,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
 
+	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -90,7 +93,7 @@ func TestChartMonitoring(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"TrafficMigrationDrainHeld", "TrafficMigrationPrometheusUnreachable", "TrafficMigrationProxyPlacementNotWritten", "TrafficMigrationDrainTooLong"}
+	want := []string{"TrafficMigrationDrainHeld", "TrafficMigrationPrometheusUnreachable", "TrafficMigrationProxyPlacementNotWritten", "TrafficMigrationDrainTooLong", "TrafficMigrationNoLeader"}
 	if !reflect.DeepEqual(alerts, want) {
 		t.Errorf("alerts: got %v, want %v", alerts, want)
 	}
@@ -124,11 +127,92 @@ func TestChartMonitoring(t *testing.T) {
 	for _, metric := range []string{
 		"traffic_migration_draining_clusters", "traffic_migration_removals_total", "traffic_migration_evaluations_total",
 		"traffic_migration_query_duration_seconds_bucket", "traffic_migration_api_writes_total", "workqueue_depth",
+		"traffic_migration_check_value", "traffic_migration_check_threshold", "traffic_migration_drain_duration_seconds_bucket",
 	} {
 		if !strings.Contains(all, metric) {
 			t.Errorf("the Grafana dashboard shows nothing of %s", metric)
 		}
 	}
+	// Every series the dashboard and the alerts query is one the manager exports.
+	known := exported(t)
+	for _, text := range []string{all, string(mustRuleText(t))} {
+		for _, name := range seriesNames.FindAllString(text, -1) {
+			if !known[name] {
+				t.Errorf("%s is queried by the dashboard or the alerts, but the manager exports no such series", name)
+			}
+		}
+	}
+}
+
+// seriesNames finds the manager's series names in PromQL.
+var seriesNames = regexp.MustCompile(`\b(traffic_migration_[a-z0-9_]+|workqueue_[a-z_]+)\b`)
+
+// mustRuleText is the chart's alert rules as Prometheus loads them.
+func mustRuleText(t *testing.T) []byte {
+	t.Helper()
+	rules, err := testbed.ChartAlertRules(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules
+}
+
+// exported are the names of the series the manager exports: those the policy
+// controller registers, read from their descriptions (a histogram's _bucket, _sum and
+// _count too), and those of the process around it, which pkg/hub/process's tests and
+// pkg/hub's read from a running manager.
+func exported(t *testing.T) map[string]bool {
+	t.Helper()
+	names := map[string]bool{
+		"traffic_migration_manager_leader": true, "traffic_migration_api_writes_total": true,
+		"workqueue_depth": true, "workqueue_adds_total": true, "workqueue_retries_total": true,
+		"workqueue_longest_running_processor_seconds": true, "workqueue_unfinished_work_seconds": true,
+	}
+	for _, h := range []string{"workqueue_queue_duration_seconds", "workqueue_work_duration_seconds"} {
+		names[h+"_bucket"], names[h+"_sum"], names[h+"_count"] = true, true, true
+	}
+	rec := &descRecorder{names: names}
+	policy.NewMetrics(rec)
+	if len(rec.names) < 20 {
+		t.Fatalf("the policy controller's metrics were not read: %v", rec.names)
+	}
+	return names
+}
+
+// descRecorder is a prometheus.Registerer that only notes the names its collectors
+// describe.
+type descRecorder struct{ names map[string]bool }
+
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+func (r *descRecorder) Register(c prometheus.Collector) error {
+	descs := make(chan *prometheus.Desc)
+	go func() { c.Describe(descs); close(descs) }()
+	for d := range descs {
+		m := fqName.FindStringSubmatch(d.String())
+		if m == nil {
+			continue
+		}
+		r.names[m[1]] = true
+		if _, ok := c.(prometheus.ObserverVec); ok || isHistogram(c) {
+			r.names[m[1]+"_bucket"], r.names[m[1]+"_sum"], r.names[m[1]+"_count"] = true, true, true
+		}
+	}
+	return nil
+}
+
+func (r *descRecorder) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		_ = r.Register(c)
+	}
+}
+
+func (r *descRecorder) Unregister(prometheus.Collector) bool { return false }
+
+// isHistogram tells a plain histogram among the collectors.
+func isHistogram(c prometheus.Collector) bool {
+	_, ok := c.(prometheus.Histogram)
+	return ok
 }
 
 // TestChartSchema: the values schema accepts the defaults and monitoring on, and

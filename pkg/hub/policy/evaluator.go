@@ -122,7 +122,7 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	if problem != nil {
 		for _, cluster := range due {
 			out[cluster] = *problem
-			c.metrics.evaluation(problem)
+			c.metrics.evaluation(policy, problem)
 		}
 		return out, now
 	}
@@ -151,7 +151,7 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 			start := time.Now()
 			ev := promcheck.Evaluate(ctx, querier, &policy.Spec, data, now)
 			c.metrics.queryDuration.Observe(since(start))
-			c.metrics.evaluation(&ev)
+			c.metrics.evaluation(policy, &ev)
 			mu.Lock()
 			out[cluster] = ev
 			mu.Unlock()

@@ -4,7 +4,9 @@
 package policy
 
 import (
+	"math"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +29,11 @@ type Metrics struct {
 	clusters   *prometheus.GaugeVec
 	drainStart *prometheus.GaugeVec
 	minDrain   *prometheus.GaugeVec
+	// What a dashboard draws a drain with: each draining cluster's last value and the
+	// threshold it must meet, and how long drains took.
+	checkValue     *prometheus.GaugeVec
+	checkThreshold *prometheus.GaugeVec
+	drainDuration  *prometheus.HistogramVec
 	// mu guards series, the label values each policy's status gave last.
 	mu     sync.Mutex
 	series map[string]policySeries
@@ -37,8 +44,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "traffic_migration_evaluations_total",
-			Help: "Metrics checks of draining clusters, by result (Pass, Fail, NoData, Error).",
-		}, []string{"result"}),
+			Help: "Metrics checks of draining clusters, by policy and result (Pass, Fail, NoData, Error).",
+		}, []string{"namespace", "policy", "result"}),
 		queryDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "traffic_migration_query_duration_seconds",
 			Help:    "How long one Prometheus query of a check took.",
@@ -50,8 +57,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"namespace", "policy"}),
 		removals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "traffic_migration_removals_total",
-			Help: "Clusters removed from proxy Placements, by reason.",
-		}, []string{"reason"}),
+			Help: "Clusters removed from proxy Placements, by policy and reason.",
+		}, []string{"namespace", "policy", "reason"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "traffic_migration_errors_total",
 			Help: "Checks that could not give a result, and failed writes, by reason.",
@@ -72,23 +79,44 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "traffic_migration_min_drain_duration_seconds",
 			Help: "A policy's minDrainDuration, in seconds.",
 		}, []string{"namespace", "policy"}),
+		checkValue: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "traffic_migration_check_value",
+			Help: "The value the last check of a draining or held cluster read (for trafficShare, its share in percent); only while it drains.",
+		}, []string{"namespace", "policy", "cluster"}),
+		checkThreshold: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "traffic_migration_check_threshold",
+			Help: "The threshold a draining or held cluster's checks compare their value with (maxPercent, or expectedMetricsResult's number); only while it drains.",
+		}, []string{"namespace", "policy", "cluster"}),
+		drainDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "traffic_migration_drain_duration_seconds",
+			Help:    "How long clusters drained before they left a proxy Placement, by outcome (GatePassed, MaxDrainDurationRemove, HubMaxDrainDurationRemove, ForceRemoved, ManagedClusterGone).",
+			Buckets: prometheus.ExponentialBuckets(30, 2, 12), // 30s to about 17h
+		}, []string{"outcome"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.evaluations, m.queryDuration, m.draining, m.removals, m.errors,
-			m.conditions, m.clusters, m.drainStart, m.minDrain)
+			m.conditions, m.clusters, m.drainStart, m.minDrain, m.checkValue, m.checkThreshold, m.drainDuration)
 	}
 	return m
 }
 
-func (m *Metrics) evaluation(ev *promcheck.Evaluation) {
-	m.evaluations.WithLabelValues(string(ev.Result)).Inc()
+func (m *Metrics) evaluation(policy *trafficv1alpha1.TrafficMigrationPolicy, ev *promcheck.Evaluation) {
+	m.evaluations.WithLabelValues(policy.Namespace, policy.Name, string(ev.Result)).Inc()
 	if ev.Result == trafficv1alpha1.EvaluationError || ev.Result == trafficv1alpha1.EvaluationNoData {
 		m.errors.WithLabelValues(ev.Reason).Inc()
 	}
 }
 
-func (m *Metrics) removed(r decision.Removal) {
-	m.removals.WithLabelValues(string(r.Reason)).Inc()
+// removed counts a removal and, from the Removed row of the status written with it,
+// how long the cluster drained.
+func (m *Metrics) removed(policy *trafficv1alpha1.TrafficMigrationPolicy, r decision.Removal, status *trafficv1alpha1.TrafficMigrationPolicyStatus) {
+	m.removals.WithLabelValues(policy.Namespace, policy.Name, string(r.Reason)).Inc()
+	for _, row := range status.Clusters {
+		if row.Name == r.Cluster && row.DrainStartTime != nil && row.RemovalTime != nil {
+			m.drainDuration.WithLabelValues(string(r.Reason)).Observe(row.RemovalTime.Sub(row.DrainStartTime.Time).Seconds())
+			return
+		}
+	}
 }
 
 func (m *Metrics) setDraining(namespace, name string, n int32) {
@@ -106,11 +134,25 @@ func (m *Metrics) observe(policy *trafficv1alpha1.TrafficMigrationPolicy, status
 		now.conditions = append(now.conditions, [5]string{ns, name, c.Type, string(c.Status), c.Reason})
 	}
 	phases := map[trafficv1alpha1.ClusterPhase]int{}
+	expect, expectErr := policy.Spec.Expectation()
 	for _, row := range status.Clusters {
 		phases[row.Phase]++
-		if row.DrainStartTime != nil && (row.Phase == trafficv1alpha1.ClusterDraining || row.Phase == trafficv1alpha1.ClusterHeld) {
+		if row.Phase != trafficv1alpha1.ClusterDraining && row.Phase != trafficv1alpha1.ClusterHeld {
+			continue
+		}
+		if row.DrainStartTime != nil {
 			now.drainStarts = append(now.drainStarts, row.Name)
 			m.drainStart.WithLabelValues(ns, name, row.Name).Set(float64(row.DrainStartTime.Unix()))
+		}
+		// A value that is not a number (none yet, NaN) leaves no series: a gap in the
+		// drawing, not a zero.
+		if v, err := strconv.ParseFloat(row.LastValue, 64); err == nil && !math.IsNaN(v) {
+			now.checkValues = append(now.checkValues, row.Name)
+			m.checkValue.WithLabelValues(ns, name, row.Name).Set(v)
+		}
+		if expectErr == nil {
+			now.thresholds = append(now.thresholds, row.Name)
+			m.checkThreshold.WithLabelValues(ns, name, row.Name).Set(expect.Threshold)
 		}
 	}
 	for _, c := range now.conditions {
@@ -129,9 +171,18 @@ func (m *Metrics) observe(policy *trafficv1alpha1.TrafficMigrationPolicy, status
 			m.conditions.DeleteLabelValues(c[:]...)
 		}
 	}
-	for _, cluster := range before.drainStarts {
-		if !slices.Contains(now.drainStarts, cluster) {
-			m.drainStart.DeleteLabelValues(ns, name, cluster)
+	for _, gone := range []struct {
+		before, now []string
+		vec         *prometheus.GaugeVec
+	}{
+		{before.drainStarts, now.drainStarts, m.drainStart},
+		{before.checkValues, now.checkValues, m.checkValue},
+		{before.thresholds, now.thresholds, m.checkThreshold},
+	} {
+		for _, cluster := range gone.before {
+			if !slices.Contains(gone.now, cluster) {
+				gone.vec.DeleteLabelValues(ns, name, cluster)
+			}
 		}
 	}
 	if m.series == nil {
@@ -144,6 +195,8 @@ func (m *Metrics) observe(policy *trafficv1alpha1.TrafficMigrationPolicy, status
 type policySeries struct {
 	conditions  [][5]string
 	drainStarts []string
+	// checkValues and thresholds are the clusters with a value and a threshold series.
+	checkValues, thresholds []string
 }
 
 func (m *Metrics) forget(namespace, name string) {
@@ -156,4 +209,8 @@ func (m *Metrics) forget(namespace, name string) {
 	m.clusters.DeletePartialMatch(policy)
 	m.drainStart.DeletePartialMatch(policy)
 	m.minDrain.DeletePartialMatch(policy)
+	m.checkValue.DeletePartialMatch(policy)
+	m.checkThreshold.DeletePartialMatch(policy)
+	m.evaluations.DeletePartialMatch(policy)
+	m.removals.DeletePartialMatch(policy)
 }

@@ -181,7 +181,7 @@ func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.Traffic
 		c.event(policy, eventTypeOf(changed.phase == trafficv1alpha1.ClusterHeld), phaseEventReasons[changed.phase], changed.note())
 	}
 	for _, r := range out.Removed {
-		c.metrics.removed(r)
+		c.metrics.removed(policy, r, newStatus)
 		c.event(policy, corev1.EventTypeNormal, string(r.Reason), fmt.Sprintf("Removed cluster %s from proxy Placement %s (%s)", r.Cluster, st.proxyName, r.Reason))
 	}
 	if len(out.Restored) > 0 {
