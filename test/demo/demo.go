@@ -21,13 +21,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"sigs.k8s.io/yaml"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/test/clients"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -393,7 +392,7 @@ func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewaycl
 	if err != nil {
 		return nil, fmt.Errorf("read the policy: %w", err)
 	}
-	proxy, err := decidedClusters(ctx, hub.cluster, namespace, proxyName)
+	proxy, err := fixture.DecisionClusters(ctx, hub.cluster, namespace, proxyName)
 	if err != nil {
 		return nil, err
 	}
@@ -415,25 +414,6 @@ func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewaycl
 	}
 	s.Cluster2Kept = gateway[cluster2] && len(proxy) == 1 && proxy[0] == cluster2
 	return s, nil
-}
-
-// decidedClusters lists the clusters in a Placement's decisions, sorted, as a consumer
-// reads them: every PlacementDecision labelled with the Placement's name.
-func decidedClusters(ctx context.Context, hub clusterclient.Interface, namespace, placement string) ([]string, error) {
-	list, err := hub.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: clusterv1beta1.PlacementLabel + "=" + placement,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read the decisions of Placement %s/%s: %w", namespace, placement, err)
-	}
-	var clusters []string
-	for _, d := range list.Items {
-		for _, cd := range d.Status.Decisions {
-			clusters = append(clusters, cd.ClusterName)
-		}
-	}
-	slices.Sort(clusters)
-	return slices.Compact(clusters), nil
 }
 
 // waitForFleet waits until the fleet is in its steady state before the move: both

@@ -236,7 +236,7 @@ func (a *addonTest) seedStory(t *testing.T) {
 	var removedEarly []string
 	var dnsMovedEarly error
 	a.waitPolicy(t, "cluster1 kept for two more checks", func(p *trafficv1alpha1.TrafficMigrationPolicy) error {
-		got, err := decisionClusters(ctx, proxyName)
+		got, err := fixture.DecisionClusters(ctx, hub.cluster, gatewaySystem, proxyName)
 		if err != nil {
 			return err
 		}
@@ -345,31 +345,12 @@ func regionPredicates(region string) []clusterv1beta1.ClusterPredicate {
 	return fixture.SelectorPredicates(map[string]string{regionLabel: region})
 }
 
-// decisionClusters lists, sorted, the clusters of a Placement's decisions in
-// gatewaySystem, as a consumer reads them.
-func decisionClusters(ctx context.Context, placement string) ([]string, error) {
-	list, err := hub.cluster.ClusterV1beta1().PlacementDecisions(gatewaySystem).List(ctx, metav1.ListOptions{
-		LabelSelector: clusterv1beta1.PlacementLabel + "=" + placement,
-	})
-	if err != nil {
-		return nil, err
-	}
-	var clusters []string
-	for _, d := range list.Items {
-		for _, cd := range d.Status.Decisions {
-			clusters = append(clusters, cd.ClusterName)
-		}
-	}
-	slices.Sort(clusters)
-	return clusters, nil
-}
-
 // waitDecisions waits until a Placement's decisions list exactly the clusters given.
 func waitDecisions(t *testing.T, placement string, want ...string) {
 	t.Helper()
 	slices.Sort(want)
 	eventually(t, fmt.Sprintf("Placement %s deciding %v", placement, want), func(ctx context.Context) error {
-		got, err := decisionClusters(ctx, placement)
+		got, err := fixture.DecisionClusters(ctx, hub.cluster, gatewaySystem, placement)
 		if err != nil {
 			return err
 		}
