@@ -176,7 +176,12 @@ type Cluster struct {
 	LastEvaluationTime *metav1.Time `json:"lastEvaluationTime,omitempty"`
 	NextEvaluationTime *metav1.Time `json:"nextEvaluationTime,omitempty"`
 	// NextCheck is "in 12s", or "due" once nextEvaluationTime has passed.
-	NextCheck     string       `json:"nextCheck,omitempty"`
+	NextCheck string `json:"nextCheck,omitempty"`
+	// EstimatedRemovalTime is when the manager expects a draining cluster's checks to
+	// let it go; Expected is that as "in 4m" ("due" once past), or "unknown" for a
+	// draining cluster without an estimate.
+	EstimatedRemovalTime *metav1.Time `json:"estimatedRemovalTime,omitempty"`
+	Expected             string       `json:"expected,omitempty"`
 	RemovalTime   *metav1.Time `json:"removalTime,omitempty"`
 	ResolvedQuery string       `json:"resolvedQuery,omitempty"`
 	Message       string       `json:"message,omitempty"`
@@ -404,6 +409,7 @@ func buildClusters(in Objects, check Check, now time.Time) []Cluster {
 			DNSWithdrawalTime:    s.DNSWithdrawalTime,
 			LastEvaluationTime:   s.LastEvaluationTime,
 			NextEvaluationTime:   s.NextEvaluationTime,
+			EstimatedRemovalTime: s.EstimatedRemovalTime,
 			RemovalTime:          s.RemovalTime,
 			ResolvedQuery:        s.ResolvedQuery,
 			Message:              s.Message,
@@ -422,6 +428,10 @@ func buildClusters(in Objects, check Check, now time.Time) []Cluster {
 			}
 			if s.NextEvaluationTime != nil {
 				row.NextCheck = NextCheck(s.NextEvaluationTime.Time, now)
+			}
+			row.Expected = "unknown"
+			if s.EstimatedRemovalTime != nil {
+				row.Expected = NextCheck(s.EstimatedRemovalTime.Time, now)
 			}
 		}
 		row.Value, row.Successes = valueText(row, check.Expectation), successesText(row)

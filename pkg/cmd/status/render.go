@@ -133,7 +133,7 @@ func writeSummary(w io.Writer, v policyview.Policy) error {
 // status and the proxy decisions disagree about (marked with *) and for each Gateway
 // that is not ready.
 func writeClusters(w io.Writer, v policyview.Policy) error {
-	rows := [][]string{{"CLUSTER", "PHASE", "GATEWAY", "VALUE", "SUCCESSES", "DRAINING FOR", "NEXT CHECK", "MESSAGE"}}
+	rows := [][]string{{"CLUSTER", "PHASE", "GATEWAY", "VALUE", "SUCCESSES", "DRAINING FOR", "NEXT CHECK", "EXPECTED OUT", "MESSAGE"}}
 	var marks, gateways []string
 	for _, c := range v.Clusters {
 		name := c.Name
@@ -147,7 +147,7 @@ func writeClusters(w io.Writer, v policyview.Policy) error {
 			gateways = append(gateways, "  "+c.Name+": "+c.Gateway+": "+policyview.OneLine(c.GatewayDetail))
 		}
 		rows = append(rows, []string{name, policyview.OrNone(c.Phase), c.Gateway, policyview.OrNone(c.Value),
-			policyview.OrNone(c.Successes), drainingForCell(c), policyview.OrNone(c.NextCheck), policyview.OneLine(c.Message)})
+			policyview.OrNone(c.Successes), drainingForCell(c), policyview.OrNone(c.NextCheck), policyview.OrNone(c.Expected), policyview.OneLine(c.Message)})
 	}
 	if err := writeTable(w, "  ", rows); err != nil {
 		return err

@@ -37,10 +37,10 @@ Conditions:
   Draining             True    ClustersDraining  1 cluster is draining
 
 Clusters:
-  CLUSTER    PHASE     GATEWAY  VALUE       SUCCESSES  DRAINING FOR  NEXT CHECK  MESSAGE
-  cluster1   Active    Ready    -           -          -             -
-  cluster2   Draining  Ready    2.1 / <= 5  2/3        3m10s         in 12s      waiting for 1 more passing check
-  cluster3*  -         NoAgent  -           -          -             -
+  CLUSTER    PHASE     GATEWAY  VALUE       SUCCESSES  DRAINING FOR  NEXT CHECK  EXPECTED OUT  MESSAGE
+  cluster1   Active    Ready    -           -          -             -           -
+  cluster2   Draining  Ready    2.1 / <= 5  2/3        3m10s         in 12s      in 12s        waiting for 1 more passing check
+  cluster3*  -         NoAgent  -           -          -             -           -
 
   * cluster3: in the proxy decisions but not in the policy status
 

@@ -195,7 +195,7 @@ func TestStatusCommandStructured(t *testing.T) {
 				t.Fatalf("unexpected view: %+v", v)
 			}
 			c := v.Clusters[1]
-			if c.Name != "cluster2" || c.Gateway != policyview.GatewayReady || c.DrainingFor != "3m10s" || c.NextCheck != "in 12s" ||
+			if c.Name != "cluster2" || c.Gateway != policyview.GatewayReady || c.DrainingFor != "3m10s" || c.NextCheck != "in 12s" || c.Expected != "in 12s" ||
 				c.LastValue != "2.1000000000000001" || c.ConsecutiveSuccesses != 2 || c.RequiredSuccesses != 3 || !c.InProxyDecisions {
 				t.Errorf("unexpected row of cluster2: %+v", c)
 			}
@@ -310,7 +310,7 @@ func TestStatusCommandDegradesWithoutRelatedRights(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"  cluster2  Draining  Unknown  2.1 / <= 5  2/3        3m10s         in 12s      waiting for 1 more passing check\n",
+		"  cluster2  Draining  Unknown  2.1 / <= 5  2/3        3m10s         in 12s      in 12s        waiting for 1 more passing check\n",
 		"Warnings:\n  cannot read the proxy PlacementDecisions, so the clusters are not cross-checked: ",
 		"  cannot read the traffic-migration add-on of cluster1, cluster2: ",
 	} {

@@ -462,6 +462,7 @@ func (pl *plan) drainingRow(d *drainRow, otherReady int) v1alpha1.ClusterStatus 
 		row.Phase = v1alpha1.ClusterHeld
 	}
 	row.NextEvaluationTime = ptrTime(pl.dueAt(d))
+	row.EstimatedRemovalTime = pl.estimateRemoval(d)
 	_, parts := pl.gate(d, otherReady)
 	if row.LastCheckDetail != "" {
 		parts = append(parts, msgLastCheck+row.LastCheckDetail)

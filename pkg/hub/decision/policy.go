@@ -50,6 +50,9 @@ type Policy struct {
 	DNSTTL time.Duration
 	// Ceiling is the hub admin's bound on every drain; nil when there is none.
 	Ceiling *Ceiling
+	// Expectation is what a check's value must meet, for the removal estimate only;
+	// nil when the spec's does not parse (then no check passes anyway).
+	Expectation *v1alpha1.Comparison
 }
 
 // Ceiling is the hub admin's bound on how long any policy keeps a cluster draining
@@ -87,6 +90,9 @@ func PolicyFromSpec(spec *v1alpha1.TrafficMigrationPolicySpec) Policy {
 	if spec.MaxDrainDuration != nil {
 		d := spec.MaxDrainDuration.Duration
 		p.MaxDrainDuration = &d
+	}
+	if c, err := spec.Expectation(); err == nil {
+		p.Expectation = &c
 	}
 	if spec.DNS != nil {
 		p.DNSTTL = DefaultDNSTTL

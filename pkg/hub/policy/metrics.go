@@ -33,6 +33,7 @@ type Metrics struct {
 	// threshold it must meet, and how long drains took.
 	checkValue     *prometheus.GaugeVec
 	checkThreshold *prometheus.GaugeVec
+	estimate       *prometheus.GaugeVec
 	drainDuration  *prometheus.HistogramVec
 	// mu guards series, the label values each policy's status gave last.
 	mu     sync.Mutex
@@ -87,6 +88,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "traffic_migration_check_threshold",
 			Help: "The threshold a draining or held cluster's checks compare their value with (maxPercent, or expectedMetricsResult's number); only while it drains.",
 		}, []string{"namespace", "policy", "cluster"}),
+		estimate: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "traffic_migration_estimated_removal_timestamp_seconds",
+			Help: "When a draining or held cluster's checks are expected to let it go, in Unix seconds (its status row's estimatedRemovalTime); no series while that is unknown.",
+		}, []string{"namespace", "policy", "cluster"}),
 		drainDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "traffic_migration_drain_duration_seconds",
 			Help:    "How long clusters drained before they left a proxy Placement, by outcome (GatePassed, MaxDrainDurationRemove, HubMaxDrainDurationRemove, ForceRemoved, ManagedClusterGone).",
@@ -95,7 +100,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.evaluations, m.queryDuration, m.draining, m.removals, m.errors,
-			m.conditions, m.clusters, m.drainStart, m.minDrain, m.checkValue, m.checkThreshold, m.drainDuration)
+			m.conditions, m.clusters, m.drainStart, m.minDrain, m.checkValue, m.checkThreshold, m.estimate, m.drainDuration)
 	}
 	return m
 }
@@ -150,6 +155,10 @@ func (m *Metrics) observe(policy *trafficv1alpha1.TrafficMigrationPolicy, status
 			now.checkValues = append(now.checkValues, row.Name)
 			m.checkValue.WithLabelValues(ns, name, row.Name).Set(v)
 		}
+		if row.EstimatedRemovalTime != nil {
+			now.estimates = append(now.estimates, row.Name)
+			m.estimate.WithLabelValues(ns, name, row.Name).Set(float64(row.EstimatedRemovalTime.Unix()))
+		}
 		if expectErr == nil {
 			now.thresholds = append(now.thresholds, row.Name)
 			m.checkThreshold.WithLabelValues(ns, name, row.Name).Set(expect.Threshold)
@@ -178,6 +187,7 @@ func (m *Metrics) observe(policy *trafficv1alpha1.TrafficMigrationPolicy, status
 		{before.drainStarts, now.drainStarts, m.drainStart},
 		{before.checkValues, now.checkValues, m.checkValue},
 		{before.thresholds, now.thresholds, m.checkThreshold},
+		{before.estimates, now.estimates, m.estimate},
 	} {
 		for _, cluster := range gone.before {
 			if !slices.Contains(gone.now, cluster) {
@@ -195,8 +205,9 @@ func (m *Metrics) observe(policy *trafficv1alpha1.TrafficMigrationPolicy, status
 type policySeries struct {
 	conditions  [][5]string
 	drainStarts []string
-	// checkValues and thresholds are the clusters with a value and a threshold series.
-	checkValues, thresholds []string
+	// checkValues, thresholds and estimates are the clusters with a value, a threshold
+	// and an estimate series.
+	checkValues, thresholds, estimates []string
 }
 
 func (m *Metrics) forget(namespace, name string) {
@@ -211,6 +222,7 @@ func (m *Metrics) forget(namespace, name string) {
 	m.minDrain.DeletePartialMatch(policy)
 	m.checkValue.DeletePartialMatch(policy)
 	m.checkThreshold.DeletePartialMatch(policy)
+	m.estimate.DeletePartialMatch(policy)
 	m.evaluations.DeletePartialMatch(policy)
 	m.removals.DeletePartialMatch(policy)
 }

@@ -25,6 +25,7 @@ func TestMetricsObserve(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
 	start := metav1.NewTime(time.Unix(1_700_000_000, 0))
+	expected := metav1.NewTime(time.Unix(1_700_000_600, 0))
 	p := &trafficv1alpha1.TrafficMigrationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "gw", Name: "move"}}
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 90 * time.Second}
 	p.Spec.TrafficShare = &trafficv1alpha1.TrafficShare{Metric: "requests_total", MaxPercent: 5}
@@ -36,7 +37,7 @@ func TestMetricsObserve(t *testing.T) {
 		},
 		Clusters: []trafficv1alpha1.ClusterStatus{
 			{Name: "a", Phase: trafficv1alpha1.ClusterActive},
-			{Name: "d", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: &start, LastValue: "12.5"},
+			{Name: "d", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: &start, LastValue: "12.5", EstimatedRemovalTime: &expected},
 			{Name: "h", Phase: trafficv1alpha1.ClusterHeld, DrainStartTime: &start, LastValue: "NaN"},
 			{Name: "r", Phase: trafficv1alpha1.ClusterRemoved, DrainStartTime: &start, LastValue: "1"},
 		},
@@ -60,6 +61,9 @@ traffic_migration_clusters{namespace="gw",phase="Removed",policy="move"} 1
 # TYPE traffic_migration_drain_start_timestamp_seconds gauge
 traffic_migration_drain_start_timestamp_seconds{cluster="d",namespace="gw",policy="move"} 1.7e+09
 traffic_migration_drain_start_timestamp_seconds{cluster="h",namespace="gw",policy="move"} 1.7e+09
+# HELP traffic_migration_estimated_removal_timestamp_seconds When a draining or held cluster's checks are expected to let it go, in Unix seconds (its status row's estimatedRemovalTime); no series while that is unknown.
+# TYPE traffic_migration_estimated_removal_timestamp_seconds gauge
+traffic_migration_estimated_removal_timestamp_seconds{cluster="d",namespace="gw",policy="move"} 1.7000006e+09
 # HELP traffic_migration_min_drain_duration_seconds A policy's minDrainDuration, in seconds.
 # TYPE traffic_migration_min_drain_duration_seconds gauge
 traffic_migration_min_drain_duration_seconds{namespace="gw",policy="move"} 90
@@ -69,7 +73,8 @@ traffic_migration_policy_condition{namespace="gw",policy="move",reason="ApplyFai
 traffic_migration_policy_condition{namespace="gw",policy="move",reason="Unreachable",status="False",type="PrometheusReachable"} 1
 `
 	names := []string{"traffic_migration_check_threshold", "traffic_migration_check_value", "traffic_migration_clusters",
-		"traffic_migration_drain_start_timestamp_seconds", "traffic_migration_min_drain_duration_seconds", "traffic_migration_policy_condition"}
+		"traffic_migration_drain_start_timestamp_seconds", "traffic_migration_estimated_removal_timestamp_seconds",
+		"traffic_migration_min_drain_duration_seconds", "traffic_migration_policy_condition"}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}
@@ -89,8 +94,8 @@ traffic_migration_policy_condition{namespace="gw",policy="move",reason="Unreacha
 			t.Errorf("want only the held cluster's %s, got %d series", vec, want)
 		}
 	}
-	if n := testutil.CollectAndCount(m.checkValue); n != 0 {
-		t.Errorf("want no value series once the draining cluster left, got %d", n)
+	if n := testutil.CollectAndCount(m.checkValue) + testutil.CollectAndCount(m.estimate); n != 0 {
+		t.Errorf("want no value or estimate series once the draining cluster left, got %d", n)
 	}
 
 	m.forget("gw", "move")

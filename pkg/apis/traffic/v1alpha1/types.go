@@ -477,6 +477,15 @@ type ClusterStatus struct {
 	// +optional
 	DNSWithdrawalTime *metav1.Time `json:"dnsWithdrawalTime,omitempty"`
 
+	// estimatedRemovalTime is, for a draining or held cluster, when its checks are
+	// expected to let it go: the first scheduled check at which the trend of its
+	// history meets the threshold, the passing checks in a row that follow, and never
+	// before its minimum drain ends. Unset when it is unknown: fewer than three checks
+	// with a value, a trend that does not move toward the threshold, or DNS still
+	// publishing the cluster. The manager writes it with the check that changes it.
+	// +optional
+	EstimatedRemovalTime *metav1.Time `json:"estimatedRemovalTime,omitempty"`
+
 	// removalTime is when the cluster left the proxy (phase Removed).
 	// +optional
 	RemovalTime *metav1.Time `json:"removalTime,omitempty"`

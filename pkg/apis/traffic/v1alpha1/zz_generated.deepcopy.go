@@ -41,6 +41,10 @@ func (in *ClusterStatus) DeepCopyInto(out *ClusterStatus) {
 		in, out := &in.DNSWithdrawalTime, &out.DNSWithdrawalTime
 		*out = (*in).DeepCopy()
 	}
+	if in.EstimatedRemovalTime != nil {
+		in, out := &in.EstimatedRemovalTime, &out.EstimatedRemovalTime
+		*out = (*in).DeepCopy()
+	}
 	if in.RemovalTime != nil {
 		in, out := &in.RemovalTime, &out.RemovalTime
 		*out = (*in).DeepCopy()

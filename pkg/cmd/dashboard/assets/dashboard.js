@@ -132,11 +132,12 @@
       h("thead", {}, h("tr", {}, ["Condition", "Status", "Reason", "Message"].map((t) => h("th", {}, t)))),
       h("tbody", {}, p.conditions.map((c) => h("tr", {}, h("td", {}, c.type), h("td", {}, badge(c.status)), h("td", {}, c.reason), h("td", {}, c.message || "")))));
     const clusters = h("table", { id: "clusters" },
-      h("thead", {}, h("tr", {}, ["Cluster", "Phase", "Last check", "Passes in a row", "Message"].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, ["Cluster", "Phase", "Last check", "Passes in a row", "Expected out", "Message"].map((t) => h("th", {}, t)))),
       h("tbody", {}, p.clusters.map((c) => h("tr", { "data-cluster": c.name, "data-phase": c.phase },
         h("td", {}, c.name), h("td", {}, badge(c.phase)),
         h("td", { title: c.lastValue || "" }, c.lastResult ? [badge(c.lastResult), " ", c.value || ""] : muted()),
         h("td", {}, c.successes || muted()),
+        h("td", { title: c.estimatedRemovalTime || "" }, c.expected || muted()),
         h("td", {}, c.message || "")))));
 
     main.replaceChildren(

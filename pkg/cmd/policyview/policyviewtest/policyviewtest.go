@@ -83,6 +83,7 @@ func NewPolicy(mutate ...func(*trafficv1alpha1.TrafficMigrationPolicy)) *traffic
 					ConsecutiveSuccesses: 2,
 					LastEvaluationTime:   At(-18 * time.Second),
 					NextEvaluationTime:   At(12 * time.Second),
+					EstimatedRemovalTime: At(12 * time.Second),
 					LastResult:           trafficv1alpha1.EvaluationPass,
 					LastValue:            "2.1000000000000001",
 					ResolvedQuery:        `100 * sum(rate(istio_requests_total{cluster="cluster2"}[5m])) / sum(rate(istio_requests_total[5m]))`,
