@@ -6,11 +6,13 @@ package cmd
 
 import (
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"open-cluster-management.io/traffic-migration/pkg/cmd/agent"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/check"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/control"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/dashboard"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/manager"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/status"
@@ -42,5 +44,8 @@ its Gateway.`,
 	root.AddCommand(status.NewCommand(out, errOut))
 	root.AddCommand(check.NewCommand(out, errOut))
 	root.AddCommand(dashboard.NewCommand(out, errOut))
+	root.AddCommand(control.NewSuspendCommand(os.Stdin, out, errOut))
+	root.AddCommand(control.NewResumeCommand(os.Stdin, out, errOut))
+	root.AddCommand(control.NewForceRemoveCommand(os.Stdin, out, errOut))
 	return root
 }

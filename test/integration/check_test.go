@@ -75,7 +75,7 @@ func TestCheckCommand(t *testing.T) {
 		}
 
 		// The text form prints the same values and queries.
-		out, errOut, err := runCheck(t, admin, "check", p.Name, "-n", m.ns)
+		out, errOut, err := runCLI(t, admin, "check", p.Name, "-n", m.ns)
 		if err != nil {
 			t.Fatalf("check: %v\n%s", err, errOut)
 		}
@@ -111,7 +111,7 @@ func TestCheckCommand(t *testing.T) {
 
 	t.Run("user who may not read the Secret", func(t *testing.T) {
 		kubeconfig := policyReader(t, m.ns, "check-viewer-"+m.ns)
-		_, errOut, err := runCheck(t, kubeconfig, "check", p.Name, "-n", m.ns)
+		_, errOut, err := runCLI(t, kubeconfig, "check", p.Name, "-n", m.ns)
 		want := fmt.Sprintf("you may not read Secret %s in namespace %s", m.secret, m.ns)
 		if err == nil || !strings.Contains(errOut, want) || !strings.Contains(errOut, "--prometheus-url") {
 			t.Fatalf("want an error saying %q, got %v:\n%s", want, err, errOut)
@@ -128,7 +128,7 @@ func TestCheckCommand(t *testing.T) {
 		bad := m.policy()
 		bad.Spec.TrafficShare = nil
 		bad.Spec.MetricsQuery, bad.Spec.ExpectedMetricsResult = "sum(", "<= 1"
-		out, errOut, err := runCheck(t, admin, "check", "-f", writeManifest(t, bad), "-o", "json")
+		out, errOut, err := runCLI(t, admin, "check", "-f", writeManifest(t, bad), "-o", "json")
 		if err == nil || !strings.Contains(errOut, "the query could not be run for") {
 			t.Fatalf("want a non-zero exit naming the clusters, got %v:\n%s", err, errOut)
 		}
@@ -157,8 +157,8 @@ func writeManifest(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy) stri
 	return file
 }
 
-// runCheck runs the traffic-migration binary with args and the kubeconfig.
-func runCheck(t *testing.T, kubeconfig string, args ...string) (stdout, stderr string, err error) {
+// runCLI runs the traffic-migration binary with args and the kubeconfig.
+func runCLI(t *testing.T, kubeconfig string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	bin, err := testbed.ProgramTrafficMigration.Path()
 	if err != nil {
@@ -177,7 +177,7 @@ func runCheck(t *testing.T, kubeconfig string, args ...string) (stdout, stderr s
 // runCheckJSON runs check with -o json and decodes its report; the check must succeed.
 func runCheckJSON(t *testing.T, kubeconfig string, args ...string) check.Report {
 	t.Helper()
-	out, errOut, err := runCheck(t, kubeconfig, append(args, "-o", "json")...)
+	out, errOut, err := runCLI(t, kubeconfig, append(args, "-o", "json")...)
 	if err != nil {
 		t.Fatalf("%v: %v\n%s\n%s", args, err, out, errOut)
 	}

@@ -133,7 +133,7 @@ func TestFleetByCluster(t *testing.T) {
 	}
 
 	// status --clusters shows it.
-	out, errOut, err := runCheck(t, bed.Hub.KubeconfigPath, "status", "--clusters")
+	out, errOut, err := runCLI(t, bed.Hub.KubeconfigPath, "status", "--clusters")
 	if err != nil {
 		t.Fatalf("status --clusters: %v\n%s", err, errOut)
 	}

@@ -1,0 +1,105 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/control"
+	"open-cluster-management.io/traffic-migration/test/fixture"
+)
+
+// TestSuspendAndResumeCommands: 'traffic-migration suspend' stops a removal that the
+// gate would make, the Draining condition says so, and 'resume' lets it happen; both
+// are patches by the CLI's own field manager.
+func TestSuspendAndResumeCommands(t *testing.T) {
+	t.Parallel()
+	m := newMigration(t, "suspend-cmd")
+	f := m.f
+	p := m.policy()
+	f.createPolicy(t, p)
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	admin := bed.Hub.KubeconfigPath
+	if out, errOut, err := runCLI(t, admin, "suspend", p.Name, "-n", m.ns); err != nil || !strings.Contains(out, "suspended") {
+		t.Fatalf("suspend: %v\n%s%s", err, out, errOut)
+	}
+	// cluster1's traffic is gone at once: only the suspension keeps it.
+	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
+	m.moveToC2(t)
+	held := p.Spec.MinDrainDuration.Duration + 4*p.Spec.Interval.Duration*time.Duration(p.Spec.ConsecutiveSuccesses)
+	got := f.waitForPolicy(t, m.ns, p.Name, 90*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		c := condition(p, trafficv1alpha1.ConditionDraining)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil &&
+			time.Since(r.DrainStartTime.Time) > held && r.ConsecutiveSuccesses >= p.Spec.ConsecutiveSuccesses &&
+			c != nil && c.Reason == trafficv1alpha1.ReasonSuspended
+	})
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
+	if !managedBy(got.ManagedFields, control.FieldManager, "f:suspend") {
+		t.Errorf("spec.suspend was not written by the CLI's field manager %q: %+v", control.FieldManager, got.ManagedFields)
+	}
+
+	if out, errOut, err := runCLI(t, admin, "resume", p.Name, "-n", m.ns); err != nil || !strings.Contains(out, "resumed") {
+		t.Fatalf("resume: %v\n%s%s", err, out, errOut)
+	}
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 60*time.Second)
+}
+
+// TestForceRemoveCommand: 'traffic-migration force-remove' refuses without --yes when
+// no terminal can confirm, refuses a cluster that does not drain, and with --yes takes
+// a cluster whose checks fail out of the proxy at once, which an event records.
+func TestForceRemoveCommand(t *testing.T) {
+	t.Parallel()
+	m := newMigration(t, "force-cmd")
+	f := m.f
+	p := m.policy()
+	f.createPolicy(t, p)
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
+	m.moveToC2(t)
+	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
+	})
+	admin := bed.Hub.KubeconfigPath
+
+	// The test's stdin is no terminal: without --yes nothing changes.
+	_, errOut, err := runCLI(t, admin, "force-remove", p.Name, m.c1, "-n", m.ns)
+	if err == nil || !strings.Contains(errOut, "this is not a terminal; pass --yes") {
+		t.Fatalf("force-remove without --yes: %v\n%s", err, errOut)
+	}
+	_, errOut, err = runCLI(t, admin, "force-remove", p.Name, m.c2, "-n", m.ns, "--yes")
+	if err == nil || !strings.Contains(errOut, "is Active, not draining") {
+		t.Fatalf("force-remove of the active cluster: %v\n%s", err, errOut)
+	}
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
+
+	if out, errOut, err := runCLI(t, admin, "force-remove", p.Name, m.c1, "-n", m.ns, "--yes"); err != nil {
+		t.Fatalf("force-remove --yes: %v\n%s%s", err, out, errOut)
+	}
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 30*time.Second)
+	got := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
+	})
+	if !managedBy(got.ManagedFields, control.FieldManager, trafficv1alpha1.ForceRemoveAnnotation) {
+		t.Errorf("the force-remove annotation was not written by %q: %+v", control.FieldManager, got.ManagedFields)
+	}
+	f.waitForEventNote(t, m.ns, "ForceRemoved", m.c1, 30*time.Second)
+}
+
+// managedBy reports whether manager owns a field whose path holds part.
+func managedBy(fields []metav1.ManagedFieldsEntry, manager, part string) bool {
+	for _, mf := range fields {
+		if mf.Manager == manager && mf.FieldsV1 != nil && strings.Contains(string(mf.FieldsV1.Raw), part) {
+			return true
+		}
+	}
+	return false
+}
