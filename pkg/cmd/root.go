@@ -17,6 +17,7 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/cmd/manager"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/status"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/version"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/wait"
 	"open-cluster-management.io/traffic-migration/pkg/hub"
 )
 
@@ -47,5 +48,6 @@ its Gateway.`,
 	root.AddCommand(control.NewSuspendCommand(os.Stdin, out, errOut))
 	root.AddCommand(control.NewResumeCommand(os.Stdin, out, errOut))
 	root.AddCommand(control.NewForceRemoveCommand(os.Stdin, out, errOut))
+	root.AddCommand(wait.NewCommand(out))
 	return root
 }

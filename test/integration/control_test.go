@@ -4,6 +4,8 @@
 package integration
 
 import (
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -102,4 +104,49 @@ func managedBy(fields []metav1.ManagedFieldsEntry, manager, part string) bool {
 		}
 	}
 	return false
+}
+
+// TestWaitCommand: 'traffic-migration wait' blocks a pipeline until the old cluster
+// left the proxy after a real drain (exit 0), and gives up at --timeout (exit 1).
+func TestWaitCommand(t *testing.T) {
+	t.Parallel()
+	m := newMigration(t, "wait-cmd")
+	f := m.f
+	p := m.policy()
+	f.createPolicy(t, p)
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	admin := bed.Hub.KubeconfigPath
+	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
+	m.moveToC2(t)
+	f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining
+	})
+
+	// Nothing is Held: a wait for it times out.
+	_, errOut, err := runCLI(t, admin, "wait", p.Name, "-n", m.ns, "--for=condition=Held", "--timeout=2s")
+	if exitCode(err) != 1 || !strings.Contains(errOut, "timed out after 2s waiting until Held is True") {
+		t.Errorf("wait for Held: exit code %d (%v), want 1\n%s", exitCode(err), err, errOut)
+	}
+	out, errOut, err := runCLI(t, admin, "wait", p.Name, "-n", m.ns, "--for=removed="+m.c1, "--timeout=90s")
+	if err != nil || !strings.Contains(out, m.c1+" left the proxy") {
+		t.Fatalf("wait for %s's removal: %v\n%s%s", m.c1, err, out, errOut)
+	}
+	// It returned because cluster1 is out, not before.
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, time.Second)
+	if _, errOut, err := runCLI(t, admin, "wait", "no-such-policy", "-n", m.ns); exitCode(err) != 2 {
+		t.Errorf("wait for a missing policy: exit code %d (%v), want 2\n%s", exitCode(err), err, errOut)
+	}
+}
+
+// exitCode is the exit code of a finished command's error, 0 for none.
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

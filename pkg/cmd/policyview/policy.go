@@ -182,9 +182,9 @@ type Cluster struct {
 	// draining cluster without an estimate.
 	EstimatedRemovalTime *metav1.Time `json:"estimatedRemovalTime,omitempty"`
 	Expected             string       `json:"expected,omitempty"`
-	RemovalTime   *metav1.Time `json:"removalTime,omitempty"`
-	ResolvedQuery string       `json:"resolvedQuery,omitempty"`
-	Message       string       `json:"message,omitempty"`
+	RemovalTime          *metav1.Time `json:"removalTime,omitempty"`
+	ResolvedQuery        string       `json:"resolvedQuery,omitempty"`
+	Message              string       `json:"message,omitempty"`
 	// LastCheckDetail is what the last check reported beyond its value.
 	LastCheckDetail string `json:"lastCheckDetail,omitempty"`
 	// History are the cluster's last checks while it drains, oldest first.
