@@ -117,8 +117,9 @@ var everyValue = map[string]any{
 	"replicas":       3,
 	"leaderElection": true,
 	"logLevel":       5,
+	"loggingFormat":  "json",
 	"resources":      map[string]any{"limits": map[string]any{"memory": "1Gi"}},
-	"agent":          map[string]any{"metricsLabels": "region=us-east", "logLevel": 4},
+	"agent":          map[string]any{"metricsLabels": "region=us-east", "logLevel": 4, "loggingFormat": "json"},
 	"crds":           map[string]any{"enabled": true, "keep": false},
 	"addon":          map[string]any{"installStrategy": placementsStrategy},
 	"manager":        managerValues,
@@ -264,7 +265,7 @@ func TestChartValues(t *testing.T) {
 		"replicas":   {spec["replicas"], float64(3)},
 		"image":      {container["image"], "registry.example/tm:v9"},
 		"pullPolicy": {container["imagePullPolicy"], "Always"},
-		"args": {container["args"], []any{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=registry.example/tm-agent:v9", "-v=5",
+		"args": {container["args"], []any{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=registry.example/tm-agent:v9", "-v=5", "--logging-format=json",
 			"--prometheus-allowlist=https://prom.example.com/,thanos.monitoring.svc,*.monitoring.svc,10.0.0.0/8",
 			"--prometheus-max-answer-bytes=16777216", "--prometheus-max-series=500",
 			"--max-drain-duration=24h", "--on-max-drain-duration=Remove"}},
@@ -274,6 +275,7 @@ func TestChartValues(t *testing.T) {
 	adc := got["AddOnDeploymentConfig/"+namespace+"/traffic-migration"]
 	checks["metrics labels"] = [2]any{adc["spec"].(map[string]any)["customizedVariables"], []any{
 		map[string]any{"name": "LOG_LEVEL", "value": "4"},
+		map[string]any{"name": "LOGGING_FORMAT", "value": "json"},
 		map[string]any{"name": "METRICS_LABELS", "value": "region=us-east"},
 	}}
 	for name, c := range checks {

@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -448,19 +450,25 @@ func (a *addonTest) reports(t *testing.T) {
 // AddOnDeploymentConfig of its own, referenced from its ManagedClusterAddOn with
 // 'clusteradm addon enable --config-file'; the rendered Deployment on the spoke gets
 // the labels as an argument, and the agent's new pod, rolled out, reports them.
+// cluster1's config also sets LOGGING_FORMAT=json: its agent logs as JSON and is
+// Ready all the same.
 func (a *addonTest) metricsLabels(t *testing.T) {
 	ctx := t.Context()
 	for _, c := range []string{cluster1, cluster2} {
+		variables := []map[string]string{
+			{"name": "LOG_LEVEL", "value": "2"},
+			{"name": "METRICS_LABELS", "value": metricsLabels[c]},
+		}
+		if c == cluster1 {
+			variables = append(variables, map[string]string{"name": "LOGGING_FORMAT", "value": "json"})
+		}
 		config := map[string]any{
 			"apiVersion": "addon.open-cluster-management.io/v1alpha1",
 			"kind":       "AddOnDeploymentConfig",
 			"metadata":   map[string]any{"name": addonName + "-" + c, "namespace": c},
 			"spec": map[string]any{
 				"agentInstallNamespace": testbed.AgentAddonNamespace,
-				"customizedVariables": []map[string]string{
-					{"name": "LOG_LEVEL", "value": "2"},
-					{"name": "METRICS_LABELS", "value": metricsLabels[c]},
-				},
+				"customizedVariables":   variables,
 			},
 		}
 		raw, err := yaml.Marshal(config)
@@ -487,8 +495,12 @@ func (a *addonTest) metricsLabels(t *testing.T) {
 	for _, c := range []string{cluster1, cluster2} {
 		want := "--metrics-labels=" + metricsLabels[c]
 		waitAgentDeployment(t, c, func(d *appsv1.Deployment) error {
-			if args := containerArgs(d); !slices.Contains(args, want) {
+			args := containerArgs(d)
+			if !slices.Contains(args, want) {
 				return fmt.Errorf("args %v lack %s", args, want)
+			}
+			if json := slices.Contains(args, "--logging-format=json"); json != (c == cluster1) {
+				return fmt.Errorf("args %v: --logging-format=json is there: %v, want %v", args, json, c == cluster1)
 			}
 			return nil
 		})
@@ -506,4 +518,26 @@ func (a *addonTest) metricsLabels(t *testing.T) {
 		waitAddonCondition(t, c, trafficv1alpha1.ConditionClusterLabels, hasMessage(metav1.ConditionTrue, trafficv1alpha1.AgentReasonReported,
 			fmt.Sprintf("%s,cluster_id=%s,cluster_name=%s", metricsLabels[c], a.clusterIDs[c], c)))
 	}
+	// cluster1's agent, which has reported, logged every line as a JSON object.
+	pods, err := spokes[cluster1].CoreV1().Pods(testbed.AgentAddonNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(agentLabels).String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(pods.Items, func(p corev1.Pod) bool { return slices.Contains(p.Spec.Containers[0].Args, "--logging-format=json") })
+	if i < 0 {
+		t.Fatalf("no agent pod on %s runs with --logging-format=json", cluster1)
+	}
+	logs, err := spokes[cluster1].CoreV1().Pods(testbed.AgentAddonNamespace).GetLogs(pods.Items[i].Name, &corev1.PodLogOptions{Container: agentContainer}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(logs)), "\n")
+	for _, line := range lines {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(line), &entry); err != nil || entry["msg"] == nil {
+			t.Errorf("a log line of %s's agent is not a JSON entry (%v): %s", cluster1, err, line)
+			break
+		}
+	}
+	t.Logf("%s's agent logged %d JSON lines", cluster1, len(lines))
 }

@@ -47,19 +47,23 @@ the add-on's ManagedClusterAddOn in the cluster's namespace on the hub:
 It writes no other condition and changes none it does not own. It serves /healthz
 and /readyz on --health-probe-bind-address; /readyz answers 200 once its caches have
 synced, which makes its Deployment available and so the add-on Available on the hub.
-Log verbosity is set with -v.`,
+Log verbosity is set with -v, and --logging-format=json writes one JSON object per
+line.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			defer klog.Flush()
-			return o.Run(cmd.Context())
-		},
 	}
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
 	o.AddFlags(cmd.Flags())
-	logflags.Add(cmd)
+	logs := logflags.Add(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := logs.Apply(cmd.ErrOrStderr()); err != nil {
+			return err
+		}
+		defer klog.Flush()
+		return o.Run(cmd.Context())
+	}
 	return cmd
 }
 

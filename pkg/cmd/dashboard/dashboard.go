@@ -109,12 +109,17 @@ the binary: it needs nothing from the internet.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE:          func(cmd *cobra.Command, _ []string) error { return o.ValidateAndRun(cmd.Context()) },
 	}
 	cmd.SetOut(o.Out)
 	cmd.SetErr(o.ErrOut)
 	o.AddFlags(cmd.Flags())
-	logflags.Add(cmd)
+	logs := logflags.Add(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := logs.Apply(cmd.ErrOrStderr()); err != nil {
+			return err
+		}
+		return o.ValidateAndRun(cmd.Context())
+	}
 	return cmd
 }
 

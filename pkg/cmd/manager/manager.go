@@ -33,18 +33,21 @@ The manager serves /healthz and /readyz on --health-probe-bind-address and its
 Prometheus metrics on --metrics-bind-address. With --leader-elect (the default inside
 a pod) replicas elect a leader through a Lease and only the leader runs controllers; a
 leader that loses its lease exits with an error so that it is restarted. Log
-verbosity is set with -v.`,
+verbosity is set with -v, and --logging-format=json writes one JSON object per line.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			defer klog.Flush()
-			return process.Run(cmd.Context(), o, start)
-		},
 	}
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
 	o.AddFlags(cmd.Flags())
-	logflags.Add(cmd)
+	logs := logflags.Add(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := logs.Apply(cmd.ErrOrStderr()); err != nil {
+			return err
+		}
+		defer klog.Flush()
+		return process.Run(cmd.Context(), o, start)
+	}
 	return cmd
 }
