@@ -24,9 +24,7 @@ func TestSuspendAndResumeCommands(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "suspend-cmd")
 	f := m.f
-	p := m.policy()
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	p := m.start(t, nil)
 	admin := bed.Hub.KubeconfigPath
 	if out, errOut, err := runCLI(t, admin, "suspend", p.Name, "-n", m.ns); err != nil || !strings.Contains(out, "suspended") {
 		t.Fatalf("suspend: %v\n%s%s", err, out, errOut)
@@ -61,9 +59,7 @@ func TestForceRemoveCommand(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "force-cmd")
 	f := m.f
-	p := m.policy()
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	p := m.start(t, nil)
 	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
 	m.moveToC2(t)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
@@ -111,9 +107,7 @@ func TestWaitCommand(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "wait-cmd")
 	f := m.f
-	p := m.policy()
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	p := m.start(t, nil)
 	admin := bed.Hub.KubeconfigPath
 	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
 	m.moveToC2(t)

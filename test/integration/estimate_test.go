@@ -26,9 +26,7 @@ func TestRemovalEstimate(t *testing.T) {
 		t.Parallel()
 		m := newMigration(t, "estimate-falling")
 		f := m.f
-		p := m.policy()
-		f.createPolicy(t, p)
-		f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+		p := m.start(t, nil)
 
 		// cluster1's share falls from 60% by 2 points a second, after the move.
 		m.traffic.SetByValue(map[string]float64{m.c1: 60, m.c2: 40})
@@ -75,9 +73,7 @@ func TestRemovalEstimate(t *testing.T) {
 		t.Parallel()
 		m := newMigration(t, "estimate-flat")
 		f := m.f
-		p := m.policy()
-		f.createPolicy(t, p)
-		f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+		p := m.start(t, nil)
 		m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
 		m.moveToC2(t)
 		// Past the move in the rate window, with a history of a flat share: no estimate.

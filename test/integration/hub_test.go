@@ -81,6 +81,19 @@ func (m *migration) policy() *trafficv1alpha1.TrafficMigrationPolicy {
 	}
 }
 
+// start creates the policy, changed by edit when not nil, and waits until the proxy
+// lists c1, as the real Placement does.
+func (m *migration) start(t *testing.T, edit func(*trafficv1alpha1.TrafficMigrationPolicy)) *trafficv1alpha1.TrafficMigrationPolicy {
+	t.Helper()
+	p := m.policy()
+	if edit != nil {
+		edit(p)
+	}
+	m.f.createPolicy(t, p)
+	m.f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	return p
+}
+
 // moveToC2 edits the real Placement to select c2 instead of c1.
 func (m *migration) moveToC2(t *testing.T) {
 	t.Helper()

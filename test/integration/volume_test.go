@@ -23,10 +23,7 @@ func TestShareNeedsVolume(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "volume")
 	f := m.f
-	p := m.policy()
-	p.Spec.TrafficShare.MinRequestsPerSecond = 50
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	p := m.start(t, func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.TrafficShare.MinRequestsPerSecond = 50 })
 
 	m.traffic.SetByValue(map[string]float64{m.c1: 0.1, m.c2: 9.9})
 	m.moveToC2(t)

@@ -9,6 +9,7 @@ package control
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -103,17 +104,26 @@ clusters leave their proxy Placement again when their checks pass (or at their d
 	return cmd
 }
 
+// read returns the policies' client, the policy name and "namespace/name".
+func (o *options) read(ctx context.Context, name string) (trafficv1alpha1client.TrafficMigrationPolicyInterface, *trafficv1alpha1.TrafficMigrationPolicy, string, error) {
+	policies, namespace, err := o.policies()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ref := namespace + "/" + name
+	p, err := policies.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("read policy %s: %w", ref, err)
+	}
+	return policies, p, ref, nil
+}
+
 // setSuspend patches spec.suspend, unless it already has the value asked for.
 func (o *options) setSuspend(cmd *cobra.Command, name string, suspend bool) error {
-	policies, namespace, err := o.policies()
+	policies, p, ref, err := o.read(cmd.Context(), name)
 	if err != nil {
 		return err
 	}
-	p, err := policies.Get(cmd.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("read policy %s/%s: %w", namespace, name, err)
-	}
-	ref := namespace + "/" + name
 	if p.Spec.Suspend == suspend {
 		fmt.Fprintf(o.out, "trafficmigrationpolicy %s is already %s\n", ref, suspendedWord(suspend))
 		return nil
@@ -175,15 +185,10 @@ unless --yes is given.`,
 // forceRemove adds cluster to the policy's force-remove annotation, after checking
 // that it drains and that the user confirmed.
 func (o *options) forceRemove(cmd *cobra.Command, name, cluster string) error {
-	policies, namespace, err := o.policies()
+	policies, p, ref, err := o.read(cmd.Context(), name)
 	if err != nil {
 		return err
 	}
-	p, err := policies.Get(cmd.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("read policy %s/%s: %w", namespace, name, err)
-	}
-	ref := namespace + "/" + name
 	if err := drains(p, cluster); err != nil {
 		return fmt.Errorf("policy %s: %w", ref, err)
 	}
