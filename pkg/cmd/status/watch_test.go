@@ -4,13 +4,11 @@
 package status
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,25 +22,8 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview/policyviewtest"
 )
-
-// syncBuffer is a buffer that the command writes to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // watchable is what a generated fake clientset offers to observe its watches.
 type watchable interface {
@@ -208,7 +189,7 @@ func TestStatusCommandWatchForbidden(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(addonv1alpha1.Resource("managedclusteraddons"), "",
 			errors.New(`User "bob" cannot list resource "managedclusteraddons" at the cluster scope`))
 	})
-	var out, errOut syncBuffer
+	var out, errOut policyviewtest.Buffer
 	cmd := newCommand(h.options(&out, &errOut))
 	cmd.SetArgs([]string{testPolicy, "--watch"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -221,12 +202,12 @@ func TestStatusCommandWatchForbidden(t *testing.T) {
 
 // startWatch runs the status command with args in the background on a hub with the
 // fleet, and waits until it has opened its watches.
-func startWatch(t *testing.T, watches int, terminal bool, args ...string) (*syncBuffer, context.CancelFunc, <-chan error, *hub) {
+func startWatch(t *testing.T, watches int, terminal bool, args ...string) (*policyviewtest.Buffer, context.CancelFunc, <-chan error, *hub) {
 	t.Helper()
 	h := newHub(t, fleet()...)
 	started := make(chan string, 32)
 	h.reportWatches(started)
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+	out, errOut := &policyviewtest.Buffer{}, &policyviewtest.Buffer{}
 	o := h.options(out, errOut)
 	o.terminal = func() bool { return terminal }
 	cmd := newCommand(o)

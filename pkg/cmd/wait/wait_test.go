@@ -4,10 +4,8 @@
 package wait
 
 import (
-	"bytes"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
 	trafficv1alpha1client "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/typed/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview/policyviewtest"
 )
 
 const testNamespace = "gateway-system"
@@ -36,10 +35,10 @@ func draining() *trafficv1alpha1.TrafficMigrationPolicy {
 
 // start runs wait with args on a fake hub holding p, showing progress as on a
 // terminal; it returns the fake's client, and a channel with the error and output.
-func start(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, args ...string) (*trafficfake.Clientset, <-chan error, *syncBuffer) {
+func start(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, args ...string) (*trafficfake.Clientset, <-chan error, *policyviewtest.Buffer) {
 	t.Helper()
 	client := trafficfake.NewSimpleClientset(p)
-	out := &syncBuffer{}
+	out := &policyviewtest.Buffer{}
 	o := &Options{out: out, timeout: 30 * time.Second, forArg: "drained", terminal: true}
 	o.policies = func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error) {
 		return client.TrafficV1alpha1().TrafficMigrationPolicies(testNamespace), testNamespace, nil
@@ -123,22 +122,4 @@ func TestWaitOutcomes(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the command writing and the test reading.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
