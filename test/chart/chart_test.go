@@ -10,6 +10,7 @@ package chart
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -119,10 +120,22 @@ var everyValue = map[string]any{
 	"logLevel":       5,
 	"loggingFormat":  "json",
 	"resources":      map[string]any{"limits": map[string]any{"memory": "1Gi"}},
-	"agent":          map[string]any{"metricsLabels": "region=us-east", "logLevel": 4, "loggingFormat": "json"},
-	"crds":           map[string]any{"enabled": true, "keep": false},
-	"addon":          map[string]any{"installStrategy": placementsStrategy},
-	"manager":        managerValues,
+	"agent": map[string]any{"metricsLabels": "region=us-east", "logLevel": 4, "loggingFormat": "json",
+		"nodeSelector": map[string]any{"node-role.kubernetes.io/infra": ""},
+		"tolerations":  []any{map[string]any{"key": "infra", "operator": "Exists", "effect": "NoSchedule"}},
+		"registries":   []any{map[string]any{"source": "quay.io/open-cluster-management", "mirror": "registry.example/ocm"}}},
+	"extraArgs":           []any{"--kube-api-qps=100", "--kube-api-burst=200"},
+	"imagePullSecrets":    []any{map[string]any{"name": "regcred"}},
+	"podAnnotations":      map[string]any{"example.com/team": "platform"},
+	"podLabels":           map[string]any{"example.com/cost-center": "ocm"},
+	"priorityClassName":   "system-cluster-critical",
+	"nodeSelector":        map[string]any{"kubernetes.io/os": "linux"},
+	"tolerations":         []any{map[string]any{"key": "control-plane", "operator": "Exists", "effect": "NoSchedule"}},
+	"affinity":            map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{"weight": 100, "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname", "labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "traffic-migration-manager"}}}}}}},
+	"podDisruptionBudget": map[string]any{"minAvailable": 2},
+	"crds":                map[string]any{"enabled": true, "keep": false},
+	"addon":               map[string]any{"installStrategy": placementsStrategy},
+	"manager":             managerValues,
 }
 
 // placementsStrategy installs the agent on the clusters of two Placements, one with a
@@ -146,6 +159,10 @@ func crdFiles(t *testing.T) []string {
 	}
 	return crds
 }
+
+// helmLabels are Helm's standard labels, which the chart puts on every object but the
+// CRD and the plain manifests do not have.
+var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by", "app.kubernetes.io/version"}
 
 // keepAnnotation is what makes `helm uninstall` leave a resource, and crds.keep puts
 // on the CRD.
@@ -180,6 +197,19 @@ func TestChartMatchesManifests(t *testing.T) {
 		t.Fatal("manifests/crd has no CustomResourceDefinition")
 	}
 	got := render(t, nil)
+	for key, obj := range got {
+		// Helm's standard labels are the chart's alone, on every object it renders.
+		labels, _ := dig(obj, "metadata", "labels").(map[string]any)
+		for _, l := range helmLabels {
+			if _, ok := labels[l]; !ok && !strings.HasPrefix(key, "CustomResourceDefinition/") {
+				t.Errorf("%s lacks Helm's label %s: %v", key, l, labels)
+			}
+			delete(labels, l)
+		}
+		if labels != nil && len(labels) == 0 {
+			delete(obj["metadata"].(map[string]any), "labels")
+		}
+	}
 	for key, w := range want {
 		g, ok := got[key]
 		if !ok {
@@ -268,11 +298,25 @@ func TestChartValues(t *testing.T) {
 		"args": {container["args"], []any{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=registry.example/tm-agent:v9", "-v=5", "--logging-format=json",
 			"--prometheus-allowlist=https://prom.example.com/,thanos.monitoring.svc,*.monitoring.svc,10.0.0.0/8",
 			"--prometheus-max-answer-bytes=16777216", "--prometheus-max-series=500",
-			"--max-drain-duration=24h", "--on-max-drain-duration=Remove"}},
+			"--max-drain-duration=24h", "--on-max-drain-duration=Remove", "--kube-api-qps=100", "--kube-api-burst=200"}},
 		// Helm merges maps: the limit changes, the default requests stay.
 		"resources": {container["resources"], map[string]any{"limits": map[string]any{"memory": "1Gi"}, "requests": map[string]any{"cpu": "50m", "memory": "128Mi"}}},
 	}
+	pod := spec["template"].(map[string]any)
+	podSpec := pod["spec"].(map[string]any)
+	checks["pod annotations"] = [2]any{dig(pod, "metadata", "annotations"), everyValue["podAnnotations"]}
+	checks["pod label"] = [2]any{dig(pod, "metadata", "labels", "example.com/cost-center"), "ocm"}
+	for _, k := range []string{"imagePullSecrets", "priorityClassName", "nodeSelector", "tolerations", "affinity"} {
+		checks[k] = [2]any{jsonOf(t, podSpec[k]), jsonOf(t, everyValue[k])}
+	}
+	pdb := got["PodDisruptionBudget/"+namespace+"/traffic-migration-manager"]
+	checks["PodDisruptionBudget"] = [2]any{dig(pdb, "spec"), map[string]any{"minAvailable": float64(2),
+		"selector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "traffic-migration-manager"}}}}
 	adc := got["AddOnDeploymentConfig/"+namespace+"/traffic-migration"]
+	agent := everyValue["agent"].(map[string]any)
+	checks["agent nodePlacement"] = [2]any{jsonOf(t, dig(adc, "spec", "nodePlacement")),
+		jsonOf(t, map[string]any{"nodeSelector": agent["nodeSelector"], "tolerations": agent["tolerations"]})}
+	checks["agent registries"] = [2]any{jsonOf(t, dig(adc, "spec", "registries")), jsonOf(t, agent["registries"])}
 	checks["metrics labels"] = [2]any{adc["spec"].(map[string]any)["customizedVariables"], []any{
 		map[string]any{"name": "LOG_LEVEL", "value": "4"},
 		map[string]any{"name": "LOGGING_FORMAT", "value": "json"},
@@ -351,4 +395,14 @@ func TestChartInstallStrategy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jsonOf is v as JSON, to compare what helm rendered with the values given.
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
