@@ -1,6 +1,6 @@
 module open-cluster-management.io/traffic-migration
 
-go 1.26.0
+go 1.26.8
 
 require (
 	github.com/KimMachineGun/automemlimit v1.0.0
