@@ -262,3 +262,46 @@ func policyReader(t *testing.T, ns, user string) string {
 	}
 	return path
 }
+
+// TestKubectlPluginCompletion: kubectl completes the plugin's words by running
+// kubectl_complete-traffic_migration (hack/) from PATH, which asks the plugin, installed
+// as kubectl-traffic_migration: the commands it offers are those of the plugin's help.
+func TestKubectlPluginCompletion(t *testing.T) {
+	bin, err := testbed.ProgramTrafficMigration.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(dir, "kubectl-traffic_migration")); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "hack", "kubectl_complete-traffic_migration"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for words, want := range map[string][]string{
+		"":         {"status", "check", "wait", "force-remove"},
+		"su":       {"suspend"},
+		"status -": {"--namespace"},
+	} {
+		// The words typed so far, the last one being completed ("" after a space).
+		args := strings.Fields(words)
+		if words == "" || strings.HasSuffix(words, " ") {
+			args = append(args, "")
+		}
+		cmd := exec.CommandContext(t.Context(), script, args...)
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("complete %q: %v\n%s", words, err, out)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("complete %q: %q is not offered:\n%s", words, w, out)
+			}
+		}
+		if strings.Contains(string(out), "manager\t") && words == "" {
+			t.Errorf("complete %q offers the manager, which the plugin's help hides:\n%s", words, out)
+		}
+	}
+}
