@@ -80,6 +80,7 @@ func TestCRDValidationOnCreate(t *testing.T) {
 				p.Spec.TrafficShare.Window = "1h30m"
 				p.Spec.TrafficShare.MaxPercent = 0.5
 				p.Spec.TrafficShare.MinRequestsPerSecond = 0.25
+				p.Spec.Replacement = &trafficv1alpha1.Replacement{MinReadyClusters: 2}
 				p.Spec.Interval = duration("1m30s")
 				p.Spec.ConsecutiveSuccesses = 5
 				p.Spec.MinDrainDuration = duration("10m")
@@ -393,6 +394,13 @@ func TestCRDValidationOnCreate(t *testing.T) {
 			policy:     sharePolicy,
 			mutate:     func(p *trafficv1alpha1.TrafficMigrationPolicy) { p.Spec.TrafficShare.MaxPercent = -1 },
 			wantErrors: []string{"spec.trafficShare.maxPercent in body should be greater than or equal to 0"},
+		},
+		"replacement.minReadyClusters below 1": {
+			policy: sharePolicy,
+			mutate: func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+				p.Spec.Replacement = &trafficv1alpha1.Replacement{MinReadyClusters: -1}
+			},
+			wantErrors: []string{"spec.replacement.minReadyClusters in body should be greater than or equal to 1"},
 		},
 		"trafficShare.minRequestsPerSecond negative": {
 			policy:     sharePolicy,

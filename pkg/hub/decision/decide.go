@@ -35,6 +35,9 @@ const (
 	msgRemovedDeadline = "removed: maximum drain duration exceeded"
 	msgRemovedCeiling  = "removed: the hub's maximum drain duration exceeded"
 	msgSeparator       = "; "
+
+	msgReplacementReady    = "counts toward replacement.minReadyClusters: the Gateway is ready"
+	msgReplacementNotReady = "does not count toward replacement.minReadyClusters: the Gateway is not ready"
 )
 
 // Due lists, sorted, the draining clusters whose next check is due at in.Now: the caller
@@ -378,6 +381,18 @@ func (pl *plan) countReady(removed map[string]RemovalReason) {
 	}
 }
 
+// readyActive are the Active clusters with the Gateway ready, sorted.
+func (pl *plan) readyActive() []string {
+	var names []string
+	for name := range pl.active {
+		if pl.ready(name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 // otherReady is how many clusters other than name are left in the proxy with the
 // Gateway ready.
 func (pl *plan) otherReady(name string) int {
@@ -427,7 +442,15 @@ func (pl *plan) output(removed map[string]RemovalReason, skipped []ForceRemoveSk
 	}
 
 	for name := range pl.active {
-		out.Clusters = append(out.Clusters, v1alpha1.ClusterStatus{Name: name, Phase: v1alpha1.ClusterActive})
+		row := v1alpha1.ClusterStatus{Name: name, Phase: v1alpha1.ClusterActive}
+		if pl.policy.MinReadyClusters > 0 {
+			// With spec.replacement, the row says whether the cluster counts.
+			row.Message = msgReplacementNotReady
+			if pl.ready(name) {
+				row.Message = msgReplacementReady
+			}
+		}
+		out.Clusters = append(out.Clusters, row)
 	}
 	for name, d := range pl.draining {
 		if reason := removed[name]; reason != "" {

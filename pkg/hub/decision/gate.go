@@ -3,6 +3,12 @@
 
 package decision
 
+import (
+	"fmt"
+
+	"open-cluster-management.io/traffic-migration/pkg/shortlist"
+)
+
 // gateCheck is one named check of a draining cluster's removal gate (rule 3). The gate
 // is the ordered list removalGate; one walk of it gives both the verdict and what the
 // cluster's row says its removal still waits for, so the two cannot drift apart.
@@ -34,6 +40,7 @@ var removalGate = []gateCheck{
 	{name: "minDrainDuration", deadlineOverrides: true, ceilingOverrides: true, waitsFor: minDrainDuration},
 	{name: "consecutiveSuccesses", deadlineOverrides: true, ceilingOverrides: true, waitsFor: consecutiveSuccesses},
 	{name: "otherGatewayReady", waitsFor: otherGatewayReady},
+	{name: "replacementsReady", waitsFor: replacementsReady},
 }
 
 // realDecisionsKnown: nothing is removed while the real decisions cannot be read (rule 7).
@@ -75,6 +82,25 @@ func consecutiveSuccesses(pl *plan, d *drainRow, _ int) string {
 // otherGatewayReady: another cluster left in the proxy has the Gateway ready.
 func otherGatewayReady(_ *plan, _ *drainRow, otherReady int) string {
 	return unless(otherReady > 0, msgNoOtherReady)
+}
+
+// replacementsReady: with spec.replacement, at least minReadyClusters Active clusters
+// have the Gateway ready.
+func replacementsReady(pl *plan, _ *drainRow, _ int) string {
+	if pl.policy.MinReadyClusters <= 0 {
+		return ""
+	}
+	ready := pl.readyActive()
+	return unless(int32(len(ready)) >= pl.policy.MinReadyClusters, fmt.Sprintf("waiting for %d Active clusters with the Gateway ready (%d now%s)",
+		pl.policy.MinReadyClusters, len(ready), namesIn(ready)))
+}
+
+// namesIn is ": a, b" for the names, "" for none.
+func namesIn(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return ": " + shortlist.Join(names, 5)
 }
 
 // gate walks the removal gate for d. It returns why d may leave the proxy now

@@ -115,7 +115,7 @@ func TestRemovalGateOrder(t *testing.T) {
 	for _, c := range removalGate {
 		names = append(names, c.name)
 	}
-	want := []string{"realDecisionsKnown", "pastDeadline", "pastCeiling", "notSuspended", "dnsWithdrawn", "minDrainDuration", "consecutiveSuccesses", "otherGatewayReady"}
+	want := []string{"realDecisionsKnown", "pastDeadline", "pastCeiling", "notSuspended", "dnsWithdrawn", "minDrainDuration", "consecutiveSuccesses", "otherGatewayReady", "replacementsReady"}
 	checkEqual(t, "gate", names, want)
 
 	in := input().real("c1").proxy("c1", "c2").rows(draining("c2").started(ago(time.Minute))).

@@ -50,6 +50,9 @@ type Policy struct {
 	DNSTTL time.Duration
 	// Ceiling is the hub admin's bound on every drain; nil when there is none.
 	Ceiling *Ceiling
+	// MinReadyClusters is how many Active clusters must have the Gateway ready for a
+	// draining cluster to leave (spec.replacement); zero without it.
+	MinReadyClusters int32
 	// Expectation is what a check's value must meet, for the removal estimate only;
 	// nil when the spec's does not parse (then no check passes anyway).
 	Expectation *v1alpha1.Comparison
@@ -90,6 +93,9 @@ func PolicyFromSpec(spec *v1alpha1.TrafficMigrationPolicySpec) Policy {
 	if spec.MaxDrainDuration != nil {
 		d := spec.MaxDrainDuration.Duration
 		p.MaxDrainDuration = &d
+	}
+	if spec.Replacement != nil {
+		p.MinReadyClusters = max(spec.Replacement.MinReadyClusters, 1)
 	}
 	if c, err := spec.Expectation(); err == nil {
 		p.Expectation = &c

@@ -167,6 +167,12 @@ type TrafficMigrationPolicySpec struct {
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 
+	// replacement asks more of the clusters that take the traffic over before a
+	// draining cluster may leave. Unset: a cluster leaves only while another cluster
+	// left in the proxy has the Gateway ready.
+	// +optional
+	Replacement *Replacement `json:"replacement,omitempty"`
+
 	// dns, when set, makes the manager publish the names clients resolve for the
 	// Gateway: it keeps one external-dns DNSEndpoint (externaldns.k8s.io/v1alpha1),
 	// named like the policy in its namespace, whose records hold the Gateway's
@@ -179,6 +185,18 @@ type TrafficMigrationPolicySpec struct {
 	// proxy (see docs/dns.md).
 	// +optional
 	DNS *DNSPublishing `json:"dns,omitempty"`
+}
+
+// Replacement is what the clusters that stay must be before a draining cluster leaves.
+type Replacement struct {
+	// minReadyClusters is how many Active clusters (those of the real Placement) must
+	// have the Gateway Programmed, as their agents report it, for any draining cluster
+	// to leave the proxy; the deadline does not override it. Default 1.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MinReadyClusters int32 `json:"minReadyClusters,omitempty"`
 }
 
 // DNSPublishing says which names the manager publishes for the Gateway, and how.

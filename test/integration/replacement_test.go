@@ -1,0 +1,49 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/fixture"
+)
+
+// TestReplacementMinReadyClusters: with replacement.minReadyClusters 2, cluster1
+// stays although its checks pass while only one of the two clusters that replace it
+// has the Gateway ready, says why, and leaves once the second is ready.
+func TestReplacementMinReadyClusters(t *testing.T) {
+	t.Parallel()
+	m := newMigration(t, "replacement")
+	f := m.f
+	c3 := m.ns + "-c3"
+	f.managedCluster(t, c3, map[string]string{m.siteLabel: m.site2})
+	f.reportAgent(t, c3, gatewayNamespace, gatewayName, false, map[string]string{"cluster": c3})
+	p := m.start(t, func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Spec.Replacement = &trafficv1alpha1.Replacement{MinReadyClusters: 2}
+	})
+
+	// cluster1's traffic is gone; the real Placement now selects cluster2 and cluster3.
+	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
+	f.selectClusters(t, m.ns, m.placement, map[string]string{m.siteLabel: m.site2})
+	f.waitForClusters(t, m.ns, m.placement, []string{m.c2, c3}, 30*time.Second)
+	held := p.Spec.MinDrainDuration.Duration + 4*p.Spec.Interval.Duration*time.Duration(p.Spec.ConsecutiveSuccesses)
+	got := f.waitForPolicy(t, m.ns, p.Name, 90*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil &&
+			time.Since(r.DrainStartTime.Time) > held && r.ConsecutiveSuccesses >= p.Spec.ConsecutiveSuccesses
+	})
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2, c3}, time.Second)
+	if r := fixture.PolicyRow(got, m.c1); !strings.Contains(r.Message, "waiting for 2 Active clusters with the Gateway ready (1 now: "+m.c2+")") {
+		t.Errorf("cluster1 does not say what it waits for:\n%s", fixture.PolicyStatus(got))
+	}
+	if r := fixture.PolicyRow(got, c3); r == nil || !strings.Contains(r.Message, "does not count") {
+		t.Errorf("cluster3's row does not say it does not count:\n%s", fixture.PolicyStatus(got))
+	}
+
+	f.reportAgent(t, c3, gatewayNamespace, gatewayName, true, map[string]string{"cluster": c3})
+	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2, c3}, 30*time.Second)
+}
