@@ -131,6 +131,11 @@ type Check struct {
 	// Deadline is the maximum drain and what follows it, "24h, then Hold", or "none".
 	Deadline     string `json:"deadline"`
 	NoDataPolicy string `json:"noDataPolicy"`
+	// MinReadyClusters is spec.replacement's, 0 without it; Replacement says it in
+	// words: "2 Active clusters with the Gateway ready", or "another cluster with the
+	// Gateway ready" without spec.replacement.
+	MinReadyClusters int32  `json:"minReadyClusters,omitempty"`
+	Replacement      string `json:"replacement"`
 }
 
 // Condition is one condition of the policy.
@@ -345,6 +350,11 @@ func buildCheck(spec *trafficv1alpha1.TrafficMigrationPolicySpec) Check {
 		OnMaxDrainDuration:   string(rules.OnMaxDrainDuration),
 		Deadline:             "none",
 		NoDataPolicy:         string(rules.NoDataPolicy),
+		MinReadyClusters:     rules.MinReadyClusters,
+		Replacement:          "another cluster with the Gateway ready",
+	}
+	if n := rules.MinReadyClusters; n > 0 {
+		c.Replacement = fmt.Sprintf("%d Active cluster%s with the Gateway ready", n, map[bool]string{true: "", false: "s"}[n == 1])
 	}
 	if rules.MaxDrainDuration != nil {
 		c.MaxDrainDuration = Duration(*rules.MaxDrainDuration)

@@ -135,7 +135,7 @@ func TestBuildViewSummary(t *testing.T) {
 			want: Check{
 				Summary: "traffic share <= 5% (istio_requests_total by label cluster over 5m)", Expectation: "<= 5",
 				Interval: "30s", ConsecutiveSuccesses: 3, MinDrainDuration: "2m", MaxDrainDuration: "24h",
-				OnMaxDrainDuration: "Hold", Deadline: "24h, then Hold", NoDataPolicy: "Hold",
+				OnMaxDrainDuration: "Hold", Deadline: "24h, then Hold", NoDataPolicy: "Hold", Replacement: "another cluster with the Gateway ready",
 			},
 		},
 		"metrics query, defaults applied": {
@@ -151,7 +151,7 @@ func TestBuildViewSummary(t *testing.T) {
 				Summary:     `sum(rate(requests{cluster="{{ .Cluster.Name }}"}[5m])) / sum(rate(requests[5m])) <= 0.05`,
 				Expectation: "<= 0.05",
 				Interval:    "30s", ConsecutiveSuccesses: 3, MinDrainDuration: "2m",
-				OnMaxDrainDuration: "Hold", Deadline: "none", NoDataPolicy: "Hold",
+				OnMaxDrainDuration: "Hold", Deadline: "none", NoDataPolicy: "Hold", Replacement: "another cluster with the Gateway ready",
 			},
 		},
 		"invalid expected result": {
@@ -164,7 +164,7 @@ func TestBuildViewSummary(t *testing.T) {
 			want: Check{
 				Summary:  `up (invalid expectedMetricsResult: "about 3" is not a comparison operator (<=, <, >=, >, ==, !=) and a number)`,
 				Interval: "30s", ConsecutiveSuccesses: 3, MinDrainDuration: "2m", MaxDrainDuration: "24h",
-				OnMaxDrainDuration: "Remove", Deadline: "24h, then Remove", NoDataPolicy: "Hold",
+				OnMaxDrainDuration: "Remove", Deadline: "24h, then Remove", NoDataPolicy: "Hold", Replacement: "another cluster with the Gateway ready",
 			},
 		},
 		"status of an older generation": {
@@ -172,7 +172,7 @@ func TestBuildViewSummary(t *testing.T) {
 			want: Check{
 				Summary: "traffic share <= 5% (istio_requests_total by label cluster over 5m)", Expectation: "<= 5",
 				Interval: "30s", ConsecutiveSuccesses: 3, MinDrainDuration: "2m", MaxDrainDuration: "24h",
-				OnMaxDrainDuration: "Hold", Deadline: "24h, then Hold", NoDataPolicy: "Hold",
+				OnMaxDrainDuration: "Hold", Deadline: "24h, then Hold", NoDataPolicy: "Hold", Replacement: "another cluster with the Gateway ready",
 			},
 			wantWarnings: []string{"the status describes generation 2 of the policy, not the current 3: the manager has not caught up (is it running?)"},
 		},

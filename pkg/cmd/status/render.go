@@ -121,6 +121,7 @@ func writeSummary(w io.Writer, v policyview.Policy) error {
 		{"Min Drain Duration:", v.Check.MinDrainDuration},
 		{"Max Drain Duration:", v.Check.Deadline},
 		{"No Data Policy:", v.Check.NoDataPolicy},
+		{"Replacement:", v.Check.Replacement},
 		{"Suspended:", strconv.FormatBool(v.Suspended)},
 	}
 	if v.DNS != nil {

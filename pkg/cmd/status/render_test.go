@@ -28,6 +28,7 @@ Consecutive Successes:  3
 Min Drain Duration:     2m
 Max Drain Duration:     24h, then Hold
 No Data Policy:         Hold
+Replacement:            another cluster with the Gateway ready
 Suspended:              false
 
 Conditions:
@@ -64,6 +65,7 @@ Consecutive Successes:  3
 Min Drain Duration:     2m
 Max Drain Duration:     none
 No Data Policy:         Hold
+Replacement:            another cluster with the Gateway ready
 Suspended:              true
 
 Conditions:

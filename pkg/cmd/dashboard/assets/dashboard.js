@@ -106,6 +106,7 @@
       ["Gateway", p.gateway],
       ["Check", ch.summary + ", every " + ch.interval + ", " + ch.consecutiveSuccesses + " passes in a row; no data: " + ch.noDataPolicy],
       ["Drain", "at least " + ch.minDrainDuration + "; deadline: " + ch.deadline + (p.suspended ? "; removals suspended" : "")],
+      ["Replacement", "a cluster leaves while " + ch.replacement + " remain"],
       p.dns ? ["DNS", p.dns.summary] : null,
     ].filter(Boolean).flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 
