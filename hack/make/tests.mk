@@ -10,8 +10,8 @@ E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/demo
 # make demo passes DEMO_FLAGS to the demo (-short: the short form).
 DEMO_FLAGS ?=
 
-# The test bed finds its programs, images and inputs through these variables (README.md
-# lists them), each set to what a target of this Makefile builds, downloads or
+# The test bed finds its programs, images and inputs through these variables
+# (docs/development.md lists them), each set to what a target of this Makefile builds, downloads or
 # installs; set them yourself to use other builds.
 export TESTBED_ETCD := $(ETCD)
 export TESTBED_KUBE_APISERVER := $(KUBE_APISERVER)

@@ -34,7 +34,7 @@ const (
 // restrict_oom_score_adj: containerd runs without CAP_SYS_RESOURCE here and cannot
 // lower a sandbox's oom_score_adj, and every sandbox fails without it.
 // base_runtime_spec: containerd's default spec without process.rlimits, which the
-// kernel refuses to let runc set here (see the README's "Nodes on the test bed").
+// kernel refuses to let runc set here (see "Nodes on the test bed" in docs/development.md).
 const containerdConfig = `version = 2
 root = %[1]q
 state = %[2]q
