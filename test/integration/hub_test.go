@@ -94,6 +94,22 @@ func (m *migration) start(t *testing.T, edit func(*trafficv1alpha1.TrafficMigrat
 	return p
 }
 
+// waitHeld waits until c1 has drained well past its minDrainDuration and the checks
+// that would have removed it, with ok true of the policy and c1's row, and checks that
+// the proxy still lists c1 beside the clusters in also. It returns the policy.
+func (m *migration) waitHeld(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, also []string,
+	ok func(*trafficv1alpha1.TrafficMigrationPolicy, *trafficv1alpha1.ClusterStatus) bool) *trafficv1alpha1.TrafficMigrationPolicy {
+	t.Helper()
+	held := p.Spec.MinDrainDuration.Duration + 4*p.Spec.Interval.Duration*time.Duration(p.Spec.ConsecutiveSuccesses)
+	got := m.f.waitForPolicy(t, m.ns, p.Name, 90*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil &&
+			time.Since(r.DrainStartTime.Time) > held && ok(p, r)
+	})
+	m.f.waitForClusters(t, m.ns, m.proxy, append([]string{m.c1}, also...), time.Second)
+	return got
+}
+
 // moveToC2 edits the real Placement to select c2 instead of c1.
 func (m *migration) moveToC2(t *testing.T) {
 	t.Helper()

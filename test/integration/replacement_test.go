@@ -30,13 +30,9 @@ func TestReplacementMinReadyClusters(t *testing.T) {
 	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
 	f.selectClusters(t, m.ns, m.placement, map[string]string{m.siteLabel: m.site2})
 	f.waitForClusters(t, m.ns, m.placement, []string{m.c2, c3}, 30*time.Second)
-	held := p.Spec.MinDrainDuration.Duration + 4*p.Spec.Interval.Duration*time.Duration(p.Spec.ConsecutiveSuccesses)
-	got := f.waitForPolicy(t, m.ns, p.Name, 90*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := fixture.PolicyRow(p, m.c1)
-		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil &&
-			time.Since(r.DrainStartTime.Time) > held && r.ConsecutiveSuccesses >= p.Spec.ConsecutiveSuccesses
+	got := m.waitHeld(t, p, []string{m.c2, c3}, func(p *trafficv1alpha1.TrafficMigrationPolicy, r *trafficv1alpha1.ClusterStatus) bool {
+		return r.ConsecutiveSuccesses >= p.Spec.ConsecutiveSuccesses
 	})
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2, c3}, time.Second)
 	if r := fixture.PolicyRow(got, m.c1); !strings.Contains(r.Message, "waiting for 2 Active clusters with the Gateway ready (1 now: "+m.c2+")") {
 		t.Errorf("cluster1 does not say what it waits for:\n%s", fixture.PolicyStatus(got))
 	}

@@ -29,15 +29,10 @@ func TestShareNeedsVolume(t *testing.T) {
 	m.moveToC2(t)
 	// Held: still draining, its last check NoData for the low traffic, well past
 	// minDrainDuration and the checks that would have removed it at 1%.
-	held := p.Spec.MinDrainDuration.Duration + 4*p.Spec.Interval.Duration*time.Duration(p.Spec.ConsecutiveSuccesses)
-	got := f.waitForPolicy(t, m.ns, p.Name, 90*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := fixture.PolicyRow(p, m.c1)
+	got := m.waitHeld(t, p, []string{m.c2}, func(p *trafficv1alpha1.TrafficMigrationPolicy, r *trafficv1alpha1.ClusterStatus) bool {
 		c := condition(p, trafficv1alpha1.ConditionPrometheusReachable)
-		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.DrainStartTime != nil &&
-			time.Since(r.DrainStartTime.Time) > held && r.LastResult == trafficv1alpha1.EvaluationNoData &&
-			c != nil && c.Reason == trafficv1alpha1.ReasonTrafficTooLow
+		return r.LastResult == trafficv1alpha1.EvaluationNoData && c != nil && c.Reason == trafficv1alpha1.ReasonTrafficTooLow
 	})
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
 	c := condition(got, trafficv1alpha1.ConditionPrometheusReachable)
 	if c.Status != metav1.ConditionFalse {
 		t.Errorf("PrometheusReachable should be False while the traffic is too low:\n%s", fixture.PolicyStatus(got))
