@@ -13,9 +13,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -405,4 +407,39 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestNoLatestImage: nothing the project ships names an image by the tag latest, which
+// would change under a running release: the chart's default tag is its appVersion, the
+// plain manifests pin the same, and the schema refuses latest.
+func TestNoLatestImage(t *testing.T) {
+	latest := regexp.MustCompile(`:latest\b|tag: *"?latest"?`)
+	for _, dir := range []string{chartDir, manifestsDir} {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				if latest.MatchString(line) {
+					t.Errorf("%s:%d names an image by latest: %s", path, i+1, strings.TrimSpace(line))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := render(t, nil)
+	container := dig(got["Deployment/"+namespace+"/traffic-migration-manager"], "spec", "template", "spec", "containers").([]any)[0].(map[string]any)
+	if container["image"] != "quay.io/open-cluster-management/traffic-migration:0.1.0" {
+		t.Errorf("the default image is %v, want the chart's appVersion 0.1.0", container["image"])
+	}
+	if err := renderError(t, map[string]any{"image": map[string]any{"tag": "latest"}}); err == nil {
+		t.Error("the chart accepts image.tag latest")
+	}
 }

@@ -1,5 +1,5 @@
 {{- define "traffic-migration.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag }}
+{{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}
 {{- end -}}
 
 {{- define "traffic-migration.agentImage" -}}
