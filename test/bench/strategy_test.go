@@ -17,7 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/test/clients"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 // strategySizes are the knobs of the strategy benchmark: the clients, as the demo
@@ -260,8 +262,34 @@ func benchStrategies(t *testing.T, r *report, sz strategySizes) {
 	}
 	stop := make(chan struct{})
 	var driving sync.WaitGroup
-	driving.Add(1)
+	driving.Add(2)
 	go func() { defer driving.Done(); model.drive(traffic, t0, pairs, stop) }()
+	// The removal estimates the policies' status gives for cluster1 as it drains.
+	estimates := map[float64][]estimateSeen{}
+	var estimatesMu sync.Mutex
+	go func() {
+		defer driving.Done()
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			for _, ru := range runs {
+				p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).Get(ctx, ru.placement, metav1.GetOptions{})
+				if err != nil {
+					continue
+				}
+				if r := fixture.PolicyRow(p, ru.old); r != nil && r.EstimatedRemovalTime != nil && r.Phase != trafficv1alpha1.ClusterRemoved {
+					estimatesMu.Lock()
+					estimates[ru.percent] = append(estimates[ru.percent], estimateSeen{at: time.Now(), estimate: r.EstimatedRemovalTime.Time})
+					estimatesMu.Unlock()
+				}
+			}
+		}
+	}()
 	defer func() { close(stop); driving.Wait() }()
 
 	timeout := model.last() + 2*time.Minute
@@ -272,6 +300,32 @@ func benchStrategies(t *testing.T, r *report, sz strategySizes) {
 			t.Fatalf("the proxy of %s kept %s for %s after the move", ru.placement, ru.old, timeout)
 		}
 		removedAt[ru.percent] = at.Sub(t0)
+	}
+	// How far the estimate was from the manager's own removal time, at half the drain.
+	estimateOff := map[float64]time.Duration{}
+	for _, ru := range runs {
+		p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).Get(ctx, ru.placement, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := fixture.PolicyRow(p, ru.old)
+		if row == nil || row.RemovalTime == nil {
+			t.Fatalf("policy %s has no Removed row for %s: %s", ru.placement, ru.old, fixture.PolicyStatus(p))
+		}
+		estimatesMu.Lock()
+		seen := estimates[ru.percent]
+		estimatesMu.Unlock()
+		half := t0.Add(removedAt[ru.percent] / 2)
+		i := slices.IndexFunc(seen, func(e estimateSeen) bool { return e.at.After(half) })
+		switch {
+		case i > 0:
+			estimateOff[ru.percent] = seen[i-1].estimate.Sub(row.RemovalTime.Time)
+		case i < 0 && len(seen) > 0:
+			estimateOff[ru.percent] = seen[len(seen)-1].estimate.Sub(row.RemovalTime.Time)
+		default:
+			t.Logf("traffic-migration %g%%: no estimate by half the drain", ru.percent)
+		}
+		t.Logf("traffic-migration %g%%: %d estimates seen; at half the drain it was %s off the removal", ru.percent, len(seen), estimateOff[ru.percent])
 	}
 
 	policy := fmt.Sprintf("trafficShare under the threshold on a %s window, checked every %gs, %d checks in a row, minDrainDuration %gs",
@@ -284,6 +338,9 @@ func benchStrategies(t *testing.T, r *report, sz strategySizes) {
 		model.row("traffic-migration 1%", "the proxy keeps cluster1 until "+strings.Replace(policy, "the threshold", "1%", 1)+" (measured run)", removedAt[1]),
 	}
 	r.Tables = append(r.Tables, strategyTable(sz, model, rows))
+	for _, percent := range []float64{5, 1} {
+		r.add("0. Strategies", fmt.Sprintf("traffic-migration %g%%", percent), "removal estimate at half the drain, minus the removal", estimateOff[percent].Seconds(), "s", "")
+	}
 	for _, row := range rows {
 		const b = "0. Strategies"
 		r.add(b, row.name, "time from the move to the removal of the old Gateway", row.removed.Seconds(), "s", "")
@@ -331,4 +388,9 @@ func strategyTable(sz strategySizes, model *clientModel, rows []strategyRow) tab
 			strings.Join(zero, ", "), rows[best].name, math.Round(rows[best].idle.Seconds()*10)/10, verdict)
 	}
 	return tbl
+}
+
+// estimateSeen is a removal estimate read from a policy's status, and when.
+type estimateSeen struct {
+	at, estimate time.Time
 }
