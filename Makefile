@@ -103,7 +103,7 @@ test: deps tools test-unit test-integration test-e2e ## Run all tests: unit, int
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
-	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/... ./test/clients/... ./test/docs/...
+	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/... ./test/clients/... ./test/docs/... ./hack/benchcompare/...
 
 # The tests that run real programs are never taken from the test cache (-count=1).
 # The benchmarks' small case is built as make bench builds them, so that it checks
@@ -124,6 +124,11 @@ test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-ima
 .PHONY: bench
 bench: testbed build ## Run the benchmarks at full size on the local test bed; the report goes to bench/results/.
 	TRAFFIC_MIGRATION_BENCH=full $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -timeout 60m -run '^TestBench$$' -v ./test/bench/
+
+.PHONY: bench-compare
+bench-compare: ## Show what changed between two benchmark runs: make bench-compare OLD=<folder> NEW=<folder> (each holding a results.json).
+	@test -n "$(OLD)" && test -n "$(NEW)" || { echo "usage: make bench-compare OLD=<folder or results.json> NEW=<folder or results.json>"; exit 2; }
+	@$(GO) run ./hack/benchcompare $(OLD) $(NEW)
 
 # Two lanes at once, Traefik beside the rest (hack/make/tools.mk).
 .PHONY: tools
