@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
 // Options are the flags and arguments of the check command.
@@ -116,7 +118,7 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 	o.Flags.AddFlags(fs, "the policy's namespace")
 	fs.StringVarP(&o.File, "filename", "f", o.File, `a policy manifest to check instead of a policy on the hub ("-": standard input)`)
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL, "query this Prometheus, without credentials, instead of the one the policy's Secret names")
-	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (text) or "json"`)
+	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (text), "json" or "yaml"`)
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long each query may take")
 }
 
@@ -127,8 +129,8 @@ func (o *Options) Validate() error {
 		return errors.New("name a policy on the hub, or give a policy manifest with -f")
 	case o.Name != "" && o.File != "":
 		return errors.New("give a policy NAME or -f FILE, not both")
-	case o.Output != "" && o.Output != "json":
-		return fmt.Errorf("--output must be empty or json, not %q", o.Output)
+	case o.Output != "" && !slices.Contains(policyview.StructuredFormats, o.Output):
+		return fmt.Errorf("--output must be empty, json or yaml, not %q", o.Output)
 	case o.Timeout <= 0:
 		return fmt.Errorf("--timeout must be positive, not %s", o.Timeout)
 	}

@@ -4,7 +4,6 @@
 package check
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -15,15 +14,10 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
 
-// render writes the report as text or, with output "json", as JSON.
+// render writes the report as text or, with output "json" or "yaml", structured.
 func render(w io.Writer, output string, r *Report) error {
-	if output == "json" {
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return fmt.Errorf("encode the report: %w", err)
-		}
-		_, err = w.Write(append(b, '\n'))
-		return err
+	if output != "" {
+		return policyview.WriteStructured(w, output, r)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Policy %s/%s (from %s), checked at %s\n", r.Namespace, r.Policy, r.Source, r.Time.UTC().Format(time.RFC3339))

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/yaml"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
@@ -192,6 +193,26 @@ func TestGateSentence(t *testing.T) {
 	} {
 		if got := gateSentence(g, now); got != want {
 			t.Errorf("got  %q\nwant %q", got, want)
+		}
+	}
+}
+
+// TestRenderStructured: -o json and -o yaml write the same report, which reads back.
+func TestRenderStructured(t *testing.T) {
+	r := &Report{Policy: "move", Namespace: "gw", Source: "the hub", Prometheus: "http://prom", Expectation: "<= 5",
+		Time:     metav1.NewTime(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)),
+		Clusters: []ClusterReport{{Name: "cluster1", Phase: trafficv1alpha1.ClusterDraining, Result: trafficv1alpha1.EvaluationPass, Value: "2.5"}}}
+	for _, format := range []string{"json", "yaml"} {
+		var out bytes.Buffer
+		if err := render(&out, format, r); err != nil {
+			t.Fatal(err)
+		}
+		var back Report
+		if err := yaml.UnmarshalStrict(out.Bytes(), &back); err != nil {
+			t.Fatalf("-o %s does not read back: %v\n%s", format, err, out.String())
+		}
+		if back.Policy != r.Policy || !back.Time.Equal(&r.Time) || len(back.Clusters) != 1 || back.Clusters[0] != r.Clusters[0] {
+			t.Errorf("-o %s read back as %+v", format, back)
 		}
 	}
 }

@@ -32,7 +32,7 @@ func (o *Options) runClusters(ctx context.Context, c *clients) error {
 	view := policyview.BuildFleet(clusters.Items, addons.Items)
 	var b bytes.Buffer
 	if o.Output != "" {
-		err = renderStructured(&b, o.Output, view)
+		err = policyview.WriteStructured(&b, o.Output, view)
 	} else {
 		err = renderFleet(&b, view)
 	}

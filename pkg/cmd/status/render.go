@@ -5,14 +5,11 @@ package status
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-
-	"sigs.k8s.io/yaml"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
@@ -235,25 +232,5 @@ func writeTable(w io.Writer, indent string, rows [][]string) error {
 		out.WriteString(strings.TrimRight(line, " \n") + "\n")
 	}
 	_, err := io.WriteString(w, out.String())
-	return err
-}
-
-// renderStructured writes v as json or yaml.
-func renderStructured(w io.Writer, format string, v any) error {
-	var data []byte
-	var err error
-	switch format {
-	case "json":
-		data, err = json.MarshalIndent(v, "", "  ")
-		data = append(data, '\n')
-	case "yaml":
-		data, err = yaml.Marshal(v)
-	default:
-		return fmt.Errorf("unknown output format %q", format)
-	}
-	if err != nil {
-		return fmt.Errorf("write the view as %s: %w", format, err)
-	}
-	_, err = w.Write(data)
 	return err
 }

@@ -198,7 +198,7 @@ func TestRenderDetailShowsHistory(t *testing.T) {
 		t.Errorf("detail lacks %q:\n%s", want, b.String())
 	}
 	var j bytes.Buffer
-	if err := renderStructured(&j, "json", policyview.Build(objects(p, nil), now)); err != nil {
+	if err := policyview.WriteStructured(&j, "json", policyview.Build(objects(p, nil), now)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(j.Bytes(), []byte(`"history": [`)) || !bytes.Contains(j.Bytes(), []byte(`"value": "48.123456789"`)) {

@@ -198,9 +198,9 @@ func (o *Options) render(objs []policyview.Objects, q query) ([]byte, error) {
 		if len(views) != 1 {
 			return nil, errors.New("internal error: no view of the named policy")
 		}
-		err = renderStructured(&b, o.Output, views[0])
+		err = policyview.WriteStructured(&b, o.Output, views[0])
 	case o.Output != "":
-		err = renderStructured(&b, o.Output, policyview.NewList(q.namespace, views))
+		err = policyview.WriteStructured(&b, o.Output, policyview.NewList(q.namespace, views))
 	case q.name != "":
 		if len(views) != 1 {
 			return nil, errors.New("internal error: no view of the named policy")

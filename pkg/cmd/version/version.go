@@ -5,18 +5,19 @@
 package version
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
 // Options are the flags of the version command.
 type Options struct {
-	// Output is "" for one line of text, or "json".
+	// Output is "" for one line of text, "json" or "yaml".
 	Output string
 	Out    io.Writer
 }
@@ -41,13 +42,13 @@ func NewCommand(out io.Writer) *cobra.Command {
 
 // AddFlags adds the command's flags.
 func (o *Options) AddFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (text) or "json"`)
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (text), "json" or "yaml"`)
 }
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	if o.Output != "" && o.Output != "json" {
-		return fmt.Errorf("--output must be empty or json, not %q", o.Output)
+	if o.Output != "" && !slices.Contains(policyview.StructuredFormats, o.Output) {
+		return fmt.Errorf("--output must be empty, json or yaml, not %q", o.Output)
 	}
 	return nil
 }
@@ -55,10 +56,8 @@ func (o *Options) Validate() error {
 // Run prints the version.
 func (o *Options) Run() error {
 	info := version.Get()
-	if o.Output == "json" {
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(info)
+	if o.Output != "" {
+		return policyview.WriteStructured(o.Out, o.Output, info)
 	}
 	_, err := fmt.Fprintf(o.Out, "traffic-migration %s (%s, %s)\n", info.Version, info.GoVersion, info.Platform)
 	return err

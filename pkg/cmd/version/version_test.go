@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
@@ -37,7 +39,19 @@ func TestVersionCommand(t *testing.T) {
 				}
 			},
 		},
-		"bad output":     {args: []string{"-o", "xml"}, wantErr: `--output must be empty or json, not "xml"`},
+		"yaml": {
+			args: []string{"-o", "yaml"},
+			check: func(t *testing.T, out string) {
+				var info version.Info
+				if err := yaml.UnmarshalStrict([]byte(out), &info); err != nil {
+					t.Fatalf("output is not YAML of the version: %v\n%s", err, out)
+				}
+				if info.Version != version.Version || info.GoVersion == "" {
+					t.Errorf("unexpected info %+v", info)
+				}
+			},
+		},
+		"bad output":     {args: []string{"-o", "xml"}, wantErr: `--output must be empty, json or yaml, not "xml"`},
 		"extra argument": {args: []string{"now"}, wantErr: `unknown command "now"`},
 	}
 	for name, tc := range tests {
