@@ -26,7 +26,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
-	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
 )
 
 // Options are the flags and arguments of the check command.
@@ -129,7 +129,7 @@ func (o *Options) Validate() error {
 		return errors.New("name a policy on the hub, or give a policy manifest with -f")
 	case o.Name != "" && o.File != "":
 		return errors.New("give a policy NAME or -f FILE, not both")
-	case o.Output != "" && !slices.Contains(policyview.StructuredFormats, o.Output):
+	case o.Output != "" && !slices.Contains(output.Formats, o.Output):
 		return fmt.Errorf("--output must be empty, json or yaml, not %q", o.Output)
 	case o.Timeout <= 0:
 		return fmt.Errorf("--timeout must be positive, not %s", o.Timeout)

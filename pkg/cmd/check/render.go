@@ -10,14 +10,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
 
-// render writes the report as text or, with output "json" or "yaml", structured.
-func render(w io.Writer, output string, r *Report) error {
-	if output != "" {
-		return policyview.WriteStructured(w, output, r)
+// render writes the report as text or, with format "json" or "yaml", structured.
+func render(w io.Writer, format string, r *Report) error {
+	if format != "" {
+		return output.Write(w, format, r)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Policy %s/%s (from %s), checked at %s\n", r.Namespace, r.Policy, r.Source, r.Time.UTC().Format(time.RFC3339))

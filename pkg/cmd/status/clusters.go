@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
@@ -32,7 +33,7 @@ func (o *Options) runClusters(ctx context.Context, c *clients) error {
 	view := policyview.BuildFleet(clusters.Items, addons.Items)
 	var b bytes.Buffer
 	if o.Output != "" {
-		err = policyview.WriteStructured(&b, o.Output, view)
+		err = output.Write(&b, o.Output, view)
 	} else {
 		err = renderFleet(&b, view)
 	}

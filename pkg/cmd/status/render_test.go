@@ -12,6 +12,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
@@ -198,7 +199,7 @@ func TestRenderDetailShowsHistory(t *testing.T) {
 		t.Errorf("detail lacks %q:\n%s", want, b.String())
 	}
 	var j bytes.Buffer
-	if err := policyview.WriteStructured(&j, "json", policyview.Build(objects(p, nil), now)); err != nil {
+	if err := output.Write(&j, "json", policyview.Build(objects(p, nil), now)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(j.Bytes(), []byte(`"history": [`)) || !bytes.Contains(j.Bytes(), []byte(`"value": "48.123456789"`)) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
@@ -198,9 +199,9 @@ func (o *Options) render(objs []policyview.Objects, q query) ([]byte, error) {
 		if len(views) != 1 {
 			return nil, errors.New("internal error: no view of the named policy")
 		}
-		err = policyview.WriteStructured(&b, o.Output, views[0])
+		err = output.Write(&b, o.Output, views[0])
 	case o.Output != "":
-		err = policyview.WriteStructured(&b, o.Output, policyview.NewList(q.namespace, views))
+		err = output.Write(&b, o.Output, policyview.NewList(q.namespace, views))
 	case q.name != "":
 		if len(views) != 1 {
 			return nil, errors.New("internal error: no view of the named policy")

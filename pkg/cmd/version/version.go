@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
 	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
@@ -47,7 +47,7 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	if o.Output != "" && !slices.Contains(policyview.StructuredFormats, o.Output) {
+	if o.Output != "" && !slices.Contains(output.Formats, o.Output) {
 		return fmt.Errorf("--output must be empty, json or yaml, not %q", o.Output)
 	}
 	return nil
@@ -57,7 +57,7 @@ func (o *Options) Validate() error {
 func (o *Options) Run() error {
 	info := version.Get()
 	if o.Output != "" {
-		return policyview.WriteStructured(o.Out, o.Output, info)
+		return output.Write(o.Out, o.Output, info)
 	}
 	_, err := fmt.Fprintf(o.Out, "traffic-migration %s (%s, %s)\n", info.Version, info.GoVersion, info.Platform)
 	return err

@@ -1,7 +1,10 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package policyview
+// Package output writes the structured output (-o json, -o yaml) of every read
+// command. It depends on no other package of the project, so that the agent's own
+// binary, which has the version command, links nothing of the hub.
+package output
 
 import (
 	"encoding/json"
@@ -11,12 +14,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// StructuredFormats are the values of -o that WriteStructured writes.
-var StructuredFormats = []string{"json", "yaml"}
+// Formats are the values of -o that Write writes.
+var Formats = []string{"json", "yaml"}
 
-// WriteStructured writes v as json or yaml, the structured outputs (-o) of every
-// read command.
-func WriteStructured(w io.Writer, format string, v any) error {
+// Write writes v as json or yaml, the structured outputs (-o) of every read command.
+func Write(w io.Writer, format string, v any) error {
 	var data []byte
 	var err error
 	switch format {
