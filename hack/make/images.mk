@@ -9,7 +9,12 @@
 # references the images carry are the TESTBED_*_IMAGE variables of tests.mk, which the
 # tests read too.
 
-IMAGE ?= quay.io/open-cluster-management/traffic-migration:latest
+# IMAGE is the product's image as make image tags it: the repository the chart and
+# manifests/ name, with the chart's appVersion, the release they run by default (no
+# image we ship is named latest).
+IMAGE_REPOSITORY := quay.io/open-cluster-management/traffic-migration
+APP_VERSION := $(shell awk '$$1 == "appVersion:" {gsub(/"/, "", $$2); print $$2}' charts/traffic-migration/Chart.yaml)
+IMAGE ?= $(IMAGE_REPOSITORY):$(APP_VERSION)
 # PAUSE_IMAGE is the test bed's pod sandbox image, built here like IMAGE.
 PAUSE_IMAGE ?= localhost/traffic-migration/pause:latest
 # IMAGES_DIR holds the images as OCI archives, which the test bed's nodes import.

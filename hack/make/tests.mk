@@ -46,7 +46,7 @@ export TESTBED_IMAGE := $(IMAGE)
 export TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
 # The release the lifecycle test upgrades from (make image-upgrade-from).
 export TESTBED_UPGRADE_FROM_DIR := $(UPGRADE_FROM_DIR)
-export TESTBED_UPGRADE_FROM_IMAGE := $(patsubst %:latest,%,$(IMAGE)):$(UPGRADE_FROM)
+export TESTBED_UPGRADE_FROM_IMAGE := $(IMAGE_REPOSITORY):$(UPGRADE_FROM)
 # The CRDs of make applicationset-crd and make dnsendpoint-crd (hack/make/tools.mk).
 export TESTBED_APPLICATIONSET_CRD := $(APPLICATIONSET_CRD)
 export TESTBED_DNSENDPOINT_CRD := $(DNSENDPOINT_CRD)

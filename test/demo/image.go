@@ -18,7 +18,7 @@ const (
 	managerNamespace  = "open-cluster-management-addon"
 	managerDeployment = "traffic-migration-manager"
 	agentDeployment   = "traffic-migration-agent"
-	manifestsImage    = "quay.io/open-cluster-management/traffic-migration:latest"
+	manifestsImage    = "quay.io/open-cluster-management/traffic-migration:0.1.0"
 )
 
 // image is the product's image as make image saved it, which each node imports.
