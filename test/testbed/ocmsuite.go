@@ -109,19 +109,14 @@ func Eventually(t testing.TB, timeout time.Duration, what string, check func(con
 	}
 }
 
-// EventuallyTrue polls cond until it holds, and fails the test if that takes longer
-// than timeout.
+// EventuallyTrue polls cond every 10ms until it holds, and fails the test if that
+// takes longer than timeout.
 func EventuallyTrue(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, timeout)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("%s: the test ended first", what)
-		case <-time.After(10 * time.Millisecond):
-		}
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s", what, timeout)
 	}
 }

@@ -192,6 +192,12 @@ func (o *options) forceRemove(cmd *cobra.Command, name, cluster string) error {
 	if err := drains(p, cluster); err != nil {
 		return fmt.Errorf("policy %s: %w", ref, err)
 	}
+	names := trafficv1alpha1.ParseForceRemove(p.Annotations[trafficv1alpha1.ForceRemoveAnnotation])
+	if slices.Contains(names, cluster) {
+		// Asked for already: writing the same annotation again would change nothing.
+		fmt.Fprintf(o.out, "trafficmigrationpolicy %s: %s is already named for removal; the policy's events say when it goes\n", ref, cluster)
+		return nil
+	}
 	if !o.yes {
 		if !o.isTerminal(o.in) {
 			return fmt.Errorf("refusing to force-remove %s from the proxy of %s without confirmation: this is not a terminal; pass --yes", cluster, ref)
@@ -202,10 +208,7 @@ func (o *options) forceRemove(cmd *cobra.Command, name, cluster string) error {
 			return fmt.Errorf("not removed: %s stays in the proxy of %s", cluster, ref)
 		}
 	}
-	names := trafficv1alpha1.ParseForceRemove(p.Annotations[trafficv1alpha1.ForceRemoveAnnotation])
-	if !slices.Contains(names, cluster) {
-		names = append(names, cluster)
-	}
+	names = append(names, cluster)
 	slices.Sort(names)
 	// The resourceVersion makes the patch fail on a policy changed since it was read,
 	// rather than overwrite another name added meanwhile.

@@ -32,8 +32,9 @@ func policy() *trafficv1alpha1.TrafficMigrationPolicy {
 }
 
 // run runs the command made by newCmd on a fake hub holding p, with stdin and a
-// terminal or not; it returns the policy afterwards, the output and the error.
-func run(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, newCmd func(*options) *cobra.Command, stdin string, terminal bool, args ...string) (*trafficv1alpha1.TrafficMigrationPolicy, string, error) {
+// terminal or not; it returns the policy afterwards, the output, how many patches the
+// command wrote (each must be the CLI's field manager's) and the error.
+func run(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, newCmd func(*options) *cobra.Command, stdin string, terminal bool, args ...string) (*trafficv1alpha1.TrafficMigrationPolicy, string, int, error) {
 	t.Helper()
 	client := trafficfake.NewSimpleClientset(p)
 	var out, errOut bytes.Buffer
@@ -49,12 +50,16 @@ func run(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, newCmd func(*o
 	if gerr != nil {
 		t.Fatal(gerr)
 	}
+	patches := 0
 	for _, a := range client.Actions() {
-		if patch, ok := a.(clienttesting.PatchAction); ok && !strings.Contains(string(patch.GetPatch()), "{") {
-			t.Errorf("an empty patch: %s", patch.GetPatch())
+		if patch, ok := a.(clienttesting.PatchActionImpl); ok {
+			patches++
+			if patch.PatchOptions.FieldManager != FieldManager {
+				t.Errorf("a patch by field manager %q, want %q: %s", patch.PatchOptions.FieldManager, FieldManager, patch.GetPatch())
+			}
 		}
 	}
-	return got, out.String() + errOut.String(), err
+	return got, out.String() + errOut.String(), patches, err
 }
 
 func suspendCmd(o *options) *cobra.Command     { return newSuspendCommand(o, true) }
@@ -62,19 +67,19 @@ func resumeCmd(o *options) *cobra.Command      { return newSuspendCommand(o, fal
 func forceRemoveCmd(o *options) *cobra.Command { return newForceRemoveCommand(o) }
 
 func TestSuspendAndResume(t *testing.T) {
-	got, out, err := run(t, policy(), suspendCmd, "", false, "move")
+	got, out, _, err := run(t, policy(), suspendCmd, "", false, "move")
 	if err != nil || !got.Spec.Suspend || !strings.Contains(out, "gateway-system/move suspended") {
 		t.Fatalf("suspend: %v, suspend=%v, %q", err, got.Spec.Suspend, out)
 	}
-	got, out, err = run(t, got, suspendCmd, "", false, "move")
+	got, out, _, err = run(t, got, suspendCmd, "", false, "move")
 	if err != nil || !got.Spec.Suspend || !strings.Contains(out, "already suspended") {
 		t.Errorf("suspend twice: %v, %q", err, out)
 	}
-	got, out, err = run(t, got, resumeCmd, "", false, "move")
+	got, out, _, err = run(t, got, resumeCmd, "", false, "move")
 	if err != nil || got.Spec.Suspend || !strings.Contains(out, "gateway-system/move resumed") {
 		t.Errorf("resume: %v, suspend=%v, %q", err, got.Spec.Suspend, out)
 	}
-	if _, _, err := run(t, policy(), suspendCmd, "", false, "other"); err == nil || !strings.Contains(err.Error(), "read policy gateway-system/other") {
+	if _, _, _, err := run(t, policy(), suspendCmd, "", false, "other"); err == nil || !strings.Contains(err.Error(), "read policy gateway-system/other") {
 		t.Errorf("suspend of a missing policy: %v", err)
 	}
 }
@@ -90,6 +95,9 @@ func TestForceRemove(t *testing.T) {
 		before   string
 		want     string
 		wantErr  string
+		// wantOut is in the output instead of the usual one; noPatch: nothing is written.
+		wantOut string
+		noPatch bool
 	}{
 		"with --yes":                       {args: []string{"move", "cluster1", "--yes"}, want: "cluster1"},
 		"confirmed at a terminal":          {stdin: "y\n", terminal: true, args: []string{"move", "cluster1"}, want: "cluster1"},
@@ -99,6 +107,7 @@ func TestForceRemove(t *testing.T) {
 		"an active cluster":                {args: []string{"move", "cluster2", "--yes"}, wantErr: "cluster cluster2 is Active, not draining"},
 		"a cluster not in the status":      {args: []string{"move", "cluster9", "--yes"}, wantErr: "cluster cluster9 is not in the status"},
 		"added to the names already there": {args: []string{"move", "cluster1", "-y"}, before: "cluster0", want: "cluster0,cluster1"},
+		"already named":                    {args: []string{"move", "cluster1"}, before: "cluster1", want: "cluster1", wantOut: "already named for removal", noPatch: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -106,7 +115,7 @@ func TestForceRemove(t *testing.T) {
 			if tc.before != "" {
 				p.Annotations = map[string]string{trafficv1alpha1.ForceRemoveAnnotation: tc.before}
 			}
-			got, out, err := run(t, p, forceRemoveCmd, tc.stdin, tc.terminal, tc.args...)
+			got, out, patches, err := run(t, p, forceRemoveCmd, tc.stdin, tc.terminal, tc.args...)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("want an error with %q, got %v", tc.wantErr, err)
@@ -119,8 +128,15 @@ func TestForceRemove(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if annotation(got) != tc.want || !strings.Contains(out, "cluster1 will be removed") {
+			wantOut := tc.wantOut
+			if wantOut == "" {
+				wantOut = "cluster1 will be removed"
+			}
+			if annotation(got) != tc.want || !strings.Contains(out, wantOut) {
 				t.Errorf("annotation %q (want %q), output %q", annotation(got), tc.want, out)
+			}
+			if (patches == 0) != tc.noPatch {
+				t.Errorf("%d patches written", patches)
 			}
 		})
 	}
