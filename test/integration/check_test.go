@@ -124,6 +124,74 @@ func TestCheckCommand(t *testing.T) {
 		}
 	})
 
+	t.Run("kubectl's flags and outputs", func(t *testing.T) {
+		viewer := "cli-viewer-" + m.ns
+		policyReader(t, m.ns, viewer)
+		// The admin impersonates the viewer with --as: RBAC decides for the viewer, who
+		// may read the policy but not patch it.
+		asViewer := []string{"-n", m.ns, "--as", viewer}
+		_, errOut, err := runCLI(t, admin, append([]string{"suspend", p.Name}, asViewer...)...)
+		if err == nil || !strings.Contains(errOut, "forbidden") || !strings.Contains(errOut, viewer) {
+			t.Errorf("suspend as the viewer: want forbidden, got %v:\n%s", err, errOut)
+		}
+		if got, _ := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(t.Context(), p.Name, metav1.GetOptions{}); got == nil || got.Spec.Suspend {
+			t.Errorf("the policy was suspended, or cannot be read: %+v", got)
+		}
+		// Every read command prints its view as JSON and YAML, with its kind.
+		type view struct {
+			APIVersion, Kind string
+			Name             string
+			Policy           string
+			Items            []struct{ Name string }
+			Clusters         []struct{ Name string }
+		}
+		read := func(args []string, format string) view {
+			t.Helper()
+			out, errOut, err := runCLI(t, admin, append(args, "-o", format)...)
+			if err != nil {
+				t.Fatalf("%v -o %s: %v\n%s", args, format, err, errOut)
+			}
+			var v view
+			if err := yaml.Unmarshal([]byte(out), &v); err != nil { // YAML reads JSON too
+				t.Fatalf("%v -o %s printed no %s: %v\n%s", args, format, format, err, out)
+			}
+			if format == "json" && !json.Valid([]byte(out)) {
+				t.Fatalf("%v -o json is not JSON:\n%s", args, out)
+			}
+			if v.APIVersion != "cli.traffic.open-cluster-management.io/v1alpha1" {
+				t.Errorf("%v -o %s: apiVersion %q", args, format, v.APIVersion)
+			}
+			return v
+		}
+		for _, format := range []string{"json", "yaml"} {
+			if v := read(append([]string{"status", p.Name}, asViewer...), format); v.Kind != "PolicyView" || v.Name != p.Name || len(v.Clusters) != 2 {
+				t.Errorf("status NAME -o %s as the viewer: %+v", format, v)
+			}
+			if v := read([]string{"status", "-n", m.ns}, format); v.Kind != "PolicyViewList" || len(v.Items) != 1 || v.Items[0].Name != p.Name {
+				t.Errorf("status -o %s: %+v", format, v)
+			}
+			if v := read([]string{"status", "--clusters"}, format); v.Kind != "FleetView" || len(v.Clusters) < 2 {
+				t.Errorf("status --clusters -o %s: %+v", format, v)
+			}
+			if v := read([]string{"check", p.Name, "-n", m.ns}, format); v.Kind != "CheckReport" || v.Policy != p.Name || len(v.Clusters) != 2 {
+				t.Errorf("check -o %s: %+v", format, v)
+			}
+		}
+		// -o name prints what kubectl takes back; a template reads the view.
+		out, errOut, err := runCLI(t, admin, "status", "-n", m.ns, "-o", "name")
+		if want := "trafficmigrationpolicy.traffic.open-cluster-management.io/" + p.Name + "\n"; err != nil || out != want {
+			t.Errorf("status -o name: %v, printed %q, want %q\n%s", err, out, want, errOut)
+		}
+		out, errOut, err = runCLI(t, admin, "status", p.Name, "-n", m.ns, "-o", "jsonpath={.clusters[?(@.name==\""+m.c1+"\")].phase}")
+		if err != nil || out != string(trafficv1alpha1.ClusterDraining) {
+			t.Errorf("status -o jsonpath: %v, printed %q, want Draining\n%s", err, out, errOut)
+		}
+		out, errOut, err = runCLI(t, admin, "status", "-n", m.ns, "-o", "wide")
+		if err != nil || !strings.Contains(out, "SUSPENDED") || !strings.Contains(out, m.placement) {
+			t.Errorf("status -o wide: %v, printed\n%s%s", err, out, errOut)
+		}
+	})
+
 	t.Run("query that cannot be run", func(t *testing.T) {
 		bad := m.policy()
 		bad.Spec.TrafficShare = nil

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +25,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
-	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/printer"
 )
 
 // Options are the flags and arguments of the check command.
@@ -37,8 +36,8 @@ type Options struct {
 	// PrometheusURL, when set, is queried without credentials instead of reading the
 	// policy's Secret: for a policy whose Secret does not exist yet.
 	PrometheusURL string
-	// Output is "" for text or "json".
-	Output string
+	// Print is -o: text, wide, json, yaml, name or a template (pkg/cmd/printer).
+	Print printer.Flags
 	// Timeout bounds each query.
 	Timeout time.Duration
 	// Name is the policy on the hub to check.
@@ -115,10 +114,10 @@ fails is not an error.`,
 // AddFlags adds the command's flags.
 func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	o.Flags.AddFlags(fs, "the policy's namespace")
+	o.Flags.AddFlags(fs)
 	fs.StringVarP(&o.File, "filename", "f", o.File, `a policy manifest to check instead of a policy on the hub ("-": standard input)`)
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL, "query this Prometheus, without credentials, instead of the one the policy's Secret names")
-	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (text), "json" or "yaml"`)
+	o.Print.AddFlags(cmd)
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long each query may take")
 }
 
@@ -129,8 +128,8 @@ func (o *Options) Validate() error {
 		return errors.New("name a policy on the hub, or give a policy manifest with -f")
 	case o.Name != "" && o.File != "":
 		return errors.New("give a policy NAME or -f FILE, not both")
-	case o.Output != "" && !slices.Contains(output.Formats, o.Output):
-		return fmt.Errorf("--output must be empty, json or yaml, not %q", o.Output)
+	case o.Print.Validate() != nil:
+		return o.Print.Validate()
 	case o.Timeout <= 0:
 		return fmt.Errorf("--timeout must be positive, not %s", o.Timeout)
 	}
@@ -159,7 +158,7 @@ func (o *Options) Run(ctx context.Context) error {
 	now := o.now()
 	report := run(ctx, policy, hub, querier, now)
 	report.Source, report.Prometheus = source, prometheus
-	if err := render(o.Out, o.Output, report); err != nil {
+	if err := render(o.Out, &o.Print, report); err != nil {
 		return err
 	}
 	if failed := report.failedClusters(); len(failed) > 0 {

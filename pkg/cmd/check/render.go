@@ -10,15 +10,20 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/printer"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
 
-// render writes the report as text or, with format "json" or "yaml", structured.
-func render(w io.Writer, format string, r *Report) error {
-	if format != "" {
-		return output.Write(w, format, r)
+// render writes the report as -o asks: text (wide adds each cluster's reason to the
+// table), structured, or the checked policy's name.
+func render(w io.Writer, print *printer.Flags, r *Report) error {
+	switch {
+	case print.IsName():
+		return printer.PrintNames(w, trafficv1alpha1.SchemeGroupVersion.WithKind("TrafficMigrationPolicy"), r.Policy)
+	case !print.IsText():
+		return print.PrintView(w, printer.KindCheckReport, r)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Policy %s/%s (from %s), checked at %s\n", r.Namespace, r.Policy, r.Source, r.Time.UTC().Format(time.RFC3339))
@@ -36,9 +41,17 @@ func render(w io.Writer, format string, r *Report) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLUSTER\tPHASE\tGATEWAY\tVALUE\tRESULT\tREMOVAL")
+	header := "CLUSTER\tPHASE\tGATEWAY\tVALUE\tRESULT\tREMOVAL"
+	if print.IsWide() {
+		header += "\tREASON"
+	}
+	fmt.Fprintln(tw, header)
 	for _, c := range r.Clusters {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Phase, gatewayWord(c.GatewayReady), policyview.OrNone(policyview.Value(c.Value)), c.Result, removalWord(c.Gate))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", c.Name, c.Phase, gatewayWord(c.GatewayReady), policyview.OrNone(policyview.Value(c.Value)), c.Result, removalWord(c.Gate))
+		if print.IsWide() {
+			fmt.Fprintf(tw, "\t%s", c.Reason)
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

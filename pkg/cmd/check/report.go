@@ -18,6 +18,9 @@ import (
 
 // Report is what a check found, as -o json prints it.
 type Report struct {
+	// TypeMeta is the report's apiVersion and kind in the structured outputs
+	// (cli.traffic.open-cluster-management.io/v1alpha1, CheckReport).
+	metav1.TypeMeta `json:",inline"`
 	// Policy and Namespace name the policy checked.
 	Policy    string `json:"policy"`
 	Namespace string `json:"namespace"`

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/printer"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
 
@@ -113,7 +114,7 @@ func TestRun(t *testing.T) {
 				t.Errorf("gate %+v (successes %v), want %+v (successes %v)", got, deref(got.ConsecutiveSuccesses), tc.wantGate, deref(tc.wantGate.ConsecutiveSuccesses))
 			}
 			var b bytes.Buffer
-			if err := render(&b, "", r); err != nil || !strings.Contains(b.String(), c1.Query) {
+			if err := render(&b, &printer.Flags{}, r); err != nil || !strings.Contains(b.String(), c1.Query) {
 				t.Errorf("text output lacks the query (%v):\n%s", err, b.String())
 			}
 		})
@@ -204,7 +205,7 @@ func TestRenderStructured(t *testing.T) {
 		Clusters: []ClusterReport{{Name: "cluster1", Phase: trafficv1alpha1.ClusterDraining, Result: trafficv1alpha1.EvaluationPass, Value: "2.5"}}}
 	for _, format := range []string{"json", "yaml"} {
 		var out bytes.Buffer
-		if err := render(&out, format, r); err != nil {
+		if err := render(&out, &printer.Flags{Output: format}, r); err != nil {
 			t.Fatal(err)
 		}
 		var back Report
@@ -214,5 +215,51 @@ func TestRenderStructured(t *testing.T) {
 		if back.Policy != r.Policy || !back.Time.Equal(&r.Time) || len(back.Clusters) != 1 || back.Clusters[0] != r.Clusters[0] {
 			t.Errorf("-o %s read back as %+v", format, back)
 		}
+		if back.APIVersion != "cli.traffic.open-cluster-management.io/v1alpha1" || back.Kind != "CheckReport" {
+			t.Errorf("-o %s: apiVersion %q, kind %q", format, back.APIVersion, back.Kind)
+		}
+	}
+}
+
+// TestRenderOtherFormats: -o name prints the policy as kubectl names it, a jsonpath
+// template reads the report's fields, and -o wide adds each cluster's reason.
+func TestRenderOtherFormats(t *testing.T) {
+	r := &Report{Policy: "move", Namespace: "gw", Source: "the hub", Prometheus: "http://prom",
+		Clusters: []ClusterReport{
+			{Name: "cluster1", Phase: trafficv1alpha1.ClusterDraining, Result: trafficv1alpha1.EvaluationPass, Value: "2.5", Reason: "QuerySucceeded"},
+			{Name: "cluster2", Phase: trafficv1alpha1.ClusterActive, Result: trafficv1alpha1.EvaluationFail, Value: "40", Reason: "QuerySucceeded"},
+		}}
+	for format, want := range map[string]string{
+		"name":                                  "trafficmigrationpolicy.traffic.open-cluster-management.io/move\n",
+		"jsonpath={.clusters[*].value}":         "2.5 40",
+		"go-template={{.kind}} {{.policy}}":     "CheckReport move",
+		"jsonpath={.clusters[0].phase}":         "Draining",
+		"jsonpath-as-json={.clusters[1].name}": "[\n    \"cluster2\"\n]\n",
+	} {
+		f := &printer.Flags{Output: format}
+		if err := f.Validate(); err != nil {
+			t.Fatalf("-o %s: %v", format, err)
+		}
+		var out bytes.Buffer
+		if err := render(&out, f, r); err != nil {
+			t.Fatalf("-o %s: %v", format, err)
+		}
+		if out.String() != want {
+			t.Errorf("-o %s printed %q, want %q", format, out.String(), want)
+		}
+	}
+	var narrow, wide bytes.Buffer
+	if err := render(&narrow, &printer.Flags{}, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := render(&wide, &printer.Flags{Output: "wide"}, r); err != nil {
+		t.Fatal(err)
+	}
+	header := func(s string) []string { return strings.Fields(strings.Split(strings.SplitN(s, "\n\n", 2)[1], "\n")[0])[6:] }
+	if got := strings.Join(header(wide.String()), " "); got != "REASON" {
+		t.Errorf("-o wide adds %q to the table, want REASON:\n%s", got, wide.String())
+	}
+	if got := header(narrow.String()); len(got) != 0 {
+		t.Errorf("the text table has %q after REMOVAL:\n%s", got, narrow.String())
 	}
 }

@@ -100,7 +100,7 @@ clusters leave their proxy Placement again when their checks pass (or at their d
 			return o.setSuspend(cmd, args[0], suspend)
 		},
 	}
-	o.flags.AddFlags(cmd.Flags(), "the policy's namespace")
+	o.flags.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -177,7 +177,7 @@ unless --yes is given.`,
 			return o.forceRemove(cmd, args[0], args[1])
 		},
 	}
-	o.flags.AddFlags(cmd.Flags(), "the policy's namespace")
+	o.flags.AddFlags(cmd.Flags())
 	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "remove without asking for confirmation")
 	return cmd
 }

@@ -125,7 +125,7 @@ the binary: it needs nothing from the internet.`,
 
 // AddFlags adds the command's flags to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	o.Hub.AddFlags(fs, "the policies' namespace")
+	o.Hub.AddFlags(fs)
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "show the policies of every namespace")
 	fs.StringVar(&o.Address, "address", o.Address, "the host:port to serve the dashboard on")
 }

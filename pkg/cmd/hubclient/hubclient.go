@@ -1,25 +1,29 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-// Package hubclient finds the hub's kubeconfig for the read-only commands (status,
-// check) as kubectl does, so that every command takes the same --kubeconfig,
-// --context and --namespace flags and reads them the same way.
+// Package hubclient reaches the hub for the commands that talk to it (status, check,
+// wait, dashboard, suspend, resume, force-remove) with kubectl's own flags: those of
+// k8s.io/cli-runtime's ConfigFlags (--kubeconfig, --context, --namespace, --as,
+// --as-group, --request-timeout, --cluster, --user, --server, ...), read the way kubectl
+// reads them.
 package hubclient
 
 import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 )
 
-// Flags are the kubeconfig flags of a command that reads the hub.
+// Flags are the flags of a command that talks to the hub. Kubeconfig, Context and
+// Namespace are the values of --kubeconfig, --context and --namespace; set before
+// AddFlags, they are the flags' defaults (tests set them instead of parsing flags).
 type Flags struct {
 	// Kubeconfig is the kubeconfig file; empty means $KUBECONFIG or ~/.kube/config.
 	Kubeconfig string
@@ -27,38 +31,42 @@ type Flags struct {
 	Context string
 	// Namespace is the namespace to read; empty means the context's namespace.
 	Namespace string
+
+	config *genericclioptions.ConfigFlags
 }
 
-// AddFlags adds --kubeconfig, --context and --namespace (-n); what sets the
-// namespace is named by namespaceOf, for example "the policies' namespace".
-func (f *Flags) AddFlags(fs *pflag.FlagSet, namespaceOf string) {
-	fs.StringVar(&f.Kubeconfig, "kubeconfig", f.Kubeconfig, "the hub's kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&f.Context, "context", f.Context, "the kubeconfig context to use (default: its current context)")
-	fs.StringVarP(&f.Namespace, "namespace", "n", f.Namespace, namespaceOf+" (default: the context's namespace)")
+// ConfigFlags returns kubectl's flags, whose kubeconfig, context and namespace are
+// f's fields.
+func (f *Flags) ConfigFlags() *genericclioptions.ConfigFlags {
+	if f.config == nil {
+		f.config = genericclioptions.NewConfigFlags(true)
+		f.config.KubeConfig, f.config.Context, f.config.Namespace = &f.Kubeconfig, &f.Context, &f.Namespace
+	}
+	return f.config
+}
+
+// AddFlags adds kubectl's flags to fs.
+func (f *Flags) AddFlags(fs *pflag.FlagSet) {
+	f.ConfigFlags().AddFlags(fs)
 }
 
 // Load reads the kubeconfig as kubectl finds it (--kubeconfig, then $KUBECONFIG, then
-// ~/.kube/config, or the in-cluster config) and returns a client configuration that
-// sends userAgent, and the namespace to read: --namespace, or the context's, or
-// "default".
+// ~/.kube/config, or the in-cluster config), with the flags' overrides, and returns a
+// client configuration that sends userAgent, and the namespace to read: --namespace,
+// or the context's, or "default".
 func (f *Flags) Load(userAgent string) (*rest.Config, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.Kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.Context}
-	overrides.Context.Namespace = f.Namespace
-	config := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	cfg, err := config.ClientConfig()
+	cfg, err := f.ConfigFlags().ToRESTConfig()
 	if err != nil {
 		return nil, "", fmt.Errorf("load the kubeconfig: %w", err)
 	}
-	namespace, _, err := config.Namespace()
+	namespace, _, err := f.ConfigFlags().ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return nil, "", fmt.Errorf("read the namespace from the kubeconfig: %w", err)
 	}
 	return rest.AddUserAgent(rest.CopyConfig(cfg), userAgent), namespace, nil
 }
 
-// Clients are the hub clients the read-only commands read through.
+// Clients are the hub clients the commands read and write through.
 type Clients struct {
 	Kube    kubernetes.Interface
 	Traffic trafficclient.Interface

@@ -17,6 +17,9 @@ import (
 
 // Fleet is the fleet by cluster, as status --clusters shows it.
 type Fleet struct {
+	// TypeMeta is the view's apiVersion and kind in status's structured outputs
+	// (cli.traffic.open-cluster-management.io/v1alpha1, FleetView).
+	metav1.TypeMeta `json:",inline"`
 	// Clusters are the fleet's ManagedClusters, sorted by name.
 	Clusters []FleetCluster `json:"clusters"`
 }

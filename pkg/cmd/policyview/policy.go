@@ -52,6 +52,9 @@ var Phases = []string{
 // row per cluster. status -o json and -o yaml print it as it is, and the dashboard
 // sends it to the browser, so its field names are part of both commands' output.
 type Policy struct {
+	// TypeMeta is the view's apiVersion and kind in status's structured outputs
+	// (cli.traffic.open-cluster-management.io/v1alpha1, PolicyView); empty elsewhere.
+	metav1.TypeMeta `json:",inline"`
 	Namespace         string      `json:"namespace"`
 	Name              string      `json:"name"`
 	CreationTimestamp metav1.Time `json:"creationTimestamp"`
@@ -204,6 +207,9 @@ func (c Cluster) Draining() bool {
 // List is a list of policies: status -o json and -o yaml without a policy name, and
 // the dashboard's fleet page.
 type List struct {
+	// TypeMeta is the list's apiVersion and kind in status's structured outputs
+	// (cli.traffic.open-cluster-management.io/v1alpha1, PolicyViewList).
+	metav1.TypeMeta `json:",inline"`
 	// Namespace is the namespace listed; empty for all namespaces.
 	Namespace string   `json:"namespace"`
 	Items     []Policy `json:"items"`

@@ -12,10 +12,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/printer"
 )
 
 // runClusters shows the fleet by cluster once.
@@ -32,10 +33,17 @@ func (o *Options) runClusters(ctx context.Context, c *clients) error {
 	}
 	view := policyview.BuildFleet(clusters.Items, addons.Items)
 	var b bytes.Buffer
-	if o.Output != "" {
-		err = output.Write(&b, o.Output, view)
-	} else {
-		err = renderFleet(&b, view)
+	switch {
+	case o.Print.IsName():
+		names := make([]string, 0, len(view.Clusters))
+		for _, c := range view.Clusters {
+			names = append(names, c.Name)
+		}
+		err = printer.PrintNames(&b, clusterv1.SchemeGroupVersion.WithKind("ManagedCluster"), names...)
+	case !o.Print.IsText():
+		err = o.Print.PrintView(&b, printer.KindFleetView, &view)
+	default:
+		err = renderFleet(&b, view, o.Print.IsWide())
 	}
 	if err != nil {
 		return err
@@ -45,14 +53,18 @@ func (o *Options) runClusters(ctx context.Context, c *clients) error {
 }
 
 // renderFleet writes the fleet by cluster as a table, with the policies that drain
-// each cluster below it.
-func renderFleet(b *bytes.Buffer, v policyview.Fleet) error {
+// each cluster below it, or with wide in a column of the table.
+func renderFleet(b *bytes.Buffer, v policyview.Fleet, wide bool) error {
 	if len(v.Clusters) == 0 {
 		b.WriteString("No ManagedClusters on this hub.\n")
 		return nil
 	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLUSTER\tAGENT\tGATEWAYS\tLABELS\tDRAINING")
+	header := "CLUSTER\tAGENT\tGATEWAYS\tLABELS\tDRAINING"
+	if wide {
+		header += "\tDRAINING FOR"
+	}
+	fmt.Fprintln(tw, header)
 	for _, c := range v.Clusters {
 		var gws []string
 		for _, g := range c.Gateways {
@@ -62,13 +74,17 @@ func renderFleet(b *bytes.Buffer, v policyview.Fleet) error {
 			}
 			gws = append(gws, g.Gateway+" "+state)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Name, c.Agent, policyview.OrNone(strings.Join(gws, ", ")), policyview.OrNone(c.Labels), policyview.OrNone(c.Draining))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", c.Name, c.Agent, policyview.OrNone(strings.Join(gws, ", ")), policyview.OrNone(c.Labels), policyview.OrNone(c.Draining))
+		if wide {
+			fmt.Fprintf(tw, "\t%s", policyview.OrNone(policyview.OneLine(c.DrainingFor)))
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, c := range v.Clusters {
-		if c.DrainingFor != "" {
+		if c.DrainingFor != "" && !wide {
 			fmt.Fprintf(b, "\n%s: %s", c.Name, c.DrainingFor)
 		}
 	}

@@ -19,7 +19,7 @@ func TestRenderFleet(t *testing.T) {
 		{Name: "c3", Agent: policyview.AgentNotEnabled},
 	}}
 	var b bytes.Buffer
-	if err := renderFleet(&b, v); err != nil {
+	if err := renderFleet(&b, v, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"apps.other NotReady, gateway-system.gw Ready", "c1: draining for policy ns/p (Gateway gateway-system/gw)", "c3       NotEnabled"} {

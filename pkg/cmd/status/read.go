@@ -20,7 +20,6 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
-	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
@@ -46,8 +45,7 @@ type clients struct {
 // (--kubeconfig, then $KUBECONFIG, then ~/.kube/config, or the in-cluster config) and
 // returns the namespace to read: --namespace, or the context's, or "default".
 func (o *Options) loadClients() (*clients, string, error) {
-	flags := hubclient.Flags{Kubeconfig: o.Kubeconfig, Context: o.Context, Namespace: o.Namespace}
-	c, namespace, err := flags.Clients("traffic-migration-status")
+	c, namespace, err := o.Flags.Clients("traffic-migration-status")
 	if err != nil {
 		return nil, "", err
 	}

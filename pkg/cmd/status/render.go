@@ -16,8 +16,9 @@ import (
 )
 
 // renderTable writes one line per policy. namespace names the namespace that was
-// listed, for the message when there are no policies; "" means all namespaces.
-func renderTable(w io.Writer, views []policyview.Policy, namespace string) error {
+// listed, for the message when there are no policies; "" means all namespaces. wide
+// adds the real Placement, the Gateway, whether the policy is suspended and its check.
+func renderTable(w io.Writer, views []policyview.Policy, namespace string, wide bool) error {
 	if len(views) == 0 {
 		where := "in any namespace"
 		if namespace != "" {
@@ -31,10 +32,16 @@ func renderTable(w io.Writer, views []policyview.Policy, namespace string) error
 	if allNamespaces {
 		header = append([]string{"NAMESPACE"}, header...)
 	}
+	if wide {
+		header = append(header, "PLACEMENT", "GATEWAY", "SUSPENDED", "CHECK")
+	}
 	rows := [][]string{header}
 	for _, v := range views {
 		row := []string{v.Name, policyview.OrNone(v.Ready), v.ProxyPlacement,
 			strconv.Itoa(int(v.ActiveClusters)), strconv.Itoa(int(v.DrainingClusters)), policyview.OrNone(v.Prometheus), v.Age}
+		if wide {
+			row = append(row, v.Placement, v.Gateway, strconv.FormatBool(v.Suspended), policyview.OneLine(v.Check.Summary))
+		}
 		if allNamespaces {
 			row = append([]string{v.Namespace}, row...)
 		}

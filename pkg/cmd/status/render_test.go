@@ -149,7 +149,7 @@ func TestRenderTable(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := renderTable(&b, tc.views, tc.namespace); err != nil {
+			if err := renderTable(&b, tc.views, tc.namespace, false); err != nil {
 				t.Fatal(err)
 			}
 			if diff := diff(tc.want, b.String()); diff != "" {

@@ -21,24 +21,23 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/printer"
 )
 
 // Options are the flags and arguments of the status command.
 type Options struct {
-	// Kubeconfig is the kubeconfig file; empty means $KUBECONFIG or ~/.kube/config.
-	Kubeconfig string
-	// Context is the kubeconfig context; empty means its current context.
-	Context string
-	// Namespace is the policies' namespace; empty means the context's namespace.
-	Namespace string
+	// Flags are kubectl's flags for the hub; their Namespace is the policies'
+	// namespace, empty for the context's.
+	hubclient.Flags
 	// AllNamespaces shows the policies of every namespace.
 	AllNamespaces bool
 	// Watch renders again whenever a policy, decision or add-on changes.
 	Watch bool
-	// Output is "" for text, "json" or "yaml".
-	Output string
+	// Print is -o: text, wide, json, yaml, name or a template (pkg/cmd/printer).
+	Print printer.Flags
 	// Name is the policy to show in detail; empty for a table of all policies.
 	Name string
 	// Clusters shows the fleet by cluster instead of policies (see clusters.go).
@@ -128,21 +127,17 @@ until interrupted.`,
 // AddFlags adds the command's flags.
 func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "the hub's kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&o.Context, "context", o.Context, "the kubeconfig context to use (default: its current context)")
-	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "the policies' namespace (default: the context's namespace)")
+	o.Flags.AddFlags(fs)
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "list the policies of every namespace")
 	fs.BoolVarP(&o.Watch, "watch", "w", o.Watch, "show the view again whenever a policy, PlacementDecision or add-on changes, until interrupted")
-	fs.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (text), "json" or "yaml"`)
+	o.Print.AddFlags(cmd)
 	fs.BoolVar(&o.Clusters, "clusters", o.Clusters, "show the fleet by cluster: each ManagedCluster's agent, Gateways, labels and the policies that drain it")
 }
 
 // Validate checks the flags and arguments.
 func (o *Options) Validate() error {
-	switch o.Output {
-	case "", "json", "yaml":
-	default:
-		return fmt.Errorf("--output must be empty, json or yaml, not %q", o.Output)
+	if err := o.Print.Validate(); err != nil {
+		return err
 	}
 	if o.AllNamespaces && o.Name != "" {
 		return fmt.Errorf("a policy NAME cannot be combined with --all-namespaces: give its namespace with -n")
@@ -165,7 +160,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.Clusters {
 		return o.runClusters(ctx, c)
 	}
-	q := query{namespace: namespace, name: o.Name, detail: o.Name != "" || o.Output != ""}
+	q := query{namespace: namespace, name: o.Name, detail: o.Name != "" || !o.Print.IsText() && !o.Print.IsName()}
 	if o.AllNamespaces {
 		q.namespace = ""
 	}
@@ -195,20 +190,27 @@ func (o *Options) render(objs []policyview.Objects, q query) ([]byte, error) {
 	var b bytes.Buffer
 	var err error
 	switch {
-	case o.Output != "" && q.name != "":
+	case o.Print.IsName():
+		names := make([]string, 0, len(views))
+		for _, v := range views {
+			names = append(names, v.Name)
+		}
+		err = printer.PrintNames(&b, trafficv1alpha1.SchemeGroupVersion.WithKind("TrafficMigrationPolicy"), names...)
+	case !o.Print.IsText() && q.name != "":
 		if len(views) != 1 {
 			return nil, errors.New("internal error: no view of the named policy")
 		}
-		err = output.Write(&b, o.Output, views[0])
-	case o.Output != "":
-		err = output.Write(&b, o.Output, policyview.NewList(q.namespace, views))
+		err = o.Print.PrintView(&b, printer.KindPolicyView, &views[0])
+	case !o.Print.IsText():
+		list := policyview.NewList(q.namespace, views)
+		err = o.Print.PrintView(&b, printer.KindPolicyViewList, &list)
 	case q.name != "":
 		if len(views) != 1 {
 			return nil, errors.New("internal error: no view of the named policy")
 		}
 		err = renderDetail(&b, views[0])
 	default:
-		err = renderTable(&b, views, q.namespace)
+		err = renderTable(&b, views, q.namespace, o.Print.IsWide())
 	}
 	return b.Bytes(), err
 }

@@ -28,6 +28,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
@@ -278,7 +279,7 @@ func TestStatusCommandErrors(t *testing.T) {
 			},
 			wantErr: "unauthorized: the hub did not accept the kubeconfig's credentials (log in again?): token expired",
 		},
-		"bad output":   {args: []string{"-o", "wide"}, wantErr: `--output must be empty, json or yaml, not "wide"`},
+		"bad output":   {args: []string{"-o", "table"}, wantErr: `--output must be empty or one of wide, json, yaml, kyaml, name, go-template`},
 		"name and -A":  {args: []string{testPolicy, "-A"}, wantErr: "a policy NAME cannot be combined with --all-namespaces"},
 		"-n and -A":    {args: []string{"-n", "x", "-A"}, wantErr: "--namespace and --all-namespaces cannot be combined"},
 		"two names":    {args: []string{"a", "b"}, wantErr: "accepts at most 1 arg(s), received 2"},
@@ -354,12 +355,12 @@ current-context: hub
 		wantNamespace string
 		wantErr       string
 	}{
-		"the current context's namespace": {opts: Options{Kubeconfig: kubeconfig}, wantNamespace: "gateway-system"},
-		"--namespace wins":                {opts: Options{Kubeconfig: kubeconfig, Namespace: "payments"}, wantNamespace: "payments"},
-		"--context":                       {opts: Options{Kubeconfig: kubeconfig, Context: "other"}, wantNamespace: "default"},
+		"the current context's namespace": {opts: Options{Flags: hubclient.Flags{Kubeconfig: kubeconfig}}, wantNamespace: "gateway-system"},
+		"--namespace wins":                {opts: Options{Flags: hubclient.Flags{Kubeconfig: kubeconfig, Namespace: "payments"}}, wantNamespace: "payments"},
+		"--context":                       {opts: Options{Flags: hubclient.Flags{Kubeconfig: kubeconfig, Context: "other"}}, wantNamespace: "default"},
 		"$KUBECONFIG":                     {env: kubeconfig, wantNamespace: "gateway-system"},
-		"an unknown context":              {opts: Options{Kubeconfig: kubeconfig, Context: "nope"}, wantErr: `context "nope" does not exist`},
-		"a missing file":                  {opts: Options{Kubeconfig: filepath.Join(dir, "none")}, wantErr: "load the kubeconfig"},
+		"an unknown context":              {opts: Options{Flags: hubclient.Flags{Kubeconfig: kubeconfig, Context: "nope"}}, wantErr: `context "nope" does not exist`},
+		"a missing file":                  {opts: Options{Flags: hubclient.Flags{Kubeconfig: filepath.Join(dir, "none")}}, wantErr: "load the kubeconfig"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -391,7 +392,7 @@ func TestStatusCommandHelp(t *testing.T) {
 	}
 	for _, want := range []string{
 		"status [NAME]", "--kubeconfig", "--context", "-n, --namespace", "-A, --all-namespaces",
-		"-w, --watch", "-o, --output", "NoAgent",
+		"-w, --watch", "-o, --output", "NoAgent", "--as", "--as-group", "--request-timeout",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)

@@ -84,11 +84,11 @@ func (o *Options) watch(ctx context.Context, c *clients, q query) error {
 		}
 		last = text
 		switch {
-		case problem != "" && o.Output != "":
+		case problem != "" && !o.Print.IsText():
 			w.write(o.ErrOut, problem)
 		case terminal:
 			w.write(o.Out, clearScreen+text)
-		case shown && o.Output != "json":
+		case shown && o.Print.Output != "json":
 			w.write(o.Out, "---\n"+text)
 		default:
 			w.write(o.Out, text)

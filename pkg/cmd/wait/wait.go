@@ -120,7 +120,7 @@ at the end.`,
 			return o.run(cmd.Context(), args[0])
 		},
 	}
-	o.flags.AddFlags(cmd.Flags(), "the policy's namespace")
+	o.flags.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&o.forArg, "for", o.forArg, "what to wait for: drained, removed=CLUSTER, or condition=TYPE[=STATUS]")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait at most")
 	return cmd
