@@ -130,8 +130,14 @@ func TestRenderTable(t *testing.T) {
 	tests := map[string]struct {
 		views     []policyview.Policy
 		namespace string
+		wide      bool
 		want      string
 	}{
+		"wide": {
+			views: views[:1], namespace: testNamespace, wide: true,
+			want: "NAME     READY  PROXY                    ACTIVE  DRAINING  PROMETHEUS      AGE  PLACEMENT          GATEWAY                         SUSPENDED  CHECK\n" +
+				"example  True   gateway-placement-proxy  1       1         QuerySucceeded  3d   gateway-placement  gateway-system/example-gateway  false      traffic share <= 5% (istio_requests_total by label cluster over 5m)\n",
+		},
 		"one namespace": {
 			views: views[:1], namespace: testNamespace,
 			want: "NAME     READY  PROXY                    ACTIVE  DRAINING  PROMETHEUS      AGE\n" +
@@ -149,7 +155,7 @@ func TestRenderTable(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := renderTable(&b, tc.views, tc.namespace, false); err != nil {
+			if err := renderTable(&b, tc.views, tc.namespace, tc.wide); err != nil {
 				t.Fatal(err)
 			}
 			if diff := diff(tc.want, b.String()); diff != "" {
