@@ -90,12 +90,16 @@ DNSENDPOINT_CRD := $(shell $(GO) env GOMODCACHE)/sigs.k8s.io/external-dns@$(EXTE
 # took 62 s, against about 7 minutes inside the build); with them cached it does nothing.
 # Every program is linked without symbol table and DWARF (-s -w), which shortens the
 # links of these large programs; their panics still name files and lines.
+# The programs build with TOOLS_GOTOOLCHAIN, the machine's own Go unless a module's
+# $(6) names another (external-dns needs a newer one), not with GO_TOOLCHAIN: they are
+# test programs, and each keeps the Go it was proven with.
 # $(1): tools module, $(2): package, $(3): output path, $(4): optional -ldflags,
 # $(5): optional build flags, $(6): optional environment (NAME=value ...).
+TOOLS_GOTOOLCHAIN ?= local
 define build-tool
 	@mkdir -p $(dir $(3))
 	@echo ">> building $(notdir $(3)) (cached in $(TOOLS_DIR))"
-	@start=$$(date +%s) && cd hack/tools/$(1) && export GONOSUMDB=sigs.k8s.io/about-api $(6) && $(GO) mod download && \
+	@start=$$(date +%s) && cd hack/tools/$(1) && export GONOSUMDB=sigs.k8s.io/about-api GOTOOLCHAIN=$(TOOLS_GOTOOLCHAIN) $(6) && $(GO) mod download && \
 		CGO_ENABLED=0 $(GO) build -trimpath $(5) -ldflags '-s -w $(4)' -o $(3).tmp $(2) && \
 		echo ">> built $(notdir $(3)) in $$(( $$(date +%s) - start )) s"
 	@mv $(3).tmp $(3)
