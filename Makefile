@@ -10,6 +10,9 @@
 #   images.mk  the test bed's images, as OCI archives its nodes import
 #   deps.mk    the Debian packages the tests and the demo need (make deps)
 #   tests.mk   the tests' settings, and the TESTBED_* variables the test bed reads
+#   release.mk make release: the files of a release in bin/release/<VERSION>
+#   vuln.mk    make vulncheck: govulncheck, offline, against the database of the
+#              pinned golang.org/x/vulndb module (part of make verify)
 #
 # Every setting made with ?= can be overridden: make test-e2e E2E_PACKAGES=./test/e2e/...
 
@@ -23,6 +26,8 @@ include hack/make/tools.mk
 include hack/make/images.mk
 include hack/make/deps.mk
 include hack/make/tests.mk
+include hack/make/release.mk
+include hack/make/vuln.mk
 
 ##@ General
 
@@ -42,7 +47,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD from the API types.
 	@cp manifests/crd/*.yaml charts/traffic-migration/files/crds/
 
 .PHONY: verify
-verify: ## Regenerate everything and fail on any difference; vet and format checks.
+verify: ## Regenerate everything and fail on any difference; vet and format checks; govulncheck (make vulncheck).
 	$(GO) mod download
 	$(MAKE) generate manifests
 	@git diff --exit-code -- pkg manifests charts || { echo "generated files are out of date: run 'make generate manifests' and commit"; exit 1; }
@@ -50,6 +55,7 @@ verify: ## Regenerate everything and fail on any difference; vet and format chec
 	@test -z "$$(gofmt -l cmd pkg test)" || { gofmt -l cmd pkg test; echo "gofmt needed"; exit 1; }
 	$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	$(GO_BUILD) vet $(GO_BUILD_FLAGS) ./...
+	@$(MAKE) --no-print-directory vulncheck
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -103,7 +109,7 @@ test: deps tools test-unit test-integration test-e2e ## Run all tests: unit, int
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
-	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/... ./test/clients/... ./test/docs/... ./hack/benchcompare/...
+	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/... ./test/clients/... ./test/docs/... ./hack/benchcompare/... ./hack/release/...
 
 # The tests that run real programs are never taken from the test cache (-count=1).
 # The benchmarks' small case is built as make bench builds them, so that it checks
