@@ -37,11 +37,15 @@ KUBE_SCHEDULER := $(TOOLS_DIR)/kube-scheduler-$(KUBE_VERSION)
 PROMETHEUS_TAGS := remove_all_sd
 PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)-$(PROMETHEUS_TAGS)
 PROMTOOL := $(TOOLS_DIR)/promtool-$(PROMETHEUS_VERSION)-$(PROMETHEUS_TAGS)
-DEEPCOPY_GEN := $(TOOLS_DIR)/deepcopy-gen-$(CODEGEN_VERSION)
-CLIENT_GEN := $(TOOLS_DIR)/client-gen-$(CODEGEN_VERSION)
-LISTER_GEN := $(TOOLS_DIR)/lister-gen-$(CODEGEN_VERSION)
-INFORMER_GEN := $(TOOLS_DIR)/informer-gen-$(CODEGEN_VERSION)
-CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+# The code generators read this module's code with go/types, whose Go must know the
+# language of the Go that builds the module (GO_TOOLCHAIN's standard library has
+# generic methods, which an older go/types cannot parse): they build with GO_TOOLCHAIN,
+# and are cached in a folder named after it.
+DEEPCOPY_GEN := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/deepcopy-gen-$(CODEGEN_VERSION)
+CLIENT_GEN := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/client-gen-$(CODEGEN_VERSION)
+LISTER_GEN := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/lister-gen-$(CODEGEN_VERSION)
+INFORMER_GEN := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/informer-gen-$(CODEGEN_VERSION)
+CONTROLLER_GEN := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 
 OCM_PLACEMENT := $(TOOLS_DIR)/ocm-placement-$(OCM_VERSION)
 OCM_REGISTRATION := $(TOOLS_DIR)/ocm-registration-$(OCM_VERSION)
@@ -199,15 +203,15 @@ $(COREDNS):
 $(EXTERNALDNS):
 	$(call build-tool,externaldns,.,$@,,,GOTOOLCHAIN=$(EXTERNALDNS_TOOLCHAIN))
 $(DEEPCOPY_GEN):
-	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@)
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@,,,GOTOOLCHAIN=$(GO_TOOLCHAIN))
 $(CLIENT_GEN):
-	$(call build-tool,codegen,k8s.io/code-generator/cmd/client-gen,$@)
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/client-gen,$@,,,GOTOOLCHAIN=$(GO_TOOLCHAIN))
 $(LISTER_GEN):
-	$(call build-tool,codegen,k8s.io/code-generator/cmd/lister-gen,$@)
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/lister-gen,$@,,,GOTOOLCHAIN=$(GO_TOOLCHAIN))
 $(INFORMER_GEN):
-	$(call build-tool,codegen,k8s.io/code-generator/cmd/informer-gen,$@)
+	$(call build-tool,codegen,k8s.io/code-generator/cmd/informer-gen,$@,,,GOTOOLCHAIN=$(GO_TOOLCHAIN))
 $(CONTROLLER_GEN):
-	$(call build-tool,codegen,sigs.k8s.io/controller-tools/cmd/controller-gen,$@)
+	$(call build-tool,codegen,sigs.k8s.io/controller-tools/cmd/controller-gen,$@,,,GOTOOLCHAIN=$(GO_TOOLCHAIN))
 
 # The CRDs' modules are downloaded outside this module, so that its go.mod and go.sum
 # stay as they are.

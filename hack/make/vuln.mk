@@ -13,7 +13,9 @@
 
 VULN_VERSION := $(call version-of,vuln,golang.org/x/vuln)
 VULNDB_VERSION := $(call version-of,vuln,golang.org/x/vulndb)
-GOVULNCHECK := $(TOOLS_DIR)/govulncheck-$(VULN_VERSION)
+# govulncheck reads the code with go/types: it builds with GO_TOOLCHAIN, as the code
+# generators do (tools.mk).
+GOVULNCHECK := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/govulncheck-$(VULN_VERSION)
 INDEXDB := $(TOOLS_DIR)/indexdb-$(VULNDB_VERSION)
 # The database, a directory: index/ and ID/, as indexdb writes them.
 VULN_DB := $(abspath $(TOOLS_DIR))/vulndb-$(VULNDB_VERSION)
@@ -42,7 +44,7 @@ vulncheck: $(GOVULNCHECK) $(VULN_DB)/index/modules.json ## Fail on known vulnera
 		echo ">> govulncheck: no vulnerable function called, in $$(( $$(date +%s) - start )) s"
 
 $(GOVULNCHECK):
-	$(call build-tool,vuln,golang.org/x/vuln/cmd/govulncheck,$@)
+	$(call build-tool,vuln,golang.org/x/vuln/cmd/govulncheck,$@,,,GOTOOLCHAIN=$(GO_TOOLCHAIN))
 $(INDEXDB):
 	$(call build-tool,vuln,golang.org/x/vulndb/cmd/indexdb,$@)
 

@@ -230,10 +230,10 @@ func TestRenderOtherFormats(t *testing.T) {
 			{Name: "cluster2", Phase: trafficv1alpha1.ClusterActive, Result: trafficv1alpha1.EvaluationFail, Value: "40", Reason: "QuerySucceeded"},
 		}}
 	for format, want := range map[string]string{
-		"name":                                  "trafficmigrationpolicy.traffic.open-cluster-management.io/move\n",
-		"jsonpath={.clusters[*].value}":         "2.5 40",
-		"go-template={{.kind}} {{.policy}}":     "CheckReport move",
-		"jsonpath={.clusters[0].phase}":         "Draining",
+		"name":                                 "trafficmigrationpolicy.traffic.open-cluster-management.io/move\n",
+		"jsonpath={.clusters[*].value}":        "2.5 40",
+		"go-template={{.kind}} {{.policy}}":    "CheckReport move",
+		"jsonpath={.clusters[0].phase}":        "Draining",
 		"jsonpath-as-json={.clusters[1].name}": "[\n    \"cluster2\"\n]\n",
 	} {
 		f := &printer.Flags{Output: format}
@@ -255,7 +255,9 @@ func TestRenderOtherFormats(t *testing.T) {
 	if err := render(&wide, &printer.Flags{Output: "wide"}, r); err != nil {
 		t.Fatal(err)
 	}
-	header := func(s string) []string { return strings.Fields(strings.Split(strings.SplitN(s, "\n\n", 2)[1], "\n")[0])[6:] }
+	header := func(s string) []string {
+		return strings.Fields(strings.Split(strings.SplitN(s, "\n\n", 2)[1], "\n")[0])[6:]
+	}
 	if got := strings.Join(header(wide.String()), " "); got != "REASON" {
 		t.Errorf("-o wide adds %q to the table, want REASON:\n%s", got, wide.String())
 	}

@@ -54,7 +54,7 @@ var Phases = []string{
 type Policy struct {
 	// TypeMeta is the view's apiVersion and kind in status's structured outputs
 	// (cli.traffic.open-cluster-management.io/v1alpha1, PolicyView); empty elsewhere.
-	metav1.TypeMeta `json:",inline"`
+	metav1.TypeMeta   `json:",inline"`
 	Namespace         string      `json:"namespace"`
 	Name              string      `json:"name"`
 	CreationTimestamp metav1.Time `json:"creationTimestamp"`
