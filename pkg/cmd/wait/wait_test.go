@@ -5,6 +5,7 @@ package wait
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,18 +76,28 @@ func TestWaitUntilDrained(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	p := draining()
-	p.Status.Clusters[0].Phase = trafficv1alpha1.ClusterRemoved
-	if _, err := client.TrafficV1alpha1().TrafficMigrationPolicies(testNamespace).UpdateStatus(t.Context(), p, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if codeOf(err) != ExitDone || !strings.Contains(out.String(), "trafficmigrationpolicy gateway-system/move: no cluster drains") {
-			t.Errorf("wait: %v\n%s", err, out.String())
+	// The drain ends. The fake clientset's watch replays nothing from a resource
+	// version (an API server does): an update made after the wait read the policy but
+	// before its watch began would be lost, so the update is made again, with a new
+	// annotation each time, until the wait ends.
+	deadline = time.After(10 * time.Second)
+	for i := 0; ; i++ {
+		p := draining()
+		p.Status.Clusters[0].Phase = trafficv1alpha1.ClusterRemoved
+		p.Annotations = map[string]string{"test/update": strconv.Itoa(i)}
+		if _, err := client.TrafficV1alpha1().TrafficMigrationPolicies(testNamespace).Update(t.Context(), p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("wait did not end once the drain was over:\n%s", out.String())
+		select {
+		case err := <-done:
+			if codeOf(err) != ExitDone || !strings.Contains(out.String(), "trafficmigrationpolicy gateway-system/move: no cluster drains") {
+				t.Errorf("wait: %v\n%s", err, out.String())
+			}
+			return
+		case <-deadline:
+			t.Fatalf("wait did not end once the drain was over:\n%s", out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
