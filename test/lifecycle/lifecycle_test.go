@@ -118,12 +118,13 @@ func tryHelm(t *testing.T, values map[string]any, args ...string) (string, error
 // and image, with more values over chartValues.
 func upgradeArgs(t *testing.T, more map[string]any, flags ...string) (map[string]any, []string) {
 	t.Helper()
+	chart, err := testbed.ChartDir()
+	if err != nil {
+		t.Fatal(err)
+	}
 	values := chartValues(t, image)
-	// The packaged chart runs its appVersion's image unless told otherwise: the test
-	// leaves the tag to it, and managerPods checks that the pods run image.
-	delete(values["image"].(map[string]any), "tag")
 	maps.Copy(values, more)
-	return values, append([]string{"upgrade", release, current.Chart, "--namespace", releaseNamespace, "--wait", "--timeout", "2m"}, flags...)
+	return values, append([]string{"upgrade", release, chart, "--namespace", releaseNamespace, "--wait", "--timeout", "2m"}, flags...)
 }
 
 // upgradeChart upgrades the release to this release's chart and image, with more
