@@ -304,13 +304,20 @@ func benchStrategies(t *testing.T, r *report, sz strategySizes) {
 	// How far the estimate was from the manager's own removal time, at half the drain.
 	estimateOff := map[float64]time.Duration{}
 	for _, ru := range runs {
-		p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).Get(ctx, ru.placement, metav1.GetOptions{})
+		// The manager writes the proxy's decision first and the status after
+		// it, so the Removed row may follow the removal by a moment.
+		var p *trafficv1alpha1.TrafficMigrationPolicy
+		var row *trafficv1alpha1.ClusterStatus
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			got, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).Get(ctx, ru.placement, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			p, row = got, fixture.PolicyRow(got, ru.old)
+			return row != nil && row.RemovalTime != nil, nil
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		row := fixture.PolicyRow(p, ru.old)
-		if row == nil || row.RemovalTime == nil {
-			t.Fatalf("policy %s has no Removed row for %s: %s", ru.placement, ru.old, fixture.PolicyStatus(p))
+			t.Fatalf("policy %s has no Removed row for %s 30s after the proxy let it go: %s", ru.placement, ru.old, fixture.PolicyStatus(p))
 		}
 		estimatesMu.Lock()
 		seen := estimates[ru.percent]
