@@ -122,8 +122,14 @@ test-integration: testbed build chromium applicationset-crd dnsendpoint-crd ## R
 # One package at a time (-p 1): each starts an OCM hub, whose add-on webhook binds
 # fixed ports.
 .PHONY: test-e2e
-test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image image-upgrade-from dnsendpoint-crd ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image image-upgrade-from test-release dnsendpoint-crd ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
 	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
+
+# The release the lifecycle test installs from, as a user would: make release for this
+# machine's platform only, at the chart's appVersion (TEST_RELEASE_VERSION, tests.mk).
+.PHONY: test-release
+test-release: ## Package the release the lifecycle test installs: make release VERSION=<the chart's appVersion> for this machine only.
+	@$(MAKE) --no-print-directory release VERSION=$(TEST_RELEASE_VERSION) RELEASE_PLATFORMS=linux/$$($(GO) env GOHOSTARCH)
 
 # The benchmarks report numbers and never fail on a slow machine; make test-integration
 # runs their small case.

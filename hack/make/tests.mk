@@ -44,6 +44,13 @@ export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migratio
 export TESTBED_IMAGES_DIR := $(IMAGES_DIR)
 export TESTBED_IMAGE := $(IMAGE)
 export TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
+# The release the lifecycle test installs and upgrades to, as make release packages it
+# (make test-release, in the Makefile): at the chart's appVersion, so that its image is
+# IMAGE.
+TEST_RELEASE_VERSION := $(APP_VERSION)
+export TESTBED_RELEASE_DIR := $(abspath $(BIN_DIR))/release/$(TEST_RELEASE_VERSION)
+export TESTBED_RELEASE_VERSION := $(TEST_RELEASE_VERSION)
+export TESTBED_RELEASE_IMAGE := $(IMAGE_REPOSITORY):$(TEST_RELEASE_VERSION)
 # The release the lifecycle test upgrades from (make image-upgrade-from).
 export TESTBED_UPGRADE_FROM_DIR := $(UPGRADE_FROM_DIR)
 export TESTBED_UPGRADE_FROM_IMAGE := $(IMAGE_REPOSITORY):$(UPGRADE_FROM)

@@ -118,13 +118,11 @@ func tryHelm(t *testing.T, values map[string]any, args ...string) (string, error
 // and image, with more values over chartValues.
 func upgradeArgs(t *testing.T, more map[string]any, flags ...string) (map[string]any, []string) {
 	t.Helper()
-	chart, err := testbed.ChartDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The image's tag is given: the upgrade reuses the earlier release's values
+	// (--reset-then-reuse-values), whose tag was explicit, as a user's would be.
 	values := chartValues(t, image)
 	maps.Copy(values, more)
-	return values, append([]string{"upgrade", release, chart, "--namespace", releaseNamespace, "--wait", "--timeout", "2m"}, flags...)
+	return values, append([]string{"upgrade", release, current.Chart, "--namespace", releaseNamespace, "--wait", "--timeout", "2m"}, flags...)
 }
 
 // upgradeChart upgrades the release to this release's chart and image, with more

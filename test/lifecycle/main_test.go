@@ -13,7 +13,6 @@ package lifecycle
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,9 +32,10 @@ const (
 	hubName  = "hub"
 )
 
-// image is this release's image ($TESTBED_IMAGE), previous the release the upgrade
-// starts from.
+// current is this tree's release as make release packaged it (its chart's .tgz and
+// its image's archive), image its image, previous the release the upgrade starts from.
 var (
+	current  testbed.Release
 	image    string
 	previous testbed.Release
 )
@@ -61,11 +61,11 @@ func TestMain(m *testing.M) {
 // suite is the package's set-up: cluster1 and the hub have nodes, which import this
 // release's image and the previous one's.
 func suite() (testbed.OCMSuite, error) {
-	var imagesDir string
 	var err error
-	if image, imagesDir, err = testbed.SuiteImages(); err != nil {
+	if current, err = testbed.ThisRelease(); err != nil {
 		return testbed.OCMSuite{}, err
 	}
+	image = current.Image
 	if previous, err = testbed.UpgradeFrom(); err != nil {
 		return testbed.OCMSuite{}, err
 	}
@@ -75,7 +75,7 @@ func suite() (testbed.OCMSuite, error) {
 			Prometheus: &testbed.PrometheusOptions{},
 			Nodes: &testbed.NodeOptions{
 				Clusters: []string{hubName, cluster1},
-				Images:   []string{filepath.Join(imagesDir, "traffic-migration.tar"), previous.Archive},
+				Images:   []string{current.Archive, previous.Archive},
 			},
 		},
 		Timeout: 10 * time.Minute,

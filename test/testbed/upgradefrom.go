@@ -20,9 +20,19 @@ const (
 	UpgradeFromImageEnv = "TESTBED_UPGRADE_FROM_IMAGE"
 )
 
-// Release is an earlier release of traffic-migration: its chart and its image.
+// The release under test, as 'make release' packages it: ReleaseDirEnv names its
+// directory (bin/release/<version>), ReleaseVersionEnv its version and ReleaseImageEnv
+// the reference its image archive carries. make test-e2e builds it for this machine at
+// the chart's appVersion (make test-release).
+const (
+	ReleaseDirEnv     = "TESTBED_RELEASE_DIR"
+	ReleaseVersionEnv = "TESTBED_RELEASE_VERSION"
+	ReleaseImageEnv   = "TESTBED_RELEASE_IMAGE"
+)
+
+// Release is a release of traffic-migration: its chart and its image.
 type Release struct {
-	// Chart is the release's Helm chart directory.
+	// Chart is the release's Helm chart: a directory, or the packaged chart's .tgz.
 	Chart string
 	// Archive is the release's image as an OCI archive, for NodeOptions.Images.
 	Archive string
@@ -45,6 +55,27 @@ func UpgradeFrom() (Release, error) {
 	for _, p := range []string{r.Chart, r.Archive} {
 		if _, err := os.Stat(p); err != nil {
 			return Release{}, errors.Join(fmt.Errorf("the release to upgrade from is incomplete: run 'make image-upgrade-from'"), err)
+		}
+	}
+	return r, nil
+}
+
+// ThisRelease is the release of this tree that 'make release' packaged: its packaged
+// chart and its image's OCI archive, as a user installs them; the error says how to
+// get it.
+func ThisRelease() (Release, error) {
+	dir, version, image := os.Getenv(ReleaseDirEnv), os.Getenv(ReleaseVersionEnv), os.Getenv(ReleaseImageEnv)
+	if dir == "" || version == "" || image == "" {
+		return Release{}, fmt.Errorf("%s, %s and %s are not set: run the tests through 'make test-e2e', which packages the release ('make test-release')", ReleaseDirEnv, ReleaseVersionEnv, ReleaseImageEnv)
+	}
+	r := Release{
+		Chart:   filepath.Join(dir, "traffic-migration-"+version+".tgz"),
+		Archive: filepath.Join(dir, "traffic-migration-image-"+version+".tar"),
+		Image:   image,
+	}
+	for _, p := range []string{r.Chart, r.Archive} {
+		if _, err := os.Stat(p); err != nil {
+			return Release{}, errors.Join(fmt.Errorf("the release is incomplete: run 'make test-release'"), err)
 		}
 	}
 	return r, nil
