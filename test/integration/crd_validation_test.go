@@ -80,7 +80,9 @@ func TestCRDValidationOnCreate(t *testing.T) {
 				p.Spec.TrafficShare.Window = "1h30m"
 				p.Spec.TrafficShare.MaxPercent = 0.5
 				p.Spec.TrafficShare.MinRequestsPerSecond = 0.25
-				p.Spec.Replacement = &trafficv1alpha1.Replacement{MinReadyClusters: 2}
+				p.Spec.Replacement = &trafficv1alpha1.Replacement{MinReadyClusters: 2,
+					MetricsQuery:          `sum(rate(requests_total{cluster={{ index .Cluster.Labels "cluster" | quote }}}[2m]))`,
+					ExpectedMetricsResult: "> 1"}
 				p.Spec.Interval = duration("1m30s")
 				p.Spec.ConsecutiveSuccesses = 5
 				p.Spec.MinDrainDuration = duration("10m")
@@ -401,6 +403,27 @@ func TestCRDValidationOnCreate(t *testing.T) {
 				p.Spec.Replacement = &trafficv1alpha1.Replacement{MinReadyClusters: -1}
 			},
 			wantErrors: []string{"spec.replacement.minReadyClusters in body should be greater than or equal to 1"},
+		},
+		"replacement.metricsQuery without expectedMetricsResult": {
+			policy: sharePolicy,
+			mutate: func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+				p.Spec.Replacement = &trafficv1alpha1.Replacement{MetricsQuery: "sum(rate(requests_total[2m]))"}
+			},
+			wantErrors: []string{"spec.replacement: Invalid value", "replacement.metricsQuery and replacement.expectedMetricsResult go together"},
+		},
+		"replacement.expectedMetricsResult not a comparison": {
+			policy: sharePolicy,
+			mutate: func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+				p.Spec.Replacement = &trafficv1alpha1.Replacement{MetricsQuery: "sum(rate(requests_total[2m]))", ExpectedMetricsResult: "more than 1"}
+			},
+			wantErrors: []string{"spec.replacement.expectedMetricsResult", "replacement.expectedMetricsResult must be a comparison operator"},
+		},
+		"replacement.metricsQuery with a forbidden function": {
+			policy: sharePolicy,
+			mutate: func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+				p.Spec.Replacement = &trafficv1alpha1.Replacement{MetricsQuery: `up{cluster="{{ printf "%s" .Cluster.Name }}"}`, ExpectedMetricsResult: "> 0"}
+			},
+			wantErrors: []string{"spec.replacement.metricsQuery", "range, with, template, define, block and functions such as printf are not allowed"},
 		},
 		"trafficShare.minRequestsPerSecond negative": {
 			policy:     sharePolicy,

@@ -6,6 +6,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -112,6 +113,16 @@ type hubState struct {
 	ready sets.Set[string]
 	// labels are the agents' metrics labels, by cluster.
 	labels map[string]map[string]string
+}
+
+// inReal reports whether the real Placement's decisions list the cluster.
+func (st *hubState) inReal(name string) bool {
+	for _, g := range st.real {
+		if slices.Contains(g.Clusters, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // gather reads the real and proxy decisions and, for each of their clusters, the

@@ -67,6 +67,15 @@ func render(w io.Writer, print *printer.Flags, r *Report) error {
 		} else {
 			b.WriteString("  removal: none: the cluster is in the real Placement\n")
 		}
+		if rc := c.Replacement; rc != nil {
+			if rc.Query != "" {
+				fmt.Fprintf(&b, "  replacement query:  %s\n", policyview.OneLine(rc.Query))
+			}
+			fmt.Fprintf(&b, "  replacement result: %s, %s (%s): %s\n", policyview.OrNone(policyview.Value(rc.Value)), rc.Result, rc.Reason, rc.Message)
+			if rc.CountsWhy != "" {
+				fmt.Fprintf(&b, "  replacement: %s\n", rc.CountsWhy)
+			}
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -5,6 +5,7 @@ package check
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -61,6 +62,24 @@ type ClusterReport struct {
 	Message string `json:"message"`
 	// Gate is what the removal gate would decide, for a draining cluster.
 	Gate *GateReport `json:"gate,omitempty"`
+	// Replacement is, with spec.replacement.metricsQuery, the cluster's replacement
+	// check, for a cluster of the real Placement; nil otherwise.
+	Replacement *ReplacementReport `json:"replacement,omitempty"`
+}
+
+// ReplacementReport is the replacement check (spec.replacement.metricsQuery) of a
+// cluster of the real Placement, run now, and whether the cluster would count toward
+// minReadyClusters.
+type ReplacementReport struct {
+	Query   string                           `json:"query,omitempty"`
+	Value   string                           `json:"value,omitempty"`
+	Result  trafficv1alpha1.EvaluationResult `json:"result"`
+	Reason  string                           `json:"reason"`
+	Message string                           `json:"message"`
+	// Counts: the cluster counts toward minReadyClusters with this check, and why, in
+	// the manager's words, while a cluster drains.
+	Counts    bool   `json:"counts"`
+	CountsWhy string `json:"countsWhy,omitempty"`
 }
 
 // GateReport is the removal gate of a draining cluster, decided by the manager's
@@ -162,6 +181,21 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 	for _, name := range decision.Due(in) {
 		due[name] = true
 	}
+	if replacement := policy.Spec.Replacement.Check(); replacement != nil {
+		// The replacement checks that are due, run now, as the manager would.
+		in.ReplacementEvaluations = map[string]decision.Evaluation{}
+		for i := range report.Clusters {
+			c := &report.Clusters[i]
+			if !hub.inReal(c.Name) {
+				continue
+			}
+			data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: c.Name, Labels: hub.labels[c.Name]})
+			ev := promcheck.Evaluate(ctx, q, replacement, data, at)
+			c.Replacement = &ReplacementReport{Query: ev.Query, Value: ev.Value, Result: ev.Result, Reason: ev.Reason, Message: ev.Message}
+			in.ReplacementEvaluations[c.Name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
+		}
+	}
+	replacements := decision.Replacements(in)
 	out := decision.Decide(in)
 	rows := map[string]trafficv1alpha1.ClusterStatus{}
 	for _, row := range out.Clusters {
@@ -178,6 +212,10 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 	for i := range report.Clusters {
 		c := &report.Clusters[i]
 		row := rows[c.Name]
+		if c.Replacement != nil {
+			c.Replacement.CountsWhy = replacements[c.Name]
+			c.Replacement.Counts = strings.HasPrefix(c.Replacement.CountsWhy, decision.CountsAsReplacement)
+		}
 		reason, isRemoved := removed[c.Name]
 		draining := row.Phase == trafficv1alpha1.ClusterDraining || row.Phase == trafficv1alpha1.ClusterHeld
 		if !isRemoved && !draining {

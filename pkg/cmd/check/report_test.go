@@ -265,3 +265,64 @@ func TestRenderOtherFormats(t *testing.T) {
 		t.Errorf("the text table has %q after REMOVAL:\n%s", got, narrow.String())
 	}
 }
+
+// TestRunReplacement: with spec.replacement.metricsQuery, check runs the replacement
+// check of each cluster of the real Placement and says whether it counts, and the
+// draining cluster's gate waits for it.
+func TestRunReplacement(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	ago := metav1.NewTime(now.Add(-time.Hour))
+	last := metav1.NewTime(now.Add(-time.Minute))
+	policy := &trafficv1alpha1.TrafficMigrationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+		Spec: trafficv1alpha1.TrafficMigrationPolicySpec{
+			PlacementRef:         trafficv1alpha1.PlacementReference{Name: "real"},
+			TargetRef:            trafficv1alpha1.GatewayReference{Name: "gw"},
+			TrafficShare:         &trafficv1alpha1.TrafficShare{Metric: "m", MaxPercent: 5},
+			Interval:             &metav1.Duration{Duration: 30 * time.Second},
+			ConsecutiveSuccesses: 3,
+			MinDrainDuration:     &metav1.Duration{Duration: time.Minute},
+			Replacement: &trafficv1alpha1.Replacement{MinReadyClusters: 1,
+				MetricsQuery: `rps{cluster={{ .Cluster.Name | quote }}}`, ExpectedMetricsResult: "> 10"},
+		},
+		Status: trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: []trafficv1alpha1.ClusterStatus{{
+			Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: &ago,
+			ConsecutiveSuccesses: 2, LastEvaluationTime: &last, LastResult: trafficv1alpha1.EvaluationPass,
+		}}},
+	}
+	hub := &hubState{
+		real:            []decision.Group{{Clusters: []string{"c2"}}},
+		proxy:           []decision.Group{{Clusters: []string{"c1", "c2"}}},
+		managedClusters: sets.New("c1", "c2"),
+		ready:           sets.New("c1", "c2"),
+	}
+	for name, tc := range map[string]struct {
+		c2         float64
+		wantCounts bool
+		wantRemove bool
+	}{
+		"the replacement serves":            {c2: 99, wantCounts: true, wantRemove: true},
+		"the replacement serves too little": {c2: 5},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := run(context.Background(), policy, hub, querier{"c1": 1, "c2": tc.c2}, now)
+			c1, c2 := r.Clusters[0], r.Clusters[1]
+			if c1.Replacement != nil || c2.Replacement == nil {
+				t.Fatalf("want a replacement check of c2 only: c1 %+v, c2 %+v", c1.Replacement, c2.Replacement)
+			}
+			if c2.Replacement.Counts != tc.wantCounts || !strings.Contains(c2.Replacement.Query, `"c2"`) {
+				t.Errorf("c2's replacement check %+v, want counts %v", *c2.Replacement, tc.wantCounts)
+			}
+			if c1.Gate == nil || c1.Gate.WouldRemove != tc.wantRemove {
+				t.Fatalf("c1's gate %+v, want removal %v", c1.Gate, tc.wantRemove)
+			}
+			if !tc.wantRemove && !strings.Contains(c1.Gate.WaitingFor, "passing replacement.metricsQuery") {
+				t.Errorf("c1 waits for %q", c1.Gate.WaitingFor)
+			}
+			var b bytes.Buffer
+			if err := render(&b, &printer.Flags{}, r); err != nil || !strings.Contains(b.String(), "replacement: "+c2.Replacement.CountsWhy) {
+				t.Errorf("text output lacks the replacement check (%v):\n%s", err, b.String())
+			}
+		})
+	}
+}

@@ -139,6 +139,10 @@ type Check struct {
 	// Gateway ready" without spec.replacement.
 	MinReadyClusters int32  `json:"minReadyClusters,omitempty"`
 	Replacement      string `json:"replacement"`
+	// ReplacementQuery and ReplacementExpectation are spec.replacement's check, which
+	// an Active cluster must pass to count; empty without it.
+	ReplacementQuery       string `json:"replacementQuery,omitempty"`
+	ReplacementExpectation string `json:"replacementExpectation,omitempty"`
 }
 
 // Condition is one condition of the policy.
@@ -362,6 +366,13 @@ func buildCheck(spec *trafficv1alpha1.TrafficMigrationPolicySpec) Check {
 	if n := rules.MinReadyClusters; n > 0 {
 		c.Replacement = fmt.Sprintf("%d Active cluster%s with the Gateway ready", n, map[bool]string{true: "", false: "s"}[n == 1])
 	}
+	if rc := spec.Replacement.Check(); rc != nil {
+		c.ReplacementQuery = rc.MetricsQuery
+		if e, err := rc.Expectation(); err == nil {
+			c.ReplacementExpectation = e.String()
+		}
+		c.Replacement += fmt.Sprintf(" and passing %s %s", OneLine(rc.MetricsQuery), c.ReplacementExpectation)
+	}
 	if rules.MaxDrainDuration != nil {
 		c.MaxDrainDuration = Duration(*rules.MaxDrainDuration)
 		c.Deadline = c.MaxDrainDuration + ", then " + c.OnMaxDrainDuration
@@ -432,6 +443,10 @@ func buildClusters(in Objects, check Check, now time.Time) []Cluster {
 			LastCheckDetail:      s.LastCheckDetail,
 			History:              s.History,
 		}
+		if s.NextEvaluationTime != nil {
+			// A draining cluster's next check, or an Active one's next replacement check.
+			row.NextCheck = NextCheck(s.NextEvaluationTime.Time, now)
+		}
 		if row.Draining() {
 			if s.DrainStartTime != nil {
 				row.DrainingFor = Since(s.DrainStartTime.Time, now)
@@ -442,15 +457,16 @@ func buildClusters(in Objects, check Check, now time.Time) []Cluster {
 					row.OutOfDNS = Since(s.DNSWithdrawalTime.Time, now)
 				}
 			}
-			if s.NextEvaluationTime != nil {
-				row.NextCheck = NextCheck(s.NextEvaluationTime.Time, now)
-			}
 			row.Expected = "unknown"
 			if s.EstimatedRemovalTime != nil {
 				row.Expected = NextCheck(s.EstimatedRemovalTime.Time, now)
 			}
 		}
-		row.Value, row.Successes = valueText(row, check.Expectation), successesText(row)
+		expectation := check.Expectation
+		if s.Phase == trafficv1alpha1.ClusterActive {
+			expectation = check.ReplacementExpectation
+		}
+		row.Value, row.Successes = valueText(row, expectation), successesText(row)
 		rows[s.Name] = row
 	}
 	for name := range inDecisions {

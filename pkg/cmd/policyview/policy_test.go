@@ -364,6 +364,25 @@ func TestBuildViewRows(t *testing.T) {
 	}
 }
 
+// TestBuildViewReplacementCheck: with spec.replacement.metricsQuery, the check says
+// what a replacement must pass, and an Active row shows its replacement check's value
+// against that expectation and when it is checked next.
+func TestBuildViewReplacementCheck(t *testing.T) {
+	p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Spec.Replacement = &trafficv1alpha1.Replacement{MinReadyClusters: 1, MetricsQuery: "sum(rate(requests_total[2m]))", ExpectedMetricsResult: "> 1"}
+		p.Status.Clusters[0].LastResult, p.Status.Clusters[0].LastValue = trafficv1alpha1.EvaluationPass, "12"
+		p.Status.Clusters[0].NextEvaluationTime = at(5 * time.Second)
+	})
+	v := Build(Objects{Policy: p}, now)
+	if v.Check.Replacement != "1 Active cluster with the Gateway ready and passing sum(rate(requests_total[2m])) > 1" || v.Check.ReplacementExpectation != "> 1" {
+		t.Errorf("check: %q, expectation %q", v.Check.Replacement, v.Check.ReplacementExpectation)
+	}
+	c := v.Clusters[0]
+	if c.Phase != "Active" || c.Value != "12 / > 1" || c.NextCheck != "in 5s" || c.Successes != "" {
+		t.Errorf("Active row: %+v", c)
+	}
+}
+
 // TestNewList: the policies sorted by namespace and name, and their clusters counted
 // by phase, every phase listed.
 func TestNewList(t *testing.T) {

@@ -36,9 +36,18 @@ const (
 	msgRemovedCeiling  = "removed: the hub's maximum drain duration exceeded"
 	msgSeparator       = "; "
 
-	msgReplacementReady    = "counts toward replacement.minReadyClusters: the Gateway is ready"
-	msgReplacementNotReady = "does not count toward replacement.minReadyClusters: the Gateway is not ready"
+	msgReplacementReady     = CountsAsReplacement + ": the Gateway is ready"
+	msgReplacementNotReady  = "does not count toward replacement.minReadyClusters: the Gateway is not ready"
+	msgReplacementPassed    = CountsAsReplacement + ": the Gateway is ready and its replacement check passed"
+	msgReplacementUnchecked = "does not count toward replacement.minReadyClusters: its replacement check has not run yet"
+	msgReplacementStale     = "does not count toward replacement.minReadyClusters: its last passing replacement check is too old"
+	msgReplacementFailed    = "does not count toward replacement.minReadyClusters: its replacement check did not pass"
+	msgReplacementIdle      = "the Gateway is ready; replacement.metricsQuery is checked while a cluster drains"
 )
+
+// CountsAsReplacement starts the message of an Active row that counts toward
+// spec.replacement.minReadyClusters; no other row's message starts with it.
+const CountsAsReplacement = "counts toward replacement.minReadyClusters"
 
 // Due lists, sorted, the draining clusters whose next check is due at in.Now: the caller
 // queries Prometheus for these and passes the results to Decide as in.Evaluations. A
@@ -75,6 +84,7 @@ func Decide(in Input) Output {
 		}
 	}
 
+	pl.recordReplacements()
 	withdrawn := pl.startDNSClocks()
 
 	removed := map[string]RemovalReason{}
@@ -145,6 +155,9 @@ type plan struct {
 	// readyLeft counts the clusters left in the proxy with the Gateway ready: set by
 	// countReady, then lowered by each removal.
 	readyLeft int
+	// replacementChecks are the Active clusters' replacement checks, carried over from
+	// their previous rows, by name (see replacement.go).
+	replacementChecks map[string]*v1alpha1.ClusterStatus
 }
 
 // newPlan sorts the input's clusters into active and draining ones, carries the drain
@@ -197,6 +210,7 @@ func newPlan(in *Input) *plan {
 		}
 	}
 	pl.restoreLost(previous)
+	pl.carryReplacementChecks(previous)
 
 	for name, row := range previous {
 		_, isActive := pl.active[name]
@@ -272,12 +286,7 @@ func isDrainingRow(row *v1alpha1.ClusterStatus) bool {
 // record counts a check of a cluster that was due (rule 3), or starts its run over
 // when the check did not pass (rule 4).
 func (pl *plan) record(d *drainRow, ev Evaluation) {
-	result := ev.Result
-	switch result {
-	case v1alpha1.EvaluationPass, v1alpha1.EvaluationFail, v1alpha1.EvaluationNoData, v1alpha1.EvaluationError:
-	default:
-		result = v1alpha1.EvaluationError
-	}
+	result := knownResult(ev.Result)
 	d.row.LastEvaluationTime = ptrTime(pl.checkStamp(d, ev.At))
 	d.row.LastResult = result
 	d.row.LastValue = ev.Value
@@ -381,11 +390,12 @@ func (pl *plan) countReady(removed map[string]RemovalReason) {
 	}
 }
 
-// readyActive are the Active clusters with the Gateway ready, sorted.
+// readyActive are the Active clusters that count toward minReadyClusters, sorted:
+// those with the Gateway ready and, with a replacement check, a recent passing one.
 func (pl *plan) readyActive() []string {
 	var names []string
 	for name := range pl.active {
-		if pl.ready(name) {
+		if pl.replacementCounts(name) {
 			names = append(names, name)
 		}
 	}
@@ -441,16 +451,9 @@ func (pl *plan) output(removed map[string]RemovalReason, skipped []ForceRemoveSk
 		out.Proxy = append(out.Proxy, Group{Index: index, Name: pl.groupNames[index], Clusters: clusters})
 	}
 
+	checking := pl.checkingReplacements(removed)
 	for name := range pl.active {
-		row := v1alpha1.ClusterStatus{Name: name, Phase: v1alpha1.ClusterActive}
-		if pl.policy.MinReadyClusters > 0 {
-			// With spec.replacement, the row says whether the cluster counts.
-			row.Message = msgReplacementNotReady
-			if pl.ready(name) {
-				row.Message = msgReplacementReady
-			}
-		}
-		out.Clusters = append(out.Clusters, row)
+		out.Clusters = append(out.Clusters, pl.activeRow(name, checking, &out.RequeueAt))
 	}
 	for name, d := range pl.draining {
 		if reason := removed[name]; reason != "" {

@@ -85,14 +85,18 @@ func otherGatewayReady(_ *plan, _ *drainRow, otherReady int) string {
 }
 
 // replacementsReady: with spec.replacement, at least minReadyClusters Active clusters
-// have the Gateway ready.
+// have the Gateway ready and, with a replacement check, pass it.
 func replacementsReady(pl *plan, _ *drainRow, _ int) string {
 	if pl.policy.MinReadyClusters <= 0 {
 		return ""
 	}
 	ready := pl.readyActive()
-	return unless(int32(len(ready)) >= pl.policy.MinReadyClusters, fmt.Sprintf("waiting for %d Active clusters with the Gateway ready (%d now%s)",
-		pl.policy.MinReadyClusters, len(ready), namesIn(ready)))
+	what := "with the Gateway ready"
+	if pl.policy.ReplacementCheck {
+		what = "with the Gateway ready and passing replacement.metricsQuery"
+	}
+	return unless(int32(len(ready)) >= pl.policy.MinReadyClusters, fmt.Sprintf("waiting for %d Active clusters %s (%d now%s)",
+		pl.policy.MinReadyClusters, what, len(ready), namesIn(ready)))
 }
 
 // namesIn is ": a, b" for the names, "" for none.

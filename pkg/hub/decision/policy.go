@@ -53,6 +53,9 @@ type Policy struct {
 	// MinReadyClusters is how many Active clusters must have the Gateway ready for a
 	// draining cluster to leave (spec.replacement); zero without it.
 	MinReadyClusters int32
+	// ReplacementCheck: spec.replacement has a metricsQuery, which an Active cluster
+	// must pass to count toward MinReadyClusters (see DueReplacements).
+	ReplacementCheck bool
 	// Expectation is what a check's value must meet, for the removal estimate only;
 	// nil when the spec's does not parse (then no check passes anyway).
 	Expectation *v1alpha1.Comparison
@@ -96,6 +99,7 @@ func PolicyFromSpec(spec *v1alpha1.TrafficMigrationPolicySpec) Policy {
 	}
 	if spec.Replacement != nil {
 		p.MinReadyClusters = max(spec.Replacement.MinReadyClusters, 1)
+		p.ReplacementCheck = spec.Replacement.Check() != nil
 	}
 	if c, err := spec.Expectation(); err == nil {
 		p.Expectation = &c

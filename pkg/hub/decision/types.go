@@ -100,6 +100,11 @@ type Input struct {
 	// checks at least an interval apart.
 	Evaluations map[string]Evaluation
 
+	// ReplacementEvaluations are the replacement checks (spec.replacement.metricsQuery)
+	// of Active clusters made in this sync, by cluster name. A check of a cluster that
+	// DueReplacements did not list is ignored.
+	ReplacementEvaluations map[string]Evaluation
+
 	// ForceRemove are the names from the force-remove annotation still to act on.
 	ForceRemove []string
 

@@ -231,7 +231,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 			return err
 		}
 	}
-	if len(st.due) > 0 && !checking {
+	if !st.due.empty() && !checking {
 		// The round wakes the policy when its checks are done.
 		c.evaluations.start(ctx, key, policy.DeepCopy(), st.due, st.clusterLabels)
 	}

@@ -34,7 +34,7 @@ const maxParallelQueriesPerPolicy = maxParallelQueries / 4
 // additions still reach the proxy at once (rule 1), and other policies still sync.
 type evaluator struct {
 	// check runs the checks of one round.
-	check func(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, labels map[string]map[string]string) (map[string]promcheck.Evaluation, time.Time)
+	check func(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due dueChecks, labels map[string]map[string]string) (roundResults, time.Time)
 	// wake enqueues a policy's key.
 	wake func(key string)
 
@@ -42,17 +42,34 @@ type evaluator struct {
 	rounds map[string]*round
 }
 
+// dueChecks are the checks a round makes: the draining clusters' checks and the Active
+// clusters' replacement checks (spec.replacement.metricsQuery).
+type dueChecks struct {
+	draining     []string
+	replacements []string
+}
+
+func (d dueChecks) empty() bool { return len(d.draining) == 0 && len(d.replacements) == 0 }
+
+// roundResults are a round's checks by cluster, those of draining clusters and the
+// replacement checks apart: a cluster may leave the real decisions while its
+// replacement check is in flight, and that check must never count as a drain check.
+type roundResults struct {
+	draining     map[string]promcheck.Evaluation
+	replacements map[string]promcheck.Evaluation
+}
+
 // round is one policy's checks, in flight or done.
 type round struct {
 	uid        types.UID
 	generation int64
 	done       bool
-	results    map[string]promcheck.Evaluation
+	results    roundResults
 	// at is the time the round's queries were evaluated at.
 	at time.Time
 }
 
-func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationPolicy, []string, map[string]map[string]string) (map[string]promcheck.Evaluation, time.Time)) *evaluator {
+func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationPolicy, dueChecks, map[string]map[string]string) (roundResults, time.Time)) *evaluator {
 	return &evaluator{check: check, rounds: map[string]*round{}}
 }
 
@@ -60,26 +77,26 @@ func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationP
 // were evaluated at, and whether a round is still in flight. Results of a round started for another version of the policy's spec, or
 // for a policy of the same name that was deleted since, are dropped: they answered
 // another question.
-func (e *evaluator) take(key string, policy *trafficv1alpha1.TrafficMigrationPolicy) (results map[string]promcheck.Evaluation, at time.Time, inFlight bool) {
+func (e *evaluator) take(key string, policy *trafficv1alpha1.TrafficMigrationPolicy) (results roundResults, at time.Time, inFlight bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r, ok := e.rounds[key]
 	if !ok {
-		return nil, time.Time{}, false
+		return roundResults{}, time.Time{}, false
 	}
 	if !r.done {
-		return nil, time.Time{}, true
+		return roundResults{}, time.Time{}, true
 	}
 	delete(e.rounds, key)
 	if r.uid != policy.UID || r.generation != policy.Generation {
-		return nil, time.Time{}, false
+		return roundResults{}, time.Time{}, false
 	}
 	return r.results, r.at, false
 }
 
 // start begins a round of checks of the due clusters unless one is in flight. ctx ends
 // the round early when the controller stops.
-func (e *evaluator) start(ctx context.Context, key string, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, labels map[string]map[string]string) {
+func (e *evaluator) start(ctx context.Context, key string, policy *trafficv1alpha1.TrafficMigrationPolicy, due dueChecks, labels map[string]map[string]string) {
 	e.mu.Lock()
 	if _, ok := e.rounds[key]; ok {
 		e.mu.Unlock()
@@ -109,19 +126,39 @@ func (e *evaluator) forget(key string) {
 	}
 }
 
-// evaluate checks the due clusters against Prometheus, a few at a time. Every failure
-// to reach Prometheus, including a missing or invalid Secret, becomes an Error
-// evaluation: the cluster stays (rule 4).
+// evaluate checks the due clusters against Prometheus, a few at a time: the draining
+// clusters with the policy's check, the Active ones with its replacement check. Every
+// failure to reach Prometheus, including a missing or invalid Secret, becomes an Error
+// evaluation: the cluster stays (rule 4), or does not count as a replacement.
 //
 // The queries are evaluated at the whole second the round starts in (the clusters were
 // due by then), which it returns: checks then keep to their interval exactly.
-func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due []string, clusterLabels map[string]map[string]string) (map[string]promcheck.Evaluation, time.Time) {
-	out := make(map[string]promcheck.Evaluation, len(due))
+func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due dueChecks, clusterLabels map[string]map[string]string) (roundResults, time.Time) {
+	out := roundResults{
+		draining:     make(map[string]promcheck.Evaluation, len(due.draining)),
+		replacements: make(map[string]promcheck.Evaluation, len(due.replacements)),
+	}
 	now := c.clock.Now().Truncate(time.Second)
+	type job struct {
+		cluster string
+		spec    *trafficv1alpha1.TrafficMigrationPolicySpec
+		into    map[string]promcheck.Evaluation
+	}
+	jobs := make([]job, 0, len(due.draining)+len(due.replacements))
+	for _, cluster := range due.draining {
+		jobs = append(jobs, job{cluster, &policy.Spec, out.draining})
+	}
+	replacement := policy.Spec.Replacement.Check()
+	for _, cluster := range due.replacements {
+		if replacement == nil {
+			break
+		}
+		jobs = append(jobs, job{cluster, replacement, out.replacements})
+	}
 	querier, problem := c.querierFor(ctx, policy)
 	if problem != nil {
-		for _, cluster := range due {
-			out[cluster] = *problem
+		for _, j := range jobs {
+			j.into[j.cluster] = *problem
 			c.metrics.evaluation(policy, problem)
 		}
 		return out, now
@@ -131,7 +168,7 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	// A round takes one of its policy's slots, then one of the manager's, for each
 	// query: one policy never holds more than its share of the manager's slots.
 	ownSlots := make(chan struct{}, maxParallelQueriesPerPolicy)
-	for _, cluster := range due {
+	for _, j := range jobs {
 		select {
 		case ownSlots <- struct{}{}:
 		case <-ctx.Done():
@@ -147,13 +184,13 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 		wg.Add(1)
 		go func() {
 			defer func() { <-c.querySlots; <-ownSlots; wg.Done() }()
-			data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: cluster, Labels: clusterLabels[cluster]})
+			data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: j.cluster, Labels: clusterLabels[j.cluster]})
 			start := time.Now()
-			ev := promcheck.Evaluate(ctx, querier, &policy.Spec, data, now)
+			ev := promcheck.Evaluate(ctx, querier, j.spec, data, now)
 			c.metrics.queryDuration.Observe(since(start))
 			c.metrics.evaluation(policy, &ev)
 			mu.Lock()
-			out[cluster] = ev
+			j.into[j.cluster] = ev
 			mu.Unlock()
 		}()
 	}

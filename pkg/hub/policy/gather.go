@@ -35,8 +35,11 @@ type state struct {
 	realProblem string
 	// evaluations are the checks this sync decides with, with their reasons, by cluster.
 	evaluations map[string]promcheck.Evaluation
-	// due are the draining clusters whose check is due and has no result yet.
-	due []string
+	// replacementEvaluations are the Active clusters' replacement checks this sync
+	// decides with, by cluster.
+	replacementEvaluations map[string]promcheck.Evaluation
+	// due are the checks that are due and have no result yet.
+	due dueChecks
 	// clusterLabels are the agents' metrics labels, by cluster, for the checks' queries.
 	clusterLabels map[string]map[string]string
 	// dns is what the sync gathered and did about spec.dns; nil without it.
@@ -75,7 +78,7 @@ func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.Traffic
 		c.gatherDNS(ctx, policy, st, agents)
 	}
 	if st.conflict == "" {
-		st.due = decision.Due(st.input)
+		st.due = dueChecks{draining: decision.Due(st.input), replacements: decision.DueReplacements(st.input)}
 	}
 	return st
 }
@@ -118,10 +121,13 @@ func (c *Controller) existingClusters(in *decision.Input) sets.Set[string] {
 
 // useEvaluations gives the decision the checks that finished for clusters that are due,
 // and leaves in st.due the ones still to check.
-func (st *state) useEvaluations(results map[string]promcheck.Evaluation, at time.Time) {
+func (st *state) useEvaluations(results roundResults, at time.Time) {
+	toDecision := func(ev promcheck.Evaluation) decision.Evaluation {
+		return decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
+	}
 	var unchecked []string
-	for _, name := range st.due {
-		ev, ok := results[name]
+	for _, name := range st.due.draining {
+		ev, ok := results.draining[name]
 		if !ok {
 			unchecked = append(unchecked, name)
 			continue
@@ -131,9 +137,24 @@ func (st *state) useEvaluations(results map[string]promcheck.Evaluation, at time
 			st.input.Evaluations = map[string]decision.Evaluation{}
 		}
 		st.evaluations[name] = ev
-		st.input.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
+		st.input.Evaluations[name] = toDecision(ev)
 	}
-	st.due = unchecked
+	st.due.draining = unchecked
+	unchecked = nil
+	for _, name := range st.due.replacements {
+		ev, ok := results.replacements[name]
+		if !ok {
+			unchecked = append(unchecked, name)
+			continue
+		}
+		if st.replacementEvaluations == nil {
+			st.replacementEvaluations = map[string]promcheck.Evaluation{}
+			st.input.ReplacementEvaluations = map[string]decision.Evaluation{}
+		}
+		st.replacementEvaluations[name] = ev
+		st.input.ReplacementEvaluations[name] = toDecision(ev)
+	}
+	st.due.replacements = unchecked
 }
 
 // proxyPlacement returns the proxy Placement if it exists, as this controller last

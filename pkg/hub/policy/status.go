@@ -6,6 +6,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
 
@@ -99,20 +101,20 @@ func prometheusCondition(st *state, draining int32) (metav1.Condition, bool) {
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, trafficv1alpha1.ReasonNothingToEvaluate, "No cluster is draining"
 		return c, true
 	}
-	if len(st.evaluations) == 0 {
+	if len(st.evaluations) == 0 && len(st.replacementEvaluations) == 0 {
 		return c, false
 	}
-	names := make([]string, 0, len(st.evaluations))
-	for name := range st.evaluations {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		ev := st.evaluations[name]
-		if ev.Reason != trafficv1alpha1.ReasonQuerySucceeded {
-			c.Status, c.Reason = metav1.ConditionFalse, ev.Reason
-			c.Message = fmt.Sprintf("Check of cluster %s: %s", name, ev.Message)
-			return c, true
+	for _, checks := range []struct {
+		what string
+		evs  map[string]promcheck.Evaluation
+	}{{"Check", st.evaluations}, {"Replacement check", st.replacementEvaluations}} {
+		for _, name := range slices.Sorted(maps.Keys(checks.evs)) {
+			ev := checks.evs[name]
+			if ev.Reason != trafficv1alpha1.ReasonQuerySucceeded {
+				c.Status, c.Reason = metav1.ConditionFalse, ev.Reason
+				c.Message = fmt.Sprintf("%s of cluster %s: %s", checks.what, name, ev.Message)
+				return c, true
+			}
 		}
 	}
 	c.Status, c.Reason = metav1.ConditionTrue, trafficv1alpha1.ReasonQuerySucceeded

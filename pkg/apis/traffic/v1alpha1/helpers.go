@@ -106,6 +106,16 @@ func (s *TrafficMigrationPolicySpec) Expectation() (Comparison, error) {
 	return ParseComparison(s.ExpectedMetricsResult)
 }
 
+// Check is the replacement check as a spec of its own, with metricsQuery and
+// expectedMetricsResult, for the code that resolves and evaluates a policy's check;
+// nil when the replacement has none.
+func (r *Replacement) Check() *TrafficMigrationPolicySpec {
+	if r == nil || r.MetricsQuery == "" {
+		return nil
+	}
+	return &TrafficMigrationPolicySpec{MetricsQuery: r.MetricsQuery, ExpectedMetricsResult: r.ExpectedMetricsResult}
+}
+
 // ParseForceRemove splits the force-remove annotation's value into sorted, unique,
 // non-empty cluster names.
 func ParseForceRemove(value string) []string {

@@ -188,15 +188,39 @@ type TrafficMigrationPolicySpec struct {
 }
 
 // Replacement is what the clusters that stay must be before a draining cluster leaves.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.metricsQuery) == has(self.expectedMetricsResult)",message="replacement.metricsQuery and replacement.expectedMetricsResult go together: set both, for example expectedMetricsResult '> 1' for a query of the cluster's request rate"
 type Replacement struct {
 	// minReadyClusters is how many Active clusters (those of the real Placement) must
-	// have the Gateway Programmed, as their agents report it, for any draining cluster
-	// to leave the proxy; the deadline does not override it. Default 1.
+	// have the Gateway Programmed, as their agents report it, and pass metricsQuery
+	// when it is set, for any draining cluster to leave the proxy; the deadline does
+	// not override it. Default 1.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	MinReadyClusters int32 `json:"minReadyClusters,omitempty"`
+
+	// metricsQuery, when set, is a check that an Active cluster must pass to count
+	// toward minReadyClusters: that it serves, for example "more than 1 request/s" or
+	// "a 5xx ratio under 1%". It is a PromQL query, as a Go template with the same
+	// data and rules as spec.metricsQuery, .Cluster being the Active cluster. While a
+	// cluster drains, each Active cluster is checked every interval; one counts only
+	// while its last check passed and is at most two intervals old. An empty result,
+	// NaN or an error never counts, whatever noDataPolicy says.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=8192
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[{][{]-?([^}]*[[:space:](|])?(range|with|template|define|block|break|continue|printf|print|println|call|slice|len|html|js|urlquery)([^A-Za-z0-9_]|$)')",message="replacement.metricsQuery: a template action may use only the documented fields, index, quote, if/else and eq, ne, and, or, not; range, with, template, define, block and functions such as printf are not allowed"
+	MetricsQuery string `json:"metricsQuery,omitempty"`
+
+	// expectedMetricsResult is what replacement.metricsQuery must return for an Active
+	// cluster to count: an operator and a number, as spec.expectedMetricsResult, for
+	// example "> 1". Required with replacement.metricsQuery.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\s*(<=|>=|<|>|==|!=)?\\\\s*[-+]?([0-9]+(\\\\.[0-9]*)?|\\\\.[0-9]+)([eE][-+]?[0-9]{1,2})?\\\\s*$')",message="replacement.expectedMetricsResult must be a comparison operator (<=, <, >=, >, ==, !=) and a number, for example '> 1', with an exponent of at most two digits; a bare number means '<='"
+	ExpectedMetricsResult string `json:"expectedMetricsResult,omitempty"`
 }
 
 // DNSPublishing says which names the manager publishes for the Gateway, and how.
