@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -40,6 +41,7 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
 	"open-cluster-management.io/traffic-migration/pkg/hub/fleetstatus"
+	"open-cluster-management.io/traffic-migration/pkg/hub/notify"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
@@ -61,6 +63,9 @@ type Options struct {
 	// OnMaxDrainDuration is what happens at it: Hold or Remove.
 	MaxDrainDuration   time.Duration
 	OnMaxDrainDuration string
+	// NotificationsNamespace holds the notifications ConfigMap and Secret
+	// (notify.ConfigMapName, notify.SecretName); empty turns notifications off.
+	NotificationsNamespace string
 }
 
 // NewOptions returns the defaults: the agent runs the image of this release, any
@@ -71,6 +76,8 @@ func NewOptions() *Options {
 		MaxAnswerBytes:     promcheck.DefaultMaxAnswerBytes,
 		MaxSeries:          promcheck.DefaultMaxSeries,
 		OnMaxDrainDuration: string(trafficv1alpha1.DeadlineHold),
+		// The manager's own namespace, as for the leader election Lease.
+		NotificationsNamespace: process.OwnNamespace(),
 	}
 }
 
@@ -97,6 +104,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"hub-wide ceiling on how long any policy keeps a cluster draining, counted from when it left the real Placement; 0 is none")
 	fs.StringVar(&o.OnMaxDrainDuration, "on-max-drain-duration", o.OnMaxDrainDuration,
 		"what happens to a cluster still draining at --max-drain-duration, whatever its policy says: Hold (phase Held) or Remove")
+	fs.StringVar(&o.NotificationsNamespace, "notifications-namespace", o.NotificationsNamespace,
+		"namespace of the notifications ConfigMap "+notify.ConfigMapName+" and Secret "+notify.SecretName+
+			" (the only namespace whose ConfigMaps and Secrets the manager watches for them); defaults to the pod's own namespace; empty turns notifications off")
 }
 
 // Validate checks the hub's flags and says which is wrong and why.
@@ -113,6 +123,11 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxDrainDuration < 0 {
 		errs = append(errs, fmt.Errorf("--max-drain-duration must not be negative, not %s", o.MaxDrainDuration))
+	}
+	if o.NotificationsNamespace != "" {
+		if msgs := validation.IsDNS1123Label(o.NotificationsNamespace); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--notifications-namespace %q is not a namespace name: %s", o.NotificationsNamespace, strings.Join(msgs, "; ")))
+		}
 	}
 	switch trafficv1alpha1.DeadlineAction(o.OnMaxDrainDuration) {
 	case trafficv1alpha1.DeadlineHold, trafficv1alpha1.DeadlineRemove:
@@ -135,8 +150,10 @@ func (o *Options) limits() (policy.Limits, error) {
 	return l, nil
 }
 
-// Start runs the hub's controllers until ctx ends: the policy controller and the
-// add-on framework's manager of the traffic-migration add-on. It is the manager
+// Start runs the hub's controllers until ctx ends: the policy controller, the
+// fleet-by-cluster controller, the notifications controller (unless
+// --notifications-namespace is empty) and the add-on framework's manager of the
+// traffic-migration add-on. It is the manager
 // command's StartFunc: it marks the
 // manager ready once every informer has synced.
 func (o *Options) Start(ctx context.Context, env process.Env) error {
@@ -208,6 +225,15 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		return err
 	}
 
+	// Notifications: their informers are their own, and the manager is ready without
+	// them, so that a missing ConfigMap, or a Role not yet granted, stops nothing else.
+	var notifyCtrl *notify.Controller
+	if o.NotificationsNamespace != "" {
+		if notifyCtrl, err = notify.NewController(dynamicClient, kubeClient, o.NotificationsNamespace); err != nil {
+			return err
+		}
+	}
+
 	agentAddon, err := addon.NewAgentAddon(kubeClient, addonClient, addon.Options{AgentImage: o.AgentImage})
 	if err != nil {
 		return err
@@ -222,6 +248,9 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	addonInformers.Start(ctx.Done())
 	go ctrl.Run(ctx, env.Workers)
 	go fleetCtrl.Run(ctx, 1)
+	if notifyCtrl != nil {
+		go notifyCtrl.Run(ctx)
+	}
 
 	synced := []cache.InformerSynced{
 		informers.Policies.Informer().HasSynced, informers.Placements.Informer().HasSynced,

@@ -18,10 +18,14 @@ type managerProcess struct {
 	proc *testbed.Process
 }
 
+// notificationsNamespace is where the manager reads its notifications ConfigMap and
+// Secret: TestNotifications makes the namespace and them.
+const notificationsNamespace = "traffic-migration-notifications"
+
 // startManager starts the manager against the hub at the highest log verbosity, so
 // that tests can search its log for what must never be logged.
 func startManager(ctx context.Context) (*managerProcess, error) {
-	m, err := bed.StartManager(ctx, testbed.ManagerOptions{Args: []string{"-v=10"}})
+	m, err := bed.StartManager(ctx, testbed.ManagerOptions{Args: []string{"-v=10", "--notifications-namespace=" + notificationsNamespace}})
 	if err != nil {
 		return nil, err
 	}

@@ -105,12 +105,36 @@ func newOptions(saDir string) *Options {
 	if _, err := os.Stat(filepath.Join(saDir, "token")); err == nil {
 		o.LeaderElect = true
 	}
-	if ns, err := os.ReadFile(filepath.Join(saDir, "namespace")); err == nil {
-		if ns := strings.TrimSpace(string(ns)); ns != "" {
-			o.LeaderElectionNamespace = ns
-		}
+	if ns := podNamespace(saDir); ns != "" {
+		o.LeaderElectionNamespace = ns
 	}
 	return o
+}
+
+// OwnNamespace returns the namespace the manager runs in: its pod's, read from the
+// service account Kubernetes mounts, or DefaultLeaderElectionNamespace outside a pod.
+// It is the default of the flags that name a namespace of the manager's own, such as
+// --leader-election-namespace and --notifications-namespace.
+func OwnNamespace() string {
+	return ownNamespace(serviceAccountDir)
+}
+
+// ownNamespace is OwnNamespace with the service account directory given.
+func ownNamespace(saDir string) string {
+	if ns := podNamespace(saDir); ns != "" {
+		return ns
+	}
+	return DefaultLeaderElectionNamespace
+}
+
+// podNamespace returns the namespace of the pod, from the namespace file of the
+// service account directory saDir, or "" when there is none.
+func podNamespace(saDir string) string {
+	ns, err := os.ReadFile(filepath.Join(saDir, "namespace"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(ns))
 }
 
 // AddFlags adds the options' flags, with the current values as defaults.

@@ -54,6 +54,11 @@ func TestNewOptionsDefaults(t *testing.T) {
 			if o.LeaderElectionNamespace != tc.wantNamespace {
 				t.Errorf("LeaderElectionNamespace = %q, want %q", o.LeaderElectionNamespace, tc.wantNamespace)
 			}
+			// The manager's own namespace, the default of --notifications-namespace,
+			// is the same.
+			if got := ownNamespace(dir); got != tc.wantNamespace {
+				t.Errorf("ownNamespace = %q, want %q", got, tc.wantNamespace)
+			}
 			want := Options{
 				KubeAPIQPS:              50,
 				KubeAPIBurst:            100,

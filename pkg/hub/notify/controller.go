@@ -1,0 +1,195 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package notify sends notifications about TrafficMigrationPolicies (a drain that
+// starts, stalls or is held, a cluster removed, an error) through the Argo
+// notifications engine, as Argo CD and Argo Rollouts do: services, triggers and
+// templates in the ConfigMap traffic-migration-notifications-cm of the manager's
+// namespace, credentials in the Secret traffic-migration-notifications-secret beside
+// it, and subscriptions as annotations of the policies
+// (notifications.argoproj.io/subscribe.<trigger>.<service>: <recipient>).
+//
+// The engine's controller watches the policies, runs the triggers each policy
+// subscribes to at each change of the policy (and once a minute), sends what fires,
+// and records what it sent in the policy's annotation
+// notified.notifications.argoproj.io, so that each notification goes once. Without the
+// ConfigMap nothing is sent and nothing is logged but at -v=4.
+package notify
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/argoproj/notifications-engine/pkg/controller"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+)
+
+// ControllerName names the controller in logs.
+const ControllerName = "traffic-migration-notifications-controller"
+
+// resyncPeriod is how often every policy's triggers run again without a change of the
+// policy: a drain stalls by the clock alone. A resync reads only the informer's cache.
+const resyncPeriod = time.Minute
+
+// policiesResource is the resource of TrafficMigrationPolicies.
+var policiesResource = schema.GroupVersionResource{
+	Group:    trafficv1alpha1.SchemeGroupVersion.Group,
+	Version:  trafficv1alpha1.SchemeGroupVersion.Version,
+	Resource: "trafficmigrationpolicies",
+}
+
+// Controller is the notifications engine's controller over the policies, with the
+// informers it needs.
+type Controller struct {
+	namespace  string
+	policies   *replayingInformer
+	configMaps cache.SharedIndexInformer
+	secrets    cache.SharedIndexInformer
+	engine     controller.NotificationController
+}
+
+// NewController builds the controller. It watches the policies of every namespace
+// (as unstructured objects, which the engine needs), and only the notifications
+// ConfigMap and Secret of namespace, by name.
+func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace string) (*Controller, error) {
+	policies := dynamicinformer.NewFilteredDynamicInformer(dyn, policiesResource, metav1.NamespaceAll, resyncPeriod,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	if err := policies.SetTransform(trimPolicy); err != nil {
+		return nil, fmt.Errorf("set the notifications' policy cache transform: %w", err)
+	}
+	configMaps := namedInformer(kube.CoreV1().RESTClient(), "configmaps", namespace, ConfigMapName, &corev1.ConfigMap{})
+	secrets := namedInformer(kube.CoreV1().RESTClient(), "secrets", namespace, SecretName, &corev1.Secret{})
+
+	f, err := newFactory(namespace, configMaps, secrets)
+	if err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		namespace:  namespace,
+		policies:   &replayingInformer{SharedIndexInformer: policies},
+		configMaps: configMaps,
+		secrets:    secrets,
+	}
+	// A new or changed configuration runs every policy's triggers again at once.
+	for _, inf := range []cache.SharedIndexInformer{configMaps, secrets} {
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { c.policies.replay() },
+			UpdateFunc: func(any, any) { c.policies.replay() },
+			DeleteFunc: func(any) { c.policies.replay() },
+		}); err != nil {
+			return nil, fmt.Errorf("watch the notifications configuration: %w", err)
+		}
+	}
+
+	secretLister := secrets.GetIndexer()
+	routeEngineLogs(&redactor{secretValues: func() [][]byte {
+		obj, ok, err := secretLister.GetByKey(namespace + "/" + SecretName)
+		s, isSecret := obj.(*corev1.Secret)
+		if err != nil || !ok || !isSecret {
+			return nil
+		}
+		values := make([][]byte, 0, len(s.Data))
+		for _, v := range s.Data {
+			values = append(values, v)
+		}
+		return values
+	}})
+
+	c.engine = controller.NewController(dyn.Resource(policiesResource), c.policies, f,
+		controller.WithSkipProcessing(func(metav1.Object) (bool, string) {
+			if _, err := f.GetAPI(); err != nil {
+				return true, err.Error()
+			}
+			return false, ""
+		}),
+		controller.WithEventCallback(logDeliveries),
+	)
+	return c, nil
+}
+
+// Run starts the informers and the engine, and returns when ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	logger := klog.FromContext(ctx).WithName("notify")
+	go c.configMaps.Run(ctx.Done())
+	go c.secrets.Run(ctx.Done())
+	go c.policies.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.configMaps.HasSynced, c.secrets.HasSynced, c.policies.HasSynced) {
+		return
+	}
+	logger.Info("Notifications controller started", "controller", ControllerName,
+		"configMap", klog.KRef(c.namespace, ConfigMapName), "secret", klog.KRef(c.namespace, SecretName))
+	c.engine.Run(1, ctx.Done())
+}
+
+// logDeliveries logs each notification the engine sent, at -v=2. Failures are logged
+// by the engine itself, through the redacting bridge.
+func logDeliveries(s controller.NotificationEventSequence) {
+	logger := klog.Background().WithName("notify")
+	for _, d := range s.Delivered {
+		if d.AlreadyNotified {
+			continue
+		}
+		logger.V(2).Info("Sent a notification", "policy", s.Key, "trigger", d.Trigger, "service", d.Destination.Service, "recipient", d.Destination.Recipient)
+	}
+}
+
+// namedInformer returns an informer of the one object of resource called name in
+// namespace: it lists and watches with a field selector on the name, which RBAC
+// can restrict to that name.
+func namedInformer(client cache.Getter, resource, namespace, name string, obj runtime.Object) cache.SharedIndexInformer {
+	lw := cache.NewFilteredListWatchFromClient(client, resource, namespace, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+	})
+	return cache.NewSharedIndexInformer(lw, obj, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+}
+
+// trimPolicy drops from the cached policies what neither triggers nor templates use.
+func trimPolicy(obj any) (any, error) {
+	if o, err := meta.Accessor(obj); err == nil {
+		o.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// replayingInformer is the policy informer as the engine sees it. It keeps the
+// engine's event handler so that a change of the configuration can hand the engine
+// every policy again, as if each had changed.
+type replayingInformer struct {
+	cache.SharedIndexInformer
+	handlers []cache.ResourceEventHandler
+}
+
+// AddEventHandler adds handler to the informer and keeps it for replay. The engine
+// adds its one handler before the informer starts.
+func (i *replayingInformer) AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	i.handlers = append(i.handlers, handler)
+	return i.SharedIndexInformer.AddEventHandler(handler)
+}
+
+// replay hands every cached policy to the kept handlers as an update.
+func (i *replayingInformer) replay() {
+	for _, obj := range i.GetStore().List() {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		for _, h := range i.handlers {
+			h.OnUpdate(u, u)
+		}
+	}
+}
