@@ -36,6 +36,8 @@ type sizes struct {
 	AgentSteadySeconds float64 `json:"agentSteadySeconds"`
 	// Strategy is the migration that the strategy benchmark runs each way.
 	Strategy strategySizes `json:"strategy"`
+	// Neighbours are the noisy-neighbour benchmark's policies.
+	Neighbours neighbourSizes `json:"neighbours"`
 }
 
 var (
@@ -45,7 +47,7 @@ var (
 	}, Gateways: 4, AgentSteadySeconds: 5, Strategy: strategySizes{
 		Clients: 10, RequestEverySeconds: 0.2, ShortTTLSeconds: [2]float64{1, 3}, LongTTLSeconds: [2]float64{6, 6}, LongClients: 1,
 		Window: "2s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 2, ShortTimerSeconds: 3, LongTimerSeconds: 9, Seed: 1,
-	}}
+	}, Neighbours: neighbourSizes{Policies: 10, Groups: 2, IntervalSeconds: 2, HostileDraining: 10, WindowSeconds: 8}}
 	full = sizes{Mode: "full", Draining: 20, Additions: 10, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
 		Clusters: []int{500, 2000, 5000, 10000}, Policies: 1000, PerPlacement: 50, DrainingPolicies: 100, DrainingPerPolicy: 10,
 		IntervalSeconds: 10, SteadySeconds: 600, WindowSeconds: 60,
@@ -53,7 +55,7 @@ var (
 		// The demo's full configuration (test/demo/config.go).
 		Clients: 40, RequestEverySeconds: 0.2, ShortTTLSeconds: [2]float64{2, 20}, LongTTLSeconds: [2]float64{40, 60}, LongClients: 4,
 		Window: "5s", IntervalSeconds: 2, Successes: 3, MinDrainSeconds: 30, ShortTimerSeconds: 30, LongTimerSeconds: 90, Seed: 1,
-	}}
+	}, Neighbours: neighbourSizes{Policies: 1000, Groups: 10, IntervalSeconds: 10, HostileDraining: 100, WindowSeconds: 60}}
 )
 
 // TestBench runs every benchmark in order: the small case by default, the full sizes
@@ -86,6 +88,7 @@ func TestBench(t *testing.T) {
 	t.Run("Agent", func(t *testing.T) {
 		benchAgent(t, r, sz.Gateways, time.Duration(sz.AgentSteadySeconds*float64(time.Second)))
 	})
+	t.Run("Neighbours", func(t *testing.T) { benchNeighbours(t, r, sz.Neighbours, mgr, traffic) })
 	t.Run("Fleet", func(t *testing.T) { mgr = benchFleet(t, r, sz.Fleet, mgr, traffic) })
 	if err := r.write(outDir); err != nil {
 		t.Fatalf("write the report: %v", err)
