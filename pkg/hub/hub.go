@@ -229,7 +229,11 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	// them, so that a missing ConfigMap, or a Role not yet granted, stops nothing else.
 	var notifyCtrl *notify.Controller
 	if o.NotificationsNamespace != "" {
-		if notifyCtrl, err = notify.NewController(dynamicClient, kubeClient, o.NotificationsNamespace); err != nil {
+		notifyRecorder, err := events.NewEventRecorder(ctx, scheme, kubeClient.EventsV1(), notify.ControllerName)
+		if err != nil {
+			return fmt.Errorf("start the notifications' event recorder: %w", err)
+		}
+		if notifyCtrl, err = notify.NewController(dynamicClient, kubeClient, o.NotificationsNamespace, notifyRecorder); err != nil {
 			return err
 		}
 	}

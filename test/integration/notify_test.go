@@ -151,6 +151,8 @@ func TestNotifications(t *testing.T) {
 			"notifications.argoproj.io/subscribe.on-drain-started.receiver":   "",
 			"notifications.argoproj.io/subscribe.on-drain-stalled.receiver":   "",
 			"notifications.argoproj.io/subscribe.on-cluster-removed.receiver": "",
+			// A trigger that no configuration has: the policy gets a Warning event.
+			"notifications.argoproj.io/subscribe.on-no-such-trigger.receiver": "",
 		}
 	})
 	policyRef := m.ns + "/" + p.Name
@@ -160,6 +162,7 @@ func TestNotifications(t *testing.T) {
 	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
 	m.moveToC2(t)
 	started := receiver.waitFor(t, "drain started", 60*time.Second, policyRef+": drain started", "cluster "+m.c1+": Draining since")
+	f.waitForEventNote(t, m.ns, notify.EventNotificationFailed, "trigger 'on-no-such-trigger' is not configured", 30*time.Second)
 	if started.auth != "Bearer "+token {
 		t.Errorf("the webhook got Authorization %q, want the Secret's token", started.auth)
 	}

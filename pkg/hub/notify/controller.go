@@ -19,6 +19,7 @@ package notify
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/argoproj/notifications-engine/pkg/controller"
@@ -33,6 +34,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -40,6 +42,14 @@ import (
 
 // ControllerName names the controller in logs.
 const ControllerName = "traffic-migration-notifications-controller"
+
+// EventNotificationFailed is the reason of the Warning event a policy gets when the
+// engine could not process or deliver its notifications: a subscription to a trigger
+// or service that is not configured, a service that refused the message.
+const EventNotificationFailed = "NotificationFailed"
+
+// maxEventNote bounds an event's note, which the API server limits to 1 KiB.
+const maxEventNote = 1000
 
 // resyncPeriod is how often every policy's triggers run again without a change of the
 // policy: a drain stalls by the clock alone. A resync reads only the informer's cache.
@@ -60,12 +70,16 @@ type Controller struct {
 	configMaps cache.SharedIndexInformer
 	secrets    cache.SharedIndexInformer
 	engine     controller.NotificationController
+	// recorder records what went wrong with a policy's notifications as events on it;
+	// redact hides the Secret's values and URLs' paths from them.
+	recorder events.EventRecorder
+	redact   *redactor
 }
 
 // NewController builds the controller. It watches the policies of every namespace
 // (as unstructured objects, which the engine needs), and only the notifications
 // ConfigMap and Secret of namespace, by name.
-func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace string) (*Controller, error) {
+func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace string, recorder events.EventRecorder) (*Controller, error) {
 	policies := dynamicinformer.NewFilteredDynamicInformer(dyn, policiesResource, metav1.NamespaceAll, resyncPeriod,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	if err := policies.SetTransform(trimPolicy); err != nil {
@@ -83,6 +97,7 @@ func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace s
 		policies:   &replayingInformer{SharedIndexInformer: policies},
 		configMaps: configMaps,
 		secrets:    secrets,
+		recorder:   recorder,
 	}
 	// A new or changed configuration runs every policy's triggers again at once.
 	for _, inf := range []cache.SharedIndexInformer{configMaps, secrets} {
@@ -96,7 +111,7 @@ func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace s
 	}
 
 	secretLister := secrets.GetIndexer()
-	routeEngineLogs(&redactor{secretValues: func() [][]byte {
+	c.redact = &redactor{secretValues: func() [][]byte {
 		obj, ok, err := secretLister.GetByKey(namespace + "/" + SecretName)
 		s, isSecret := obj.(*corev1.Secret)
 		if err != nil || !ok || !isSecret {
@@ -107,7 +122,8 @@ func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace s
 			values = append(values, v)
 		}
 		return values
-	}})
+	}}
+	routeEngineLogs(c.redact)
 
 	c.engine = controller.NewController(dyn.Resource(policiesResource), c.policies, f,
 		controller.WithSkipProcessing(func(metav1.Object) (bool, string) {
@@ -116,7 +132,7 @@ func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace s
 			}
 			return false, ""
 		}),
-		controller.WithEventCallback(logDeliveries),
+		controller.WithEventCallback(c.report),
 	)
 	return c, nil
 }
@@ -135,8 +151,31 @@ func (c *Controller) Run(ctx context.Context) {
 	c.engine.Run(1, ctx.Done())
 }
 
-// logDeliveries logs each notification the engine sent, at -v=2. Failures are logged
-// by the engine itself, through the redacting bridge.
+// report logs each notification the engine sent, at -v=2, and records what went wrong
+// as a Warning event on the policy, so that its owner sees a subscription that names
+// an unknown trigger or service, or a delivery that failed, with kubectl describe. The
+// engine logs failures itself, through the redacting bridge.
+func (c *Controller) report(s controller.NotificationEventSequence) {
+	if obj, ok := s.Resource.(runtime.Object); ok && c.recorder != nil {
+		// The engine reports a subscription to a trigger that is not configured as a
+		// warning, and a failed delivery as an error: both are the owner's to fix.
+		for _, err := range slices.Concat(s.Errors, s.Warnings) {
+			c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventNotificationFailed, "Notify", "%s", eventNote(c.redact, err))
+		}
+	}
+	logDeliveries(s)
+}
+
+// eventNote is an error of the engine as an event's note: redacted and bounded.
+func eventNote(r *redactor, err error) string {
+	note := "Notifications: " + r.redact(err.Error())
+	if len(note) > maxEventNote {
+		note = note[:maxEventNote-3] + "..."
+	}
+	return note
+}
+
+// logDeliveries logs each notification the engine sent, at -v=2.
 func logDeliveries(s controller.NotificationEventSequence) {
 	logger := klog.Background().WithName("notify")
 	for _, d := range s.Delivered {
