@@ -197,12 +197,38 @@ func namedInformer(client cache.Getter, resource, namespace, name string, obj ru
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 }
 
-// trimPolicy drops from the cached policies what neither triggers nor templates use.
+// trimmedRowFields are the fields of a policy's cluster rows that the notifications'
+// cache leaves out: the bulk of a draining row (its check history, the resolved query
+// of up to 16 KiB, the last check's detail), which neither the default triggers nor
+// the default templates use. This cache holds every policy a second time, beside the
+// policy controller's.
+var trimmedRowFields = []string{"history", "resolvedQuery", "lastCheckDetail"}
+
+// trimPolicy drops from the cached policies what neither triggers nor templates use:
+// the managed fields and the rows' trimmedRowFields.
 func trimPolicy(obj any) (any, error) {
 	if o, err := meta.Accessor(obj); err == nil {
 		o.SetManagedFields(nil)
 	}
-	return obj, nil
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	rows, found, err := unstructured.NestedSlice(u.Object, "status", "clusters")
+	if err != nil || !found {
+		return obj, nil
+	}
+	for _, r := range rows {
+		if row, ok := r.(map[string]any); ok {
+			for _, f := range trimmedRowFields {
+				delete(row, f)
+			}
+		}
+	}
+	if err := unstructured.SetNestedSlice(u.Object, rows, "status", "clusters"); err != nil {
+		return obj, nil
+	}
+	return u, nil
 }
 
 // replayingInformer is the policy informer as the engine sees it. It keeps the

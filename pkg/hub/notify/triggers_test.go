@@ -4,6 +4,7 @@
 package notify
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/argoproj/notifications-engine/pkg/services"
 	"github.com/argoproj/notifications-engine/pkg/triggers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -276,5 +278,29 @@ func TestTriggerResultShape(t *testing.T) {
 	want := triggers.ConditionResult{Triggered: true, Templates: []string{"drain-started"}}
 	if len(res) != 1 || res[0].Triggered != want.Triggered || strings.Join(res[0].Templates, ",") != "drain-started" || !strings.HasPrefix(res[0].OncePer, "c1@") {
 		t.Errorf("got %+v", res)
+	}
+}
+
+// TestTrimPolicy: the notifications' cache keeps a row's phase, times and message, and
+// drops its history, resolved query and check detail, and the managed fields.
+func TestTrimPolicy(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "p", "managedFields": []any{map[string]any{"manager": "x"}}},
+		"status": map[string]any{"clusters": []any{map[string]any{
+			"name": "c1", "phase": "Draining", "message": "waiting", "lastValue": "3",
+			"history": []any{map[string]any{"result": "Fail"}}, "resolvedQuery": "q", "lastCheckDetail": "d",
+		}}},
+	}}
+	got, err := trimPolicy(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := got.(*unstructured.Unstructured).Object["status"].(map[string]any)["clusters"].([]any)[0].(map[string]any)
+	want := map[string]any{"name": "c1", "phase": "Draining", "message": "waiting", "lastValue": "3"}
+	if !reflect.DeepEqual(row, want) {
+		t.Errorf("row %v, want %v", row, want)
+	}
+	if mf := got.(*unstructured.Unstructured).GetManagedFields(); len(mf) != 0 {
+		t.Errorf("managed fields kept: %v", mf)
 	}
 }
