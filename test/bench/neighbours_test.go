@@ -15,10 +15,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 )
 
 // neighbourSizes are the knobs of the noisy-neighbour benchmark.
@@ -49,16 +47,8 @@ type checkWatch struct {
 
 func (f *fleet) watchChecks(t testing.TB) *checkWatch {
 	t.Helper()
-	factory := trafficinformers.NewSharedInformerFactoryWithOptions(f.traffic, 0, trafficinformers.WithNamespace(f.ns))
-	inf := factory.Traffic().V1alpha1().TrafficMigrationPolicies()
 	w := &checkWatch{times: map[string][]time.Time{}}
-	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: w.changed})
-	stop := make(chan struct{})
-	factory.Start(stop)
-	if !cache.WaitForCacheSync(stop, inf.Informer().HasSynced) {
-		t.Fatal("the policy informer never synced")
-	}
-	t.Cleanup(func() { close(stop) })
+	f.policyInformer(t, w.changed)
 	return w
 }
 

@@ -351,17 +351,27 @@ type policyWatch struct {
 
 func (f *fleet) watchPolicies(t testing.TB) *policyWatch {
 	t.Helper()
+	w := &policyWatch{}
+	w.lister = f.policyInformer(t, w.changed)
+	return w
+}
+
+// policyInformer starts an informer on the fleet namespace's policies that calls
+// updated with each update, waits until it has synced, stops it when the test ends,
+// and returns its lister.
+func (f *fleet) policyInformer(t testing.TB, updated func(oldObj, newObj any)) trafficlisters.TrafficMigrationPolicyNamespaceLister {
+	t.Helper()
 	factory := trafficinformers.NewSharedInformerFactoryWithOptions(f.traffic, 0, trafficinformers.WithNamespace(f.ns))
 	inf := factory.Traffic().V1alpha1().TrafficMigrationPolicies()
-	w := &policyWatch{lister: inf.Lister().TrafficMigrationPolicies(f.ns)}
-	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: w.changed})
+	lister := inf.Lister().TrafficMigrationPolicies(f.ns)
+	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: updated})
 	stop := make(chan struct{})
 	factory.Start(stop)
 	if !cache.WaitForCacheSync(stop, inf.Informer().HasSynced) {
 		t.Fatal("the policy informer never synced")
 	}
 	t.Cleanup(func() { close(stop) })
-	return w
+	return lister
 }
 
 // changed records, while recording, what changed in a policy's status.

@@ -4,6 +4,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -581,4 +582,28 @@ func checkErrors(t *testing.T, err error, want []string) {
 			t.Errorf("want error containing %q, got: %v", w, err)
 		}
 	}
+}
+
+// TestCRDValidationZeroMinReadyClusters: replacement.minReadyClusters 0, as a user
+// writes it in YAML, is refused naming the field (the typed client cannot send it: 0 is
+// its omitted value, which the API server defaults to 1).
+func TestCRDValidationZeroMinReadyClusters(t *testing.T) {
+	ns := bed.Hub.Namespace(t, "crd-zero")
+	p := sharePolicy("zero")
+	p.APIVersion, p.Kind = trafficv1alpha1.SchemeGroupVersion.String(), "TrafficMigrationPolicy"
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		t.Fatal(err)
+	}
+	obj["spec"].(map[string]any)["replacement"] = map[string]any{"minReadyClusters": 0}
+	if raw, err = json.Marshal(obj); err != nil {
+		t.Fatal(err)
+	}
+	err = policyClient(t).TrafficV1alpha1().RESTClient().Post().Namespace(ns).Resource("trafficmigrationpolicies").
+		Body(raw).SetHeader("Content-Type", "application/json").Do(t.Context()).Error()
+	checkErrors(t, err, []string{"spec.replacement.minReadyClusters in body should be greater than or equal to 1"})
 }

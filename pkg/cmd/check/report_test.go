@@ -38,15 +38,8 @@ func TestRun(t *testing.T) {
 	policy := func(rows ...trafficv1alpha1.ClusterStatus) *trafficv1alpha1.TrafficMigrationPolicy {
 		return &trafficv1alpha1.TrafficMigrationPolicy{
 			ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
-			Spec: trafficv1alpha1.TrafficMigrationPolicySpec{
-				PlacementRef:         trafficv1alpha1.PlacementReference{Name: "real"},
-				TargetRef:            trafficv1alpha1.GatewayReference{Name: "gw"},
-				TrafficShare:         &trafficv1alpha1.TrafficShare{Metric: "m", MaxPercent: 5},
-				Interval:             &metav1.Duration{Duration: 30 * time.Second},
-				ConsecutiveSuccesses: 3,
-				MinDrainDuration:     &metav1.Duration{Duration: time.Minute},
-			},
-			Status: trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: rows},
+			Spec:       testSpec(),
+			Status:     trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: rows},
 		}
 	}
 	draining := func(successes int32, lastCheck time.Duration) trafficv1alpha1.ClusterStatus {
@@ -118,6 +111,19 @@ func TestRun(t *testing.T) {
 				t.Errorf("text output lacks the query (%v):\n%s", err, b.String())
 			}
 		})
+	}
+}
+
+// testSpec is the spec of the tests' policy: a 5% share, checked every 30 s, 3 times
+// in a row, after a minute's drain.
+func testSpec() trafficv1alpha1.TrafficMigrationPolicySpec {
+	return trafficv1alpha1.TrafficMigrationPolicySpec{
+		PlacementRef:         trafficv1alpha1.PlacementReference{Name: "real"},
+		TargetRef:            trafficv1alpha1.GatewayReference{Name: "gw"},
+		TrafficShare:         &trafficv1alpha1.TrafficShare{Metric: "m", MaxPercent: 5},
+		Interval:             &metav1.Duration{Duration: 30 * time.Second},
+		ConsecutiveSuccesses: 3,
+		MinDrainDuration:     &metav1.Duration{Duration: time.Minute},
 	}
 }
 
@@ -275,21 +281,14 @@ func TestRunReplacement(t *testing.T) {
 	last := metav1.NewTime(now.Add(-time.Minute))
 	policy := &trafficv1alpha1.TrafficMigrationPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
-		Spec: trafficv1alpha1.TrafficMigrationPolicySpec{
-			PlacementRef:         trafficv1alpha1.PlacementReference{Name: "real"},
-			TargetRef:            trafficv1alpha1.GatewayReference{Name: "gw"},
-			TrafficShare:         &trafficv1alpha1.TrafficShare{Metric: "m", MaxPercent: 5},
-			Interval:             &metav1.Duration{Duration: 30 * time.Second},
-			ConsecutiveSuccesses: 3,
-			MinDrainDuration:     &metav1.Duration{Duration: time.Minute},
-			Replacement: &trafficv1alpha1.Replacement{MinReadyClusters: 1,
-				MetricsQuery: `rps{cluster={{ .Cluster.Name | quote }}}`, ExpectedMetricsResult: "> 10"},
-		},
+		Spec:       testSpec(),
 		Status: trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: []trafficv1alpha1.ClusterStatus{{
 			Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: &ago,
 			ConsecutiveSuccesses: 2, LastEvaluationTime: &last, LastResult: trafficv1alpha1.EvaluationPass,
 		}}},
 	}
+	policy.Spec.Replacement = &trafficv1alpha1.Replacement{MinReadyClusters: 1,
+		MetricsQuery: `rps{cluster={{ .Cluster.Name | quote }}}`, ExpectedMetricsResult: "> 10"}
 	hub := &hubState{
 		real:            []decision.Group{{Clusters: []string{"c2"}}},
 		proxy:           []decision.Group{{Clusters: []string{"c1", "c2"}}},

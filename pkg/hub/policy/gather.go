@@ -122,39 +122,29 @@ func (c *Controller) existingClusters(in *decision.Input) sets.Set[string] {
 // useEvaluations gives the decision the checks that finished for clusters that are due,
 // and leaves in st.due the ones still to check.
 func (st *state) useEvaluations(results roundResults, at time.Time) {
-	toDecision := func(ev promcheck.Evaluation) decision.Evaluation {
-		return decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
-	}
+	st.due.draining = useChecks(st.due.draining, results.draining, at, &st.evaluations, &st.input.Evaluations)
+	st.due.replacements = useChecks(st.due.replacements, results.replacements, at, &st.replacementEvaluations, &st.input.ReplacementEvaluations)
+}
+
+// useChecks moves the results of the due clusters into evaluations, with their
+// reasons, and into the decision's input, and returns the due clusters without a
+// result yet. The maps are made on the first result.
+func useChecks(due []string, results map[string]promcheck.Evaluation, at time.Time,
+	evaluations *map[string]promcheck.Evaluation, input *map[string]decision.Evaluation) []string {
 	var unchecked []string
-	for _, name := range st.due.draining {
-		ev, ok := results.draining[name]
+	for _, name := range due {
+		ev, ok := results[name]
 		if !ok {
 			unchecked = append(unchecked, name)
 			continue
 		}
-		if st.evaluations == nil {
-			st.evaluations = map[string]promcheck.Evaluation{}
-			st.input.Evaluations = map[string]decision.Evaluation{}
+		if *evaluations == nil {
+			*evaluations, *input = map[string]promcheck.Evaluation{}, map[string]decision.Evaluation{}
 		}
-		st.evaluations[name] = ev
-		st.input.Evaluations[name] = toDecision(ev)
+		(*evaluations)[name] = ev
+		(*input)[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
 	}
-	st.due.draining = unchecked
-	unchecked = nil
-	for _, name := range st.due.replacements {
-		ev, ok := results.replacements[name]
-		if !ok {
-			unchecked = append(unchecked, name)
-			continue
-		}
-		if st.replacementEvaluations == nil {
-			st.replacementEvaluations = map[string]promcheck.Evaluation{}
-			st.input.ReplacementEvaluations = map[string]decision.Evaluation{}
-		}
-		st.replacementEvaluations[name] = ev
-		st.input.ReplacementEvaluations[name] = toDecision(ev)
-	}
-	st.due.replacements = unchecked
+	return unchecked
 }
 
 // proxyPlacement returns the proxy Placement if it exists, as this controller last
