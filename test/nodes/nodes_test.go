@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -464,6 +465,51 @@ func TestNextBedCleansDeadBed(t *testing.T) {
 	defer next.Stop()
 	if left := tr.leftovers(); len(left) > 0 {
 		t.Fatalf("the next bed started with the dead bed's leftovers still there:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+// TestBedTakesBackStaleVeths starts a bed while links hold the names of two nodes'
+// veths for every free bed number, as a dead bed's veths do until the kernel destroys
+// their namespaces, and checks that the bed takes the names back: its node starts on
+// the first, and the second is gone.
+func TestBedTakesBackStaleVeths(t *testing.T) {
+	_, archive := inclusterImage(t)
+	var stale []string
+	t.Cleanup(func() {
+		for _, link := range stale {
+			_ = exec.Command("ip", "link", "delete", link).Run()
+		}
+	})
+	for n := 1; n <= 250; n++ {
+		bridge := fmt.Sprintf("tmb%d", n)
+		if _, err := os.Stat("/sys/class/net/" + bridge); err == nil {
+			continue // a running bed's
+		}
+		for _, link := range []string{bridge + "v0", bridge + "v1"} {
+			if out, err := exec.Command("ip", "link", "add", link, "type", "veth", "peer", "name", link+"p").CombinedOutput(); err != nil {
+				t.Fatalf("make the stale veth %s: %v: %s", link, err, out)
+			}
+			stale = append(stale, link)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	bed, err := testbed.New(ctx, testbed.Options{Dir: t.TempDir(), Nodes: &testbed.NodeOptions{Clusters: []string{"hub"}, Images: []string{archive}}})
+	if err != nil {
+		t.Fatalf("start the test bed beside stale veths: %v", err)
+	}
+	defer bed.Stop()
+	first, second := bed.NetworkName()+"v0", bed.NetworkName()+"v1"
+	if !slices.Contains(stale, first) {
+		t.Fatalf("the bed took the number of %s, which had no stale veth; the test would pass for nothing", first)
+	}
+	master, err := os.Readlink("/sys/class/net/" + first + "/master")
+	if err != nil || filepath.Base(master) != bed.NetworkName() {
+		t.Fatalf("%s is not the node's veth on the bed's bridge %s: its master is %q (%v)", first, bed.NetworkName(), master, err)
+	}
+	if _, err := os.Stat("/sys/class/net/" + second); err == nil {
+		t.Fatalf("the stale veth %s is still there", second)
 	}
 }
 

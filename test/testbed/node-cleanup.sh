@@ -78,6 +78,21 @@ for c in $(cgroups); do
 	find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
 done
 
+# The host ends of the bed's veths, tmb<n>v<k>, before the namespaces: deleting one end
+# deletes the pair at once, while a deleted namespace takes its end of the pair only
+# when the kernel destroys the namespace, later, and never while anything else (a mount
+# of it in another mount namespace) holds it: a later bed of the same number would
+# find the name taken.
+if [ "$scope" = bed ]; then
+	for link in /sys/class/net/"$name"v*; do
+		link=${link##*/}
+		case ${link#"$name"v} in
+		'' | *[!0-9]*) continue ;;
+		esac
+		ip link delete "$link" 2>/dev/null
+	done
+fi
+
 for ns in $(netns); do
 	ip netns delete "$ns" 2>/dev/null
 done

@@ -482,7 +482,13 @@ func (n *Node) stop() {
 	if err := runNodeCleanup(n.NetNS, n.dataDir, false); err != nil {
 		fmt.Fprintf(os.Stderr, "testbed: clean up the node of %s: %v\n", n.Cluster.Name, err)
 	}
-
+	// The veth goes with the namespace only once the kernel destroys it, which may be
+	// later: delete it now (with its peer), so that its name is free when stop returns.
+	ctx, cancel := context.WithTimeout(context.Background(), nodeStepTimeout)
+	defer cancel()
+	if err := deleteLink(ctx, n.vethHost); err != nil {
+		fmt.Fprintf(os.Stderr, "testbed: clean up the node of %s: %v\n", n.Cluster.Name, err)
+	}
 }
 
 // removeContainers kills every task of the node's containerd and deletes its

@@ -86,6 +86,11 @@ func newBedNetwork(ctx context.Context, dir string) (_ *bedNetwork, err error) {
 				n.remove()
 			}
 		}()
+		// The number is ours now, and so are its veth names: one still there is a dead
+		// bed's, whose namespace the kernel has not destroyed yet.
+		if err := removeNodeLinks(ctx, name); err != nil {
+			return nil, err
+		}
 		if err := os.MkdirAll(n.dataDir, 0o700); err != nil {
 			return nil, err
 		}
@@ -300,6 +305,34 @@ func checkNodeHost() error {
 		errs = append(errs, errors.New("the test bed's nodes need root (they make network namespaces, cgroups and mounts): run the tests as root"))
 	}
 	return errors.Join(errs...)
+}
+
+// removeNodeLinks deletes the host ends of the veths of the bed name, tmb<n>v<k>, and
+// with each its peer.
+func removeNodeLinks(ctx context.Context, name string) error {
+	links, err := filepath.Glob("/sys/class/net/" + name + "v*")
+	if err != nil {
+		return err
+	}
+	for _, link := range links {
+		link = filepath.Base(link)
+		if _, err := strconv.Atoi(strings.TrimPrefix(link, name+"v")); err != nil {
+			continue
+		}
+		if err := deleteLink(ctx, link); err != nil {
+			return fmt.Errorf("remove the veth %s that a dead test bed left: %w", link, err)
+		}
+	}
+	return nil
+}
+
+// deleteLink deletes a network link; one that is gone already is no error.
+func deleteLink(ctx context.Context, name string) error {
+	out, err := exec.CommandContext(ctx, "ip", "link", "delete", name).CombinedOutput()
+	if err != nil && !bytes.Contains(out, []byte("Cannot find device")) {
+		return fmt.Errorf("ip link delete %s: %w: %s", name, err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // runIP runs the ip command with args.
