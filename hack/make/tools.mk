@@ -73,6 +73,14 @@ TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHE
 # The programs of the test bed's nodes (NODE_TOOLS), which only the tests that ask for
 # nodes need, and the Debian packages those nodes run (hack/node-packages.sh).
 NODE_TOOLS := $(KUBELET) $(KUBE_PROXY) $(KUBE_SCHEDULER)
+# The programs that one go build makes together (build-tools), in the order of their
+# packages: the Kubernetes programs of the bed and its nodes, OCM's, Prometheus'.
+KUBE_TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBELET) $(KUBE_PROXY) $(KUBE_SCHEDULER)
+KUBE_PACKAGES := $(addprefix k8s.io/kubernetes/cmd/,kube-apiserver kube-controller-manager kubelet kube-proxy kube-scheduler)
+OCM_TOOLS := $(OCM_PLACEMENT) $(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON)
+OCM_PACKAGES := $(addprefix open-cluster-management.io/ocm/cmd/,placement registration work addon)
+PROMETHEUS_TOOLS := $(PROMETHEUS) $(PROMTOOL)
+PROMETHEUS_PACKAGES := $(addprefix github.com/prometheus/prometheus/cmd/,prometheus promtool)
 CODEGEN_TOOLS := $(DEEPCOPY_GEN) $(CLIENT_GEN) $(LISTER_GEN) $(INFORMER_GEN) $(CONTROLLER_GEN)
 
 # ARGOCD_VERSION is the Argo CD module whose ApplicationSet CRD (manifests/crds) the
@@ -99,14 +107,32 @@ DNSENDPOINT_CRD := $(shell $(GO) env GOMODCACHE)/sigs.k8s.io/external-dns@$(EXTE
 # test programs, and each keeps the Go it was proven with.
 # $(1): tools module, $(2): package, $(3): output path, $(4): optional -ldflags,
 # $(5): optional build flags, $(6): optional environment (NAME=value ...).
+# Each build reports its time and the CPU time of go and the compilers and linkers it
+# ran (the shell's times: user and system), which tells where a cold build's time goes.
 TOOLS_GOTOOLCHAIN ?= local
 define build-tool
 	@mkdir -p $(dir $(3))
 	@echo ">> building $(notdir $(3)) (cached in $(TOOLS_DIR))"
 	@start=$$(date +%s) && cd hack/tools/$(1) && export GONOSUMDB=sigs.k8s.io/about-api GOTOOLCHAIN=$(TOOLS_GOTOOLCHAIN) $(6) && $(GO) mod download && \
 		CGO_ENABLED=0 $(GO) build -trimpath $(5) -ldflags '-s -w $(4)' -o $(3).tmp $(2) && \
-		echo ">> built $(notdir $(3)) in $$(( $$(date +%s) - start )) s"
+		times > $(3).times && echo ">> built $(notdir $(3)) in $$(( $$(date +%s) - start )) s (CPU, user and system: $$(tail -n 1 $(3).times))" && rm -f $(3).times
 	@mv $(3).tmp $(3)
+endef
+
+# build-tools builds several programs of one tools module in one go build, as build-tool
+# builds one: go compiles the packages they share once and links the programs side by
+# side, where one build after the other leaves a core idle in each build's last
+# packages and its link. Into a temporary folder of the cache first, then each to its
+# name. $(1): tools module, $(2): the main packages (each named by its last element),
+# $(3): their output paths in the same order, $(4): optional build flags.
+define build-tools
+	@mkdir -p $(TOOLS_DIR)
+	@echo ">> building $(notdir $(3)) together (cached in $(TOOLS_DIR))"
+	@start=$$(date +%s) && tmp=$$(mktemp -d $(abspath $(TOOLS_DIR))/.build-$(1)-XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && \
+		cd hack/tools/$(1) && export GONOSUMDB=sigs.k8s.io/about-api GOTOOLCHAIN=$(TOOLS_GOTOOLCHAIN) && $(GO) mod download && \
+		CGO_ENABLED=0 $(GO) build -trimpath $(4) -ldflags '-s -w' -o "$$tmp/" $(2) && \
+		times > "$$tmp/times" && echo ">> built $(notdir $(3)) in $$(( $$(date +%s) - start )) s (CPU, user and system: $$(tail -n 1 "$$tmp/times"))" && \
+		set -- $(3) && for pkg in $(2); do mv "$$tmp/$${pkg##*/}" "$$1" && shift || exit 1; done
 endef
 
 ##@ Test bed programs (hack/make/tools.mk)
@@ -150,42 +176,33 @@ tools-download: ## Download the dependencies of every tools module (hack/tools) 
 	if [ -n "$$failed" ]; then echo ">> could not download the dependencies of:$$failed"; exit 1; fi; \
 	echo ">> downloaded the tools modules' dependencies in $$(( $$(date +%s) - start )) s"
 
-# make tools builds every program the tests run in two lanes at once: Traefik, whose
-# modules share nothing with the others, beside the rest one at a time. A cold Go build
-# leaves a core idle while it downloads modules and while it links, which the other lane
-# fills. Within the second lane the programs share packages (the Kubernetes binaries,
-# OCM's), which one build at a time compiles once into the build cache: that lane runs
-# a make of its own, outside the jobserver.
+# make tools builds every program the tests run in two lanes at once, each a make of
+# its own outside the jobserver that builds one program (or one group of programs)
+# after the other: a cold Go build leaves a core idle while it downloads modules, in its
+# last packages and while it links, which the other lane fills. Programs that share
+# packages are in the same lane, built together (build-tools), so that no two builds
+# compile the same package at once. The lanes are about even in CPU time, measured
+# cold: Traefik, Prometheus, CoreDNS, external-dns and etcd in one; the Kubernetes
+# programs, OCM's, clusteradm and helm in the other.
+TOOLS_LANE_TRAEFIK := $(TRAEFIK) $(PROMETHEUS_TOOLS) $(COREDNS) $(EXTERNALDNS) $(ETCD)
+TOOLS_LANE_REST := $(KUBE_TOOLS) $(OCM_TOOLS) $(CLUSTERADM) $(HELM)
+tools-lane = @MAKEFLAGS='$(filter-out -j% --jobserver-auth=% --jobserver-fds=%,$(MAKEFLAGS))' $(MAKE) -s --no-print-directory $(1)
 .PHONY: tools-lane-traefik tools-lane-rest
-tools-lane-traefik: $(TRAEFIK)
+tools-lane-traefik:
+	$(call tools-lane,$(TOOLS_LANE_TRAEFIK))
 tools-lane-rest:
-	@MAKEFLAGS='$(filter-out -j% --jobserver-auth=% --jobserver-fds=%,$(MAKEFLAGS))' $(MAKE) -s --no-print-directory $(TESTBED_TOOLS) $(NODE_TOOLS)
+	$(call tools-lane,$(TOOLS_LANE_REST))
 
-# Each program, built by build-tool into the cache when it is not there.
+# Each program, built by build-tool into the cache when it is not there; the groups
+# build every program of the group when one is missing (grouped targets, &:).
 $(ETCD):
 	$(call build-tool,etcd,go.etcd.io/etcd/server/v3,$@)
-$(KUBE_APISERVER):
-	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-apiserver,$@)
-$(KUBE_CONTROLLER_MANAGER):
-	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-controller-manager,$@)
-$(KUBELET):
-	$(call build-tool,kube,k8s.io/kubernetes/cmd/kubelet,$@)
-$(KUBE_PROXY):
-	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-proxy,$@)
-$(KUBE_SCHEDULER):
-	$(call build-tool,kube,k8s.io/kubernetes/cmd/kube-scheduler,$@)
-$(PROMETHEUS):
-	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/prometheus,$@,,-tags=$(PROMETHEUS_TAGS))
-$(PROMTOOL):
-	$(call build-tool,prometheus,github.com/prometheus/prometheus/cmd/promtool,$@,,-tags=$(PROMETHEUS_TAGS))
-$(OCM_PLACEMENT):
-	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/placement,$@)
-$(OCM_REGISTRATION):
-	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/registration,$@)
-$(OCM_WORK):
-	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/work,$@)
-$(OCM_ADDON):
-	$(call build-tool,ocm,open-cluster-management.io/ocm/cmd/addon,$@)
+$(KUBE_TOOLS) &:
+	$(call build-tools,kube,$(KUBE_PACKAGES),$(KUBE_TOOLS))
+$(PROMETHEUS_TOOLS) &:
+	$(call build-tools,prometheus,$(PROMETHEUS_PACKAGES),$(PROMETHEUS_TOOLS),-tags=$(PROMETHEUS_TAGS))
+$(OCM_TOOLS) &:
+	$(call build-tools,ocm,$(OCM_PACKAGES),$(OCM_TOOLS))
 $(CLUSTERADM):
 	$(call build-tool,clusteradm,open-cluster-management.io/clusteradm/cmd/clusteradm,$@)
 $(HELM):

@@ -2,23 +2,19 @@
 # tools.mk, whose cache and build-tool it uses).
 #
 # make vulncheck runs govulncheck (golang.org/x/vuln) offline on the programs we ship,
-# against a database built from the Go vulnerability database's own OSV entries, which
-# the module golang.org/x/vulndb carries in data/osv and the Go module proxy serves:
-# vuln.go.dev is never reached. Both modules are pinned in hack/tools/vuln/go.mod.
-# govulncheck, and indexdb (golang.org/x/vulndb/cmd/indexdb, which writes a database in
-# the layout govulncheck's -db file:// reads), are built into the tools cache like the
-# test bed's programs; the database is built there once per golang.org/x/vulndb
-# version. To refresh it, bump that version (docs/development.md, "The vulnerability
-# check").
+# against the Go vulnerability database's own OSV entries, which the module
+# golang.org/x/vulndb carries in data/osv and the Go module proxy serves: vuln.go.dev is
+# never reached. Both modules are pinned in hack/tools/vuln/go.mod. govulncheck is built
+# into the tools cache like the test bed's programs; it reads data/osv in the module
+# cache as it is (a -db file:// folder without index/modules.json is read as a folder
+# of OSV entries and indexed in memory), so no database is built. To refresh the
+# entries, bump golang.org/x/vulndb (docs/development.md, "The vulnerability check").
 
 VULN_VERSION := $(call version-of,vuln,golang.org/x/vuln)
 VULNDB_VERSION := $(call version-of,vuln,golang.org/x/vulndb)
 # govulncheck reads the code with go/types: it builds with GO_TOOLCHAIN, as the code
 # generators do (tools.mk).
 GOVULNCHECK := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/govulncheck-$(VULN_VERSION)
-INDEXDB := $(TOOLS_DIR)/indexdb-$(VULNDB_VERSION)
-# The database, a directory: index/ and ID/, as indexdb writes them.
-VULN_DB := $(abspath $(TOOLS_DIR))/vulndb-$(VULNDB_VERSION)
 # What govulncheck analyses: the mains of the two binaries we ship, so that a finding
 # is a vulnerable function that our binaries can call. ./... would also take every
 # exported function of pkg/ and the test bed's programs as entry points.
@@ -33,11 +29,13 @@ VULNCHECK_PACKAGES ?= ./cmd/traffic-migration ./cmd/traffic-migration-agent
 # the standard library as of the Go that builds it: the go of GO, first on its PATH. A
 # finding there is fixed by building with a newer Go, which the last line says.
 .PHONY: vulncheck
-vulncheck: $(GOVULNCHECK) $(VULN_DB)/index/modules.json ## Fail on known vulnerable code the binaries can call: govulncheck, offline, against golang.org/x/vulndb (hack/tools/vuln).
+vulncheck: $(GOVULNCHECK) ## Fail on known vulnerable code the binaries can call: govulncheck, offline, against golang.org/x/vulndb (hack/tools/vuln).
 	@echo ">> govulncheck $(VULN_VERSION), database golang.org/x/vulndb@$(VULNDB_VERSION) (offline): $(VULNCHECK_PACKAGES)"
 	@start=$$(date +%s); out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+		db=$$(cd hack/tools/vuln && $(GO) mod download golang.org/x/vulndb && $(GO) list -m -f '{{.Dir}}' golang.org/x/vulndb)/data/osv; \
+		test -f "$$db/GO-2020-0001.json" || { echo "golang.org/x/vulndb@$(VULNDB_VERSION) has no OSV entries in data/osv"; exit 1; }; \
 		export PATH="$$($(GO) env GOROOT)/bin:$$PATH"; \
-		CGO_ENABLED=0 $(GOVULNCHECK) -db file://$(VULN_DB) $(VULNCHECK_PACKAGES) | tee "$$out" || { status=$$?; \
+		CGO_ENABLED=0 $(GOVULNCHECK) -db "file://$$db" $(VULNCHECK_PACKAGES) | tee "$$out" || { status=$$?; \
 			if grep -q '^  Standard library$$' "$$out"; then \
 				echo ">> the standard library's findings are those of $$(go env GOVERSION), which builds the binaries: build with a Go at their 'Fixed in' version or later (GO=<that go>, or GOTOOLCHAIN=go1.x.y, which the go command fetches from the module proxy)"; \
 			fi; exit $$status; }; \
@@ -45,18 +43,3 @@ vulncheck: $(GOVULNCHECK) $(VULN_DB)/index/modules.json ## Fail on known vulnera
 
 $(GOVULNCHECK):
 	$(call build-tool,vuln,golang.org/x/vuln/cmd/govulncheck,$@,,,GOTOOLCHAIN=$(GO_TOOLCHAIN))
-$(INDEXDB):
-	$(call build-tool,vuln,golang.org/x/vulndb/cmd/indexdb,$@)
-
-# The database, written into a temporary folder first, so that an interrupted build
-# never leaves half a database behind; index/modules.json is what govulncheck looks for.
-$(VULN_DB)/index/modules.json: | $(INDEXDB)
-	@echo ">> building the vulnerability database of golang.org/x/vulndb@$(VULNDB_VERSION) (cached in $(TOOLS_DIR))"
-	@start=$$(date +%s); \
-		dir=$$(cd hack/tools/vuln && $(GO) mod download golang.org/x/vulndb && $(GO) list -m -f '{{.Dir}}' golang.org/x/vulndb); \
-		test -d "$$dir/data/osv" || { echo "golang.org/x/vulndb@$(VULNDB_VERSION) has no data/osv"; exit 1; }; \
-		rm -rf $(VULN_DB).tmp; \
-		$(INDEXDB) -vulns "$$dir/data/osv" -out $(VULN_DB).tmp; \
-		rm -rf $(VULN_DB); \
-		mv $(VULN_DB).tmp $(VULN_DB); \
-		echo ">> built the database ($$(ls $(VULN_DB)/ID | grep -c '\.json$$') entries) in $$(( $$(date +%s) - start )) s"

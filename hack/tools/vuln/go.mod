@@ -1,7 +1,8 @@
 // govulncheck (golang.org/x/vuln) and the Go vulnerability database's module
-// (golang.org/x/vulndb: its data/osv and cmd/indexdb), for make vulncheck
-// (hack/make/vuln.mk). To refresh the database, in this folder:
-// go get golang.org/x/vulndb@latest && go mod tidy
+// (golang.org/x/vulndb, whose data/osv govulncheck reads), for make vulncheck
+// (hack/make/vuln.mk). The tool line of vulndb's cmd/indexdb is what keeps that module
+// required: make builds neither indexdb nor a database. To refresh the database, in
+// this folder: go get golang.org/x/vulndb@latest && go mod tidy
 module open-cluster-management.io/traffic-migration/hack/tools/vuln
 
 go 1.26.0
