@@ -5,7 +5,6 @@ package check
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -213,8 +212,7 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 		c := &report.Clusters[i]
 		row := rows[c.Name]
 		if c.Replacement != nil {
-			c.Replacement.CountsWhy = replacements[c.Name]
-			c.Replacement.Counts = strings.HasPrefix(c.Replacement.CountsWhy, decision.CountsAsReplacement)
+			c.Replacement.Counts, c.Replacement.CountsWhy = replacements[c.Name].Counts, replacements[c.Name].Why
 		}
 		reason, isRemoved := removed[c.Name]
 		draining := row.Phase == trafficv1alpha1.ClusterDraining || row.Phase == trafficv1alpha1.ClusterHeld

@@ -36,18 +36,18 @@ const (
 	msgRemovedCeiling  = "removed: the hub's maximum drain duration exceeded"
 	msgSeparator       = "; "
 
-	msgReplacementReady     = CountsAsReplacement + ": the Gateway is ready"
+	msgReplacementReady     = countsAsReplacement + ": the Gateway is ready"
 	msgReplacementNotReady  = "does not count toward replacement.minReadyClusters: the Gateway is not ready"
-	msgReplacementPassed    = CountsAsReplacement + ": the Gateway is ready and its replacement check passed"
+	msgReplacementPassed    = countsAsReplacement + ": the Gateway is ready and its replacement check passed"
 	msgReplacementUnchecked = "does not count toward replacement.minReadyClusters: its replacement check has not run yet"
 	msgReplacementStale     = "does not count toward replacement.minReadyClusters: its last passing replacement check is too old"
 	msgReplacementFailed    = "does not count toward replacement.minReadyClusters: its replacement check did not pass"
 	msgReplacementIdle      = "the Gateway is ready; replacement.metricsQuery is checked while a cluster drains"
 )
 
-// CountsAsReplacement starts the message of an Active row that counts toward
+// countsAsReplacement starts the message of an Active row that counts toward
 // spec.replacement.minReadyClusters; no other row's message starts with it.
-const CountsAsReplacement = "counts toward replacement.minReadyClusters"
+const countsAsReplacement = "counts toward replacement.minReadyClusters"
 
 // Due lists, sorted, the draining clusters whose next check is due at in.Now: the caller
 // queries Prometheus for these and passes the results to Decide as in.Evaluations. A

@@ -209,20 +209,29 @@ func knownResult(r v1alpha1.EvaluationResult) v1alpha1.EvaluationResult {
 	return v1alpha1.EvaluationError
 }
 
+// ReplacementStanding is whether an Active cluster counts toward minReadyClusters, and
+// why: the message of its row.
+type ReplacementStanding struct {
+	Counts bool
+	Why    string
+}
+
 // Replacements says, for each Active cluster, whether it counts toward
-// minReadyClusters in the decision Decide makes of in, before any removal: the message
-// of its row while a cluster drains, which starts with CountsAsReplacement when it
-// counts. Nil without spec.replacement.
-func Replacements(in Input) map[string]string {
+// minReadyClusters in the decision Decide makes of in, before any removal, and why:
+// the message of its row while a cluster drains. Nil without spec.replacement.
+func Replacements(in Input) map[string]ReplacementStanding {
 	pl := newPlan(&in)
 	if pl.policy.MinReadyClusters <= 0 {
 		return nil
 	}
 	pl.recordReplacements()
 	var requeueAt time.Time
-	out := make(map[string]string, len(pl.active))
+	out := make(map[string]ReplacementStanding, len(pl.active))
 	for name := range pl.active {
-		out[name] = pl.activeRow(name, pl.policy.ReplacementCheck, &requeueAt).Message
+		out[name] = ReplacementStanding{
+			Counts: pl.replacementCounts(name),
+			Why:    pl.activeRow(name, pl.policy.ReplacementCheck, &requeueAt).Message,
+		}
 	}
 	return out
 }

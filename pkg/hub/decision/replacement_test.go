@@ -4,6 +4,7 @@
 package decision
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,17 +103,20 @@ func TestReplacementCheck(t *testing.T) {
 		wantWaits  string
 		wantActive map[string]string // message prefixes
 		wantResult map[string]v1alpha1.EvaluationResult
+		wantCounts []string // the Active clusters that count, before any removal (Replacements); nil: not asserted
 	}{
 		"not checked yet: both due, nobody counts": {
 			in:         moving().rows(passed),
 			wantDue:    []string{"c1", "c2"},
 			wantWaits:  "waiting for 1 Active clusters with the Gateway ready and passing replacement.metricsQuery (0 now)",
 			wantActive: map[string]string{"c1": msgReplacementUnchecked, "c2": msgReplacementUnchecked},
+			wantCounts: []string{},
 		},
 		"a check passes in this sync: the draining cluster leaves": {
-			in:       moving().rows(passed).replEval("c1", pass, "").replEval("c2", fail, "the query's value does not meet > 1 yet"),
-			wantDue:  []string{"c1", "c2"},
-			wantLeft: true,
+			in:         moving().rows(passed).replEval("c1", pass, "").replEval("c2", fail, "the query's value does not meet > 1 yet"),
+			wantDue:    []string{"c1", "c2"},
+			wantLeft:   true,
+			wantCounts: []string{"c1"},
 			// Nothing drains any more: the Active rows drop their checks.
 			wantActive: map[string]string{"c1": msgReplacementIdle, "c2": msgReplacementIdle},
 		},
@@ -131,9 +135,10 @@ func TestReplacementCheck(t *testing.T) {
 			wantResult: map[string]v1alpha1.EvaluationResult{"c1": v1alpha1.EvaluationNoData},
 		},
 		"a recent pass counts and is not due again": {
-			in:       moving().rows(passed, active("c1").checked(ago(20*time.Second), 0, pass)),
-			wantDue:  []string{"c2"},
-			wantLeft: true,
+			in:         moving().rows(passed, active("c1").checked(ago(20*time.Second), 0, pass)),
+			wantDue:    []string{"c2"},
+			wantLeft:   true,
+			wantCounts: []string{"c1"},
 		},
 		"a pass older than two intervals does not count": {
 			in:         moving().rows(passed, active("c1").checked(ago(70*time.Second), 0, pass)),
@@ -148,6 +153,7 @@ func TestReplacementCheck(t *testing.T) {
 			wantWaits:  "(0 now)",
 			wantActive: map[string]string{"c1": msgReplacementNotReady, "c2": msgReplacementUnchecked},
 			wantResult: map[string]v1alpha1.EvaluationResult{"c1": pass},
+			wantCounts: []string{},
 		},
 		"a check of a cluster that was not due is ignored": {
 			in:         moving().rows(passed, active("c1").checked(ago(70*time.Second), 0, fail)).replEval("c2", pass, "").replEval("c1", pass, ""),
@@ -168,6 +174,13 @@ func TestReplacementCheck(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := tc.in.build()
 			checkEqual(t, "DueReplacements", DueReplacements(in), tc.wantDue)
+			if tc.wantCounts != nil {
+				for cluster, standing := range Replacements(in) {
+					if want := slices.Contains(tc.wantCounts, cluster); standing.Counts != want || standing.Why == "" {
+						t.Errorf("Replacements: %s counts %v (%q), want %v", cluster, standing.Counts, standing.Why, want)
+					}
+				}
+			}
 			out := Decide(in)
 			if tc.wantLeft || tc.wantWaits != "" {
 				row := findRow(t, out.Clusters, "c9")
