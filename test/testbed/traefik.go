@@ -7,9 +7,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -84,6 +86,12 @@ type TraefikOptions struct {
 	WebPort int
 	// MetricsPort is the port of the metrics entry point. Default: TraefikMetricsPort.
 	MetricsPort int
+	// EntryPoints are more HTTP entry points beside web, by name (at most 15
+	// lowercase letters, digits and dashes, as a container port's name) and port. A
+	// Gateway listener on one of their ports is served there, and Traefik counts its
+	// requests under entrypoint=<name>: several Gateways on one node, each with a
+	// counter of its own.
+	EntryPoints map[string]int
 }
 
 // Traefik is Traefik running on a cluster's node.
@@ -96,8 +104,9 @@ type Traefik struct {
 	// MetricsPort is the metrics entry point's port.
 	MetricsPort int
 
-	image string
-	kube  kubernetes.Interface
+	image       string
+	kube        kubernetes.Interface
+	entryPoints map[string]int // the entry points beside web and metrics
 
 	mu      sync.Mutex
 	webPort int // the web entry point's port, which SetWebPort changes
@@ -141,6 +150,7 @@ func (b *Bed) InstallTraefik(ctx context.Context, cluster string, opts TraefikOp
 	t := &Traefik{
 		Cluster: c, Address: c.node.IP, image: opts.Image,
 		webPort: cmp.Or(opts.WebPort, TraefikWebPort), MetricsPort: cmp.Or(opts.MetricsPort, TraefikMetricsPort),
+		entryPoints: opts.EntryPoints,
 	}
 	var err error
 	if t.kube, err = kubernetes.NewForConfig(c.Config); err != nil {
@@ -303,6 +313,12 @@ func (t *Traefik) deployment(webPort int) *appsv1.Deployment {
 			},
 		}},
 	})
+	c := &d.Spec.Template.Spec.Containers[0]
+	for _, name := range slices.Sorted(maps.Keys(t.entryPoints)) {
+		port := t.entryPoints[name]
+		c.Args = append(c.Args, fmt.Sprintf("--entryPoints.%s.address=:%d", name, port))
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: name, ContainerPort: int32(port)})
+	}
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	return d
 }
