@@ -14,9 +14,7 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -63,30 +61,14 @@ func TestMain(m *testing.M) {
 // backends (the test image in backend mode) and the metrics agents (Prometheus in
 // agent mode). The chart installs the policy CRD, as on a user's hub.
 func suite() (testbed.OCMSuite, error) {
-	var imagesDir string
+	var opts testbed.Options
 	var err error
-	if image, imagesDir, err = testbed.SuiteImages(); err != nil {
+	if image, opts, err = testbed.GatewayFleetOptions(hubName, cluster1, cluster2); err != nil {
 		return testbed.OCMSuite{}, err
 	}
-	_, traefikArchive, err := testbed.TraefikImageArchive()
-	if err != nil {
-		return testbed.OCMSuite{}, fmt.Errorf("%w: run the tests through 'make test-e2e'", err)
-	}
+	opts.ChartInstallsCRD = true
 	return testbed.OCMSuite{
-		Options: testbed.Options{
-			Spokes:           []string{cluster1, cluster2},
-			ChartInstallsCRD: true,
-			Prometheus:       &testbed.PrometheusOptions{RemoteWriteReceiver: true},
-			Nodes: &testbed.NodeOptions{
-				Clusters: []string{hubName, cluster1, cluster2},
-				Images: []string{
-					filepath.Join(imagesDir, "traffic-migration.tar"),
-					filepath.Join(imagesDir, "incluster.tar"),
-					filepath.Join(imagesDir, "prometheus.tar"),
-					traefikArchive,
-				},
-			},
-		},
+		Options:     opts,
 		WorkManager: true,
 		Timeout:     15 * time.Minute,
 		Ready: func(b *testbed.Bed) error {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +89,36 @@ func SuiteImages() (image, dir string, err error) {
 		return "", "", fmt.Errorf("%s and %s are not set: run the tests through 'make test-e2e', which builds the image ('make image')", ImageEnv, ImagesDirEnv)
 	}
 	return image, dir, nil
+}
+
+// GatewayFleetOptions are the options of a bed whose spokes run Gateways as users'
+// clusters do: the hub and every spoke with a node that imports the images of the
+// project (traffic-migration, the test image for the backends, Prometheus for the
+// metrics agents) and Traefik's, and the hub's Prometheus receiving the spokes' metrics
+// agents' writes. It fails, saying how to build them, when an image is missing. It
+// returns the project's image, as the nodes know it, with the options.
+func GatewayFleetOptions(hub string, spokes ...string) (image string, _ Options, _ error) {
+	image, imagesDir, err := SuiteImages()
+	if err != nil {
+		return "", Options{}, err
+	}
+	_, traefikArchive, err := TraefikImageArchive()
+	if err != nil {
+		return "", Options{}, fmt.Errorf("%w: run the tests through 'make test-e2e'", err)
+	}
+	return image, Options{
+		Spokes:     spokes,
+		Prometheus: &PrometheusOptions{RemoteWriteReceiver: true},
+		Nodes: &NodeOptions{
+			Clusters: append([]string{hub}, spokes...),
+			Images: []string{
+				filepath.Join(imagesDir, "traffic-migration.tar"),
+				filepath.Join(imagesDir, "incluster.tar"),
+				filepath.Join(imagesDir, "prometheus.tar"),
+				traefikArchive,
+			},
+		},
+	}, nil
 }
 
 // Eventually polls check until it returns nil, and fails the test with check's last
