@@ -131,15 +131,15 @@ test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-ima
 test-release: ## Package the release the lifecycle test installs: make release VERSION=<the chart's appVersion> for this machine only.
 	@$(MAKE) --no-print-directory release VERSION=$(TEST_RELEASE_VERSION) RELEASE_PLATFORMS=linux/$$($(GO) env GOHOSTARCH)
 
-# The benchmarks report numbers and never fail on a slow machine; make test-integration
-# runs their small case.
+# The benchmarks report numbers and never fail on a slow machine; make test runs their
+# small case (test/bench in make test-integration, test/strategies in make test-e2e).
 .PHONY: bench
-bench: testbed build ## Run the benchmarks at full size on the local test bed; the report goes to bench/results/.
-	TRAFFIC_MIGRATION_BENCH=full $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -timeout 60m -run '^TestBench$$' -v ./test/bench/
+bench: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Run the benchmarks at full size on the local test bed (the manager's, then the strategies'); the reports go to bench/results/.
+	TRAFFIC_MIGRATION_BENCH=full $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout 90m -run '^Test(Bench|Strategies)$$' -v ./test/bench/ ./test/strategies/
 
 .PHONY: bench-compare
-bench-compare: ## Show what changed between two benchmark runs: make bench-compare OLD=<folder> NEW=<folder> (each holding a results.json).
-	@test -n "$(OLD)" && test -n "$(NEW)" || { echo "usage: make bench-compare OLD=<folder or results.json> NEW=<folder or results.json>"; exit 2; }
+bench-compare: ## Show what changed between two benchmark runs: make bench-compare OLD=<folder> NEW=<folder> (each holding a results.json, a strategies.json or both).
+	@test -n "$(OLD)" && test -n "$(NEW)" || { echo "usage: make bench-compare OLD=<folder or results file> NEW=<folder or results file>"; exit 2; }
 	@$(GO) run ./hack/benchcompare $(OLD) $(NEW)
 
 # Two lanes at once, Traefik beside the rest (hack/make/tools.mk).

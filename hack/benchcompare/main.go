@@ -2,9 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command benchcompare shows what changed between two runs of the benchmarks: it reads
-// the results.json that make bench writes into each run's folder (or the files given),
-// pairs the figures by benchmark, parameters and metric, and prints one row for each
-// with the old value, the new one and the change, as benchstat does for Go benchmarks.
+// the results.json and strategies.json that make bench writes into each run's folder
+// (or the files given), pairs the figures by benchmark, parameters and metric, and
+// prints one row for each with the old value, the new one and the change, as benchstat
+// does for Go benchmarks.
 // A figure that only one run has is listed as added or gone.
 //
 //	go run ./hack/benchcompare OLD NEW
@@ -12,8 +13,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -33,7 +36,7 @@ type result struct {
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: benchcompare OLD NEW (each a results.json, or the folder that holds it)")
+		fmt.Fprintln(os.Stderr, "usage: benchcompare OLD NEW (each a results file, or the folder of a run: its results.json and strategies.json)")
 		os.Exit(2)
 	}
 	old, err := read(os.Args[1])
@@ -49,11 +52,40 @@ func main() {
 	}
 }
 
-// read reads a results.json, or the one in a folder.
+// reportFiles are the files of a run's folder: the manager's benchmarks'
+// (test/bench) and the strategies' (test/strategies). A run may have either or both.
+var reportFiles = []string{"results.json", "strategies.json"}
+
+// read reads a results file, or those of a folder.
 func read(path string) ([]result, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		path = filepath.Join(path, "results.json")
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
 	}
+	if !fi.IsDir() {
+		return readFile(path)
+	}
+	var all []result
+	found := false
+	for _, name := range reportFiles {
+		rs, err := readFile(filepath.Join(path, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		found = true
+		all = append(all, rs...)
+	}
+	if !found {
+		return nil, fmt.Errorf("%s holds none of %v", path, reportFiles)
+	}
+	return all, nil
+}
+
+// readFile reads the figures of one results file.
+func readFile(path string) ([]result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -30,11 +30,19 @@ func TestCompare(t *testing.T) {
 		{"benchmark":"1. Fleet","params":"10000 clusters","metric":"RSS","value":231.3,"unit":"MiB"},
 		{"benchmark":"2. Sync","params":"","metric":"p99","value":0.5,"unit":"s"},
 		{"benchmark":"4. New","params":"","metric":"y","value":2}]}`)
+	// The strategies' figures, in a file of their own beside the new run's.
+	strategies := `{"results":[{"benchmark":"0. Strategies","params":"no proxy","metric":"failed requests","value":12}]}`
+	if err := os.WriteFile(filepath.Join(newDir, "strategies.json"), []byte(strategies), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	old, err := read(oldDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	new, err := read(filepath.Join(newDir, "results.json"))
+	if new, err := read(filepath.Join(newDir, "results.json")); err != nil || len(new) != 3 {
+		t.Fatalf("read one file: %d figures, %v; want 3", len(new), err)
+	}
+	new, err := read(newDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +56,7 @@ func TestCompare(t *testing.T) {
 		{"1. Fleet", "10000 clusters", "RSS", "257 MiB", "231.3 MiB", "-10.0%"},
 		{"2. Sync", "p99", "0.5 s", "0.5 s", "~"},
 		{"4. New", "-", "2", "added"},
+		{"0. Strategies", "no proxy", "failed requests", "-", "12", "added"},
 		{"3. Gone", "1", "-", "gone"},
 	}
 	if len(lines) != len(want) {
@@ -61,6 +70,12 @@ func TestCompare(t *testing.T) {
 		}
 	}
 	if _, err := read(filepath.Join(dir, "none")); err == nil {
-		t.Error("a missing results.json was read")
+		t.Error("a missing folder was read")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := read(filepath.Join(dir, "empty")); err == nil || !strings.Contains(err.Error(), "strategies.json") {
+		t.Errorf("a folder without results: %v, want an error naming the files it looked for", err)
 	}
 }

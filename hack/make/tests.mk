@@ -6,7 +6,9 @@ E2E_TIMEOUT ?= 30m
 # The end-to-end packages, which make test-e2e runs one at a time. test/nodes tests the
 # test bed's nodes themselves (pods, in-cluster access, cleanup). test/lifecycle
 # upgrades the chart from UPGRADE_FROM, installs by Placement and uninstalls.
-E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/demo/...
+# test/strategies is the strategies benchmark's small case (make bench runs it at
+# full size).
+E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/strategies/... ./test/demo/...
 # make demo passes DEMO_FLAGS to the demo (-short: the short form).
 DEMO_FLAGS ?=
 

@@ -27,6 +27,7 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/agent"
 	agentreport "open-cluster-management.io/traffic-migration/pkg/agent/report"
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/benchreport"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -41,7 +42,7 @@ const (
 // the given number of Gateways, all programmed. How long it takes to report them all
 // on the hub, then, over a steady period with nothing changing, its resident memory,
 // its peak, its CPU and the writes it makes to its ManagedClusterAddOn.
-func benchAgent(t *testing.T, r *report, gateways int, steady time.Duration) {
+func benchAgent(t *testing.T, r *benchreport.Report, gateways int, steady time.Duration) {
 	ctx := t.Context()
 	hubCfg := rest.CopyConfig(bed.Hub.Config)
 	hubCfg.QPS, hubCfg.Burst = 200, 400
@@ -183,13 +184,13 @@ func benchAgent(t *testing.T, r *report, gateways int, steady time.Duration) {
 
 	const b = "6. Agent"
 	params := fmt.Sprintf("%d Gateways on one spoke in %d namespaces, programmed; steady %gs", gateways, agentGatewayNamespaces, steady.Seconds())
-	r.add(b, params, "agent start to ready (readyz)", ready.Seconds(), "s", "")
-	r.add(b, params, fmt.Sprintf("agent start to %d Gateways reported programmed on the hub", want), reported.Seconds(), "s", "")
-	r.add(b, params, "agent RSS at the end of the steady period", u1.rssBytes/(1<<20), "MiB", "< 40 MiB")
-	r.add(b, params, "agent peak RSS (VmHWM)", u1.hwmBytes/(1<<20), "MiB", "")
-	r.add(b, params, "agent CPU per minute, steady", (u1.cpuSeconds-u0.cpuSeconds)/steady.Minutes(), "CPU s/min", "")
-	r.add(b, params, "ManagedClusterAddOn status writes, steady", float64(writes), "", "0")
-	r.add(b, params, "ManagedClusterAddOn status size", float64(statusSize(end)), "bytes", "")
+	r.Add(b, params, "agent start to ready (readyz)", ready.Seconds(), "s", "")
+	r.Add(b, params, fmt.Sprintf("agent start to %d Gateways reported programmed on the hub", want), reported.Seconds(), "s", "")
+	r.Add(b, params, "agent RSS at the end of the steady period", u1.rssBytes/(1<<20), "MiB", "< 40 MiB")
+	r.Add(b, params, "agent peak RSS (VmHWM)", u1.hwmBytes/(1<<20), "MiB", "")
+	r.Add(b, params, "agent CPU per minute, steady", (u1.cpuSeconds-u0.cpuSeconds)/steady.Minutes(), "CPU s/min", "")
+	r.Add(b, params, "ManagedClusterAddOn status writes, steady", float64(writes), "", "0")
+	r.Add(b, params, "ManagedClusterAddOn status size", float64(statusSize(end)), "bytes", "")
 }
 
 // createProgrammedGateway creates a Gateway with an HTTP and an HTTPS listener, then

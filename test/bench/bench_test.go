@@ -13,6 +13,7 @@ import (
 	"time"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/benchreport"
 )
 
 // fullEnv selects the full sizes and the report under bench/results.
@@ -34,8 +35,6 @@ type sizes struct {
 	// Gateways on the agent's spoke, watched for AgentSteadySeconds.
 	Gateways           int     `json:"gateways"`
 	AgentSteadySeconds float64 `json:"agentSteadySeconds"`
-	// Strategy is the migration that the strategy benchmark runs each way.
-	Strategy strategySizes `json:"strategy"`
 	// Neighbours are the noisy-neighbour benchmark's policies.
 	Neighbours neighbourSizes `json:"neighbours"`
 }
@@ -44,18 +43,11 @@ var (
 	short = sizes{Mode: "short", Draining: 3, Additions: 2, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
 		Clusters: []int{20, 40}, Policies: 10, PerPlacement: 5, DrainingPolicies: 2, DrainingPerPolicy: 2,
 		IntervalSeconds: 2, SteadySeconds: 5, WindowSeconds: 6,
-	}, Gateways: 4, AgentSteadySeconds: 5, Strategy: strategySizes{
-		Clients: 10, RequestEverySeconds: 0.2, ShortTTLSeconds: [2]float64{1, 3}, LongTTLSeconds: [2]float64{6, 6}, LongClients: 1,
-		Window: "2s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 2, ShortTimerSeconds: 3, LongTimerSeconds: 9, Seed: 1,
-	}, Neighbours: neighbourSizes{Policies: 10, Groups: 2, IntervalSeconds: 2, HostileDraining: 10, WindowSeconds: 8}}
+	}, Gateways: 4, AgentSteadySeconds: 5, Neighbours: neighbourSizes{Policies: 10, Groups: 2, IntervalSeconds: 2, HostileDraining: 10, WindowSeconds: 8}}
 	full = sizes{Mode: "full", Draining: 20, Additions: 10, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
 		Clusters: []int{500, 2000, 5000, 10000}, Policies: 1000, PerPlacement: 50, DrainingPolicies: 100, DrainingPerPolicy: 10,
 		IntervalSeconds: 10, SteadySeconds: 600, WindowSeconds: 60,
-	}, Gateways: 64, AgentSteadySeconds: 20, Strategy: strategySizes{
-		// The demo's full configuration (test/demo/config.go).
-		Clients: 40, RequestEverySeconds: 0.2, ShortTTLSeconds: [2]float64{2, 20}, LongTTLSeconds: [2]float64{40, 60}, LongClients: 4,
-		Window: "5s", IntervalSeconds: 2, Successes: 3, MinDrainSeconds: 30, ShortTimerSeconds: 30, LongTimerSeconds: 90, Seed: 1,
-	}, Neighbours: neighbourSizes{Policies: 1000, Groups: 10, IntervalSeconds: 10, HostileDraining: 100, WindowSeconds: 60}}
+	}, Gateways: 64, AgentSteadySeconds: 20, Neighbours: neighbourSizes{Policies: 1000, Groups: 10, IntervalSeconds: 10, HostileDraining: 100, WindowSeconds: 60}}
 )
 
 // TestBench runs every benchmark in order: the small case by default, the full sizes
@@ -80,9 +72,9 @@ func TestBench(t *testing.T) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &report{Sizes: sz, Started: time.Now().UTC(), raw: map[string][]float64{}, dir: outDir}
+	r := benchreport.New("traffic-migration benchmarks, "+sz.Mode+" mode",
+		"Test bed: real etcd, kube-apiserver, Prometheus (1s scrapes), OCM placement controller and the manager binary on one machine.", sz, outDir)
 	traffic := newTrafficSource(t)
-	t.Run("Strategies", func(t *testing.T) { benchStrategies(t, r, sz.Strategy) })
 	t.Run("Reaction", func(t *testing.T) { benchReaction(t, r, sz, mgr, traffic) })
 	t.Run("Addition", func(t *testing.T) { benchAddition(t, r, sz) })
 	t.Run("Agent", func(t *testing.T) {
@@ -90,7 +82,7 @@ func TestBench(t *testing.T) {
 	})
 	t.Run("Neighbours", func(t *testing.T) { benchNeighbours(t, r, sz.Neighbours, mgr, traffic) })
 	t.Run("Fleet", func(t *testing.T) { mgr = benchFleet(t, r, sz.Fleet, mgr, traffic) })
-	if err := r.write(outDir); err != nil {
+	if err := r.Write("results.json", "report.md"); err != nil {
 		t.Fatalf("write the report: %v", err)
 	}
 	md, _ := os.ReadFile(filepath.Join(outDir, "report.md"))
@@ -120,7 +112,7 @@ func parseClusters(s string, perPlacement int) ([]int, error) {
 // benchReaction: N policies, each with one draining cluster whose share of its
 // traffic drops under maxPercent at one moment; per cluster, the delay from the first
 // moment Prometheus's answer to the policy's query passes to the proxy dropping it.
-func benchReaction(t *testing.T, r *report, sz sizes, mgr *manager, traffic *trafficSource) {
+func benchReaction(t *testing.T, r *benchreport.Report, sz sizes, mgr *manager, traffic *trafficSource) {
 	ctx := t.Context()
 	f := newFleet(t, "reaction")
 	defer f.deletePolicies(t)
@@ -211,20 +203,20 @@ func benchReaction(t *testing.T, r *report, sz sizes, mgr *manager, traffic *tra
 	floor := float64(sz.Successes) * sz.IntervalSeconds
 	const b = "1. Reaction time"
 	params := fmt.Sprintf("%d draining clusters, 1 per policy; interval %gs, consecutiveSuccesses %d, window 4s", sz.Draining, sz.IntervalSeconds, sz.Successes)
-	r.add(b, params, "floor (consecutiveSuccesses × interval)", floor, "s", "")
-	r.add(b, params, "delay from share ≤ threshold to proxy removal, p50", percentile(delays, 50), "s", "")
-	r.add(b, params, "delay p99", percentile(delays, 99), "s", fmt.Sprintf("≤ %g s (floor + 1 s)", floor+1))
-	r.add(b, params, "delay max", percentile(delays, 100), "s", "")
-	r.add(b, params, "delay min", percentile(delays, 0), "s", "")
-	r.add(b, params, "traffic drop to proxy removal, p50", percentile(sinceDrop, 50), "s", "")
-	r.add(b, params, "traffic drop to proxy removal, max", percentile(sinceDrop, 100), "s", "")
-	r.add(b, params, "Prometheus queries per draining cluster per interval", delta(m0, m1, "traffic_migration_query_duration_seconds_count")/float64(sz.Draining)/(percentile(sinceDrop, 100)/sz.IntervalSeconds), "", "")
-	r.raw[b+": delays"] = delays
+	r.Add(b, params, "floor (consecutiveSuccesses × interval)", floor, "s", "")
+	r.Add(b, params, "delay from share ≤ threshold to proxy removal, p50", benchreport.Percentile(delays, 50), "s", "")
+	r.Add(b, params, "delay p99", benchreport.Percentile(delays, 99), "s", fmt.Sprintf("≤ %g s (floor + 1 s)", floor+1))
+	r.Add(b, params, "delay max", benchreport.Percentile(delays, 100), "s", "")
+	r.Add(b, params, "delay min", benchreport.Percentile(delays, 0), "s", "")
+	r.Add(b, params, "traffic drop to proxy removal, p50", benchreport.Percentile(sinceDrop, 50), "s", "")
+	r.Add(b, params, "traffic drop to proxy removal, max", benchreport.Percentile(sinceDrop, 100), "s", "")
+	r.Add(b, params, "Prometheus queries per draining cluster per interval", delta(m0, m1, "traffic_migration_query_duration_seconds_count")/float64(sz.Draining)/(benchreport.Percentile(sinceDrop, 100)/sz.IntervalSeconds), "", "")
+	r.Raw[b+": delays"] = delays
 }
 
 // benchAddition: a cluster joins a real Placement (its label changes); when OCM's
 // placement controller writes the real decision and when the proxy lists it too.
-func benchAddition(t *testing.T, r *report, sz sizes) {
+func benchAddition(t *testing.T, r *benchreport.Report, sz sizes) {
 	ctx := t.Context()
 	f := newFleet(t, "addition")
 	defer f.deletePolicies(t)
@@ -266,14 +258,14 @@ func benchAddition(t *testing.T, r *report, sz sizes) {
 	}
 	const b = "2. Addition latency"
 	params := fmt.Sprintf("%d additions, one at a time, by labelling a ManagedCluster", sz.Additions)
-	r.add(b, params, "label to real decision (OCM), p50", percentile(real, 50), "s", "")
-	r.add(b, params, "label to real decision (OCM), max", percentile(real, 100), "s", "")
-	r.add(b, params, "label to proxy decision, p50", percentile(proxy, 50), "s", "")
-	r.add(b, params, "label to proxy decision, max", percentile(proxy, 100), "s", "")
-	r.add(b, params, "real decision to proxy decision, p50", percentile(lag, 50), "s", "")
-	r.add(b, params, "real decision to proxy decision, p99", percentile(lag, 99), "s", "≤ 1 s")
-	r.add(b, params, "real decision to proxy decision, max", percentile(lag, 100), "s", "")
-	r.raw[b+": real decision to proxy decision"] = lag
+	r.Add(b, params, "label to real decision (OCM), p50", benchreport.Percentile(real, 50), "s", "")
+	r.Add(b, params, "label to real decision (OCM), max", benchreport.Percentile(real, 100), "s", "")
+	r.Add(b, params, "label to proxy decision, p50", benchreport.Percentile(proxy, 50), "s", "")
+	r.Add(b, params, "label to proxy decision, max", benchreport.Percentile(proxy, 100), "s", "")
+	r.Add(b, params, "real decision to proxy decision, p50", benchreport.Percentile(lag, 50), "s", "")
+	r.Add(b, params, "real decision to proxy decision, p99", benchreport.Percentile(lag, 99), "s", "≤ 1 s")
+	r.Add(b, params, "real decision to proxy decision, max", benchreport.Percentile(lag, 100), "s", "")
+	r.Raw[b+": real decision to proxy decision"] = lag
 }
 
 func delta(m0, m1 map[string]float64, name string) float64 { return m1[name] - m0[name] }

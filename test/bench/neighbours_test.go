@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/benchreport"
 )
 
 // neighbourSizes are the knobs of the noisy-neighbour benchmark.
@@ -123,7 +124,7 @@ func hangingPrometheus(t testing.TB) string {
 
 // benchNeighbours runs benchmark 7: the well-behaved policies' check cadence, and the
 // manager's memory and CPU, without and then with a hostile policy beside them.
-func benchNeighbours(t *testing.T, r *report, ns neighbourSizes, mgr *manager, traffic *trafficSource) {
+func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr *manager, traffic *trafficSource) {
 	ctx := t.Context()
 	f := newFleet(t, "neighbours")
 	interval := time.Duration(ns.IntervalSeconds * float64(time.Second))
@@ -205,7 +206,7 @@ func benchNeighbours(t *testing.T, r *report, ns neighbourSizes, mgr *manager, t
 			t.Fatalf("%s: no well-behaved policy was checked twice in %s", phase, window)
 		}
 		t.Logf("%s: %d gaps between checks of %d policies in %s; p50 %.3f s, p99 %.3f s; RSS %.1f MiB", phase, len(g),
-			len(recorded), window, percentile(g, 50), percentile(g, 99), u1.rssBytes/(1<<20))
+			len(recorded), window, benchreport.Percentile(g, 50), benchreport.Percentile(g, 99), u1.rssBytes/(1<<20))
 		return g, u1.rssBytes, (u1.cpuSeconds - u0.cpuSeconds) / time.Since(start).Minutes()
 	}
 
@@ -238,17 +239,17 @@ func benchNeighbours(t *testing.T, r *report, ns neighbourSizes, mgr *manager, t
 	b := "7. Noisy neighbours"
 	params := fmt.Sprintf("%d policies, each draining 1 cluster whose checks fail, interval %gs; then beside them 1 hostile policy draining %d clusters every 1s against a Prometheus that never answers (each query held to the %s query timeout)",
 		ns.Policies, ns.IntervalSeconds, ns.HostileDraining, "10 s")
-	late := func(g []float64, p float64) float64 { return percentile(g, p) - ns.IntervalSeconds }
-	r.add(b, params, "delay of a check past its interval, p50, without the hostile policy", late(quietGaps, 50), "s", "")
-	r.add(b, params, "delay of a check past its interval, p99, without the hostile policy", late(quietGaps, 99), "s", "")
-	r.add(b, params, "delay of a check past its interval, p50, with the hostile policy", late(noisyGaps, 50), "s", "")
-	r.add(b, params, "delay of a check past its interval, p99, with the hostile policy", late(noisyGaps, 99), "s", "")
-	r.add(b, params, "time between two checks, p99, with / without the hostile policy", percentile(noisyGaps, 99)/percentile(quietGaps, 99), "", "≤ 1.2")
-	r.add(b, params, "manager RSS without the hostile policy", quietRSS/(1<<20), "MiB", "")
-	r.add(b, params, "manager RSS with the hostile policy", noisyRSS/(1<<20), "MiB", "")
-	r.add(b, params, "manager RSS, with / without", noisyRSS/quietRSS, "", "≤ 1.2")
-	r.add(b, params, "manager CPU without the hostile policy", quietCPU, "CPU s/min", "")
-	r.add(b, params, "manager CPU with the hostile policy", noisyCPU, "CPU s/min", "")
-	r.add(b, params, "manager CPU, with / without", noisyCPU/quietCPU, "", "≤ 1.2")
+	late := func(g []float64, p float64) float64 { return benchreport.Percentile(g, p) - ns.IntervalSeconds }
+	r.Add(b, params, "delay of a check past its interval, p50, without the hostile policy", late(quietGaps, 50), "s", "")
+	r.Add(b, params, "delay of a check past its interval, p99, without the hostile policy", late(quietGaps, 99), "s", "")
+	r.Add(b, params, "delay of a check past its interval, p50, with the hostile policy", late(noisyGaps, 50), "s", "")
+	r.Add(b, params, "delay of a check past its interval, p99, with the hostile policy", late(noisyGaps, 99), "s", "")
+	r.Add(b, params, "time between two checks, p99, with / without the hostile policy", benchreport.Percentile(noisyGaps, 99)/benchreport.Percentile(quietGaps, 99), "", "≤ 1.2")
+	r.Add(b, params, "manager RSS without the hostile policy", quietRSS/(1<<20), "MiB", "")
+	r.Add(b, params, "manager RSS with the hostile policy", noisyRSS/(1<<20), "MiB", "")
+	r.Add(b, params, "manager RSS, with / without", noisyRSS/quietRSS, "", "≤ 1.2")
+	r.Add(b, params, "manager CPU without the hostile policy", quietCPU, "CPU s/min", "")
+	r.Add(b, params, "manager CPU with the hostile policy", noisyCPU, "CPU s/min", "")
+	r.Add(b, params, "manager CPU, with / without", noisyCPU/quietCPU, "", "≤ 1.2")
 	f.deletePolicies(t)
 }

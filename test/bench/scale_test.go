@@ -26,6 +26,7 @@ import (
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
+	"open-cluster-management.io/traffic-migration/test/benchreport"
 )
 
 // fleetSizes are the knobs of the steady-state, fleet-scale and growth benchmarks.
@@ -95,7 +96,7 @@ func (s *scale) selector(i int, draining bool) []clusterv1beta1.ClusterPredicate
 
 // benchFleet runs benchmarks 3 (steady state), 4 (fleet scale) and 5 (growth) on one
 // fleet and returns the manager that runs at the end (it is restarted at each size).
-func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *trafficSource) *manager {
+func benchFleet(t *testing.T, r *benchreport.Report, fs fleetSizes, mgr *manager, traffic *trafficSource) *manager {
 	ctx := t.Context()
 	s := &scale{f: newFleet(t, "fleet"), sz: fs, traffic: traffic, groups: fs.Clusters[0] / fs.PerPlacement}
 	s.policies = s.f.watchPolicies(t)
@@ -119,7 +120,7 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 		t.Fatalf("read a ManagedCluster: %v", err)
 	}
 	t.Logf("each ManagedCluster is %d bytes as JSON", size)
-	r.add("Fleet", "every ManagedCluster of the fleet benchmarks: spec with client config and CA bundle; status with 4 conditions, capacity, allocatable, version, 12 claims",
+	r.Add("Fleet", "every ManagedCluster of the fleet benchmarks: spec with client config and CA bundle; status with 4 conditions, capacity, allocatable, version, 12 claims",
 		"size of one ManagedCluster as JSON", float64(size), "bytes", "")
 	created := time.Now()
 	parallel(t, fs.Policies, func(i int) error {
@@ -154,17 +155,17 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 	}
 	const b3 = "3. Steady state"
 	p3 := fmt.Sprintf("%d policies × %d clusters, %d ManagedClusters, nothing draining, %s", fs.Policies, fs.PerPlacement, fs.Clusters[0], period)
-	r.add(b3, p3, "time from creating the policies to every status ready", ready.Seconds(), "s", "")
-	r.add(b3, p3, "writes after every status was ready (events, mostly), until 10 s without any", trailing, "", "")
-	r.add(b3, p3, "time from every status ready to the last of those writes", quietAfter.Seconds(), "s", "")
-	r.add(b3, p3, "API writes in the period (api_writes_total)", delta(m0, m1, "traffic_migration_api_writes_total"), "", "0")
-	r.add(b3, p3, "Prometheus queries in the period (query_duration_seconds count)", delta(m0, m1, "traffic_migration_query_duration_seconds_count"), "", "0")
-	r.add(b3, p3, "policy syncs in the period (workqueue adds)", delta(m0, m1, queueAdds), "", "")
+	r.Add(b3, p3, "time from creating the policies to every status ready", ready.Seconds(), "s", "")
+	r.Add(b3, p3, "writes after every status was ready (events, mostly), until 10 s without any", trailing, "", "")
+	r.Add(b3, p3, "time from every status ready to the last of those writes", quietAfter.Seconds(), "s", "")
+	r.Add(b3, p3, "API writes in the period (api_writes_total)", delta(m0, m1, "traffic_migration_api_writes_total"), "", "0")
+	r.Add(b3, p3, "Prometheus queries in the period (query_duration_seconds count)", delta(m0, m1, "traffic_migration_query_duration_seconds_count"), "", "0")
+	r.Add(b3, p3, "policy syncs in the period (workqueue adds)", delta(m0, m1, queueAdds), "", "")
 	for _, k := range changedKeys(m0, m1, "traffic_migration_api_writes_total{resource=") {
-		r.add(b3, p3, "API writes in the period to "+strings.TrimSuffix(strings.TrimPrefix(k, "traffic_migration_api_writes_total{resource="), "}"), delta(m0, m1, k), "", "")
+		r.Add(b3, p3, "API writes in the period to "+strings.TrimSuffix(strings.TrimPrefix(k, "traffic_migration_api_writes_total{resource="), "}"), delta(m0, m1, k), "", "")
 	}
-	r.add(b3, p3, "manager RSS at the end", u1.rssBytes/(1<<20), "MiB", "")
-	r.add(b3, p3, "manager CPU", (u1.cpuSeconds-u0.cpuSeconds)/period.Minutes(), "CPU s/min", "")
+	r.Add(b3, p3, "manager RSS at the end", u1.rssBytes/(1<<20), "MiB", "")
+	r.Add(b3, p3, "manager CPU", (u1.cpuSeconds-u0.cpuSeconds)/period.Minutes(), "CPU s/min", "")
 
 	// Every draining policy's Placement drops DrainingPerPolicy of its clusters at once.
 	parallel(t, fs.DrainingPolicies, func(i int) error {
@@ -195,7 +196,7 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 	})
 
 	// 4 and 5: the same draining work measured at each fleet size, with a restart.
-	sizesTable := table{
+	sizesTable := benchreport.Table{
 		Title: "The fleet by size, beside OCM's placement controller",
 		Intro: fmt.Sprintf("The same work at every size (%d policies × %d clusters, %d draining), with ManagedClusters of %d bytes each. "+
 			"The placement controller caches the same ManagedClusters and runs from the start; the manager is restarted at every size.",
@@ -258,42 +259,42 @@ func benchFleet(t *testing.T, r *report, fs fleetSizes, mgr *manager, traffic *t
 		if step == len(fs.Clusters)-1 {
 			b = "4. Fleet scale"
 		}
-		r.add(b, params, "clusters added before this size (time)", grew.Seconds(), "s", "")
-		r.add(b, params, "manager idle again after the additions (work queue empty)", settle.Seconds(), "s", "")
-		r.add(b, params, "draining clusters", float64(draining), "", "")
-		r.add(b, params, "Prometheus queries per interval", queries, "", fmt.Sprintf("= %d (draining clusters)", wantDraining))
-		r.add(b, params, "Prometheus queries per check (query count / evaluations)",
+		r.Add(b, params, "clusters added before this size (time)", grew.Seconds(), "s", "")
+		r.Add(b, params, "manager idle again after the additions (work queue empty)", settle.Seconds(), "s", "")
+		r.Add(b, params, "draining clusters", float64(draining), "", "")
+		r.Add(b, params, "Prometheus queries per interval", queries, "", fmt.Sprintf("= %d (draining clusters)", wantDraining))
+		r.Add(b, params, "Prometheus queries per check (query count / evaluations)",
 			delta(m0, m1, "traffic_migration_query_duration_seconds_count")/delta(m0, m1, "traffic_migration_evaluations_total"), "", "1")
 		ratioGoal := ""
 		if step == len(fs.Clusters)-1 {
 			ratioGoal = "<= 1.5"
 		}
-		r.add(b, params, "manager RSS", u1.rssBytes/(1<<20), "MiB", "< 256 MiB")
-		r.add(b, params, "manager peak RSS (VmHWM)", u1.hwmBytes/(1<<20), "MiB", "")
-		r.add(b, params, "OCM placement controller RSS (same ManagedClusters, running since the start)", p1.rssBytes/(1<<20), "MiB", "")
-		r.add(b, params, "manager RSS / placement controller RSS", u1.rssBytes/p1.rssBytes, "", ratioGoal)
-		r.add(b, params, "manager CPU while draining", (u1.cpuSeconds-u0.cpuSeconds)/window.Minutes(), "CPU s/min", "")
-		r.add(b, params, "OCM placement controller CPU in the same window", (p1.cpuSeconds-p0.cpuSeconds)/window.Minutes(), "CPU s/min", "")
-		r.add(b, params, "API writes per minute while draining", delta(m0, m1, "traffic_migration_api_writes_total")/window.Minutes(), "", "")
-		r.add(b, params, "restart, nothing changed: start to ready (readyz)", readyAfter.Seconds(), "s", "")
-		r.add(b, params, "restart, nothing changed: start to every policy synced (full resync)", resync.Seconds(), "s", "< 10 s")
-		r.add(b, params, "restart, nothing changed: RSS after the resync", uIdle.rssBytes/(1<<20), "MiB", "")
-		r.add(b, params, "restart, nothing changed: writes to proxies (Placements, PlacementDecisions) until resynced", proxyWrites(mr), "", "0")
-		r.add(b, params, "restart, nothing changed: other writes until resynced (the draining policies' own checks)", mr["traffic_migration_api_writes_total"]-proxyWrites(mr), "", "")
-		r.add(b, params, "restart, every spec changed: start to every status observing its generation", changed.Seconds(), "s", "")
-		r.add(b, params, "restart, every spec changed: API writes", mc["traffic_migration_api_writes_total"], "", "")
-		r.add(b, params, "restart, every spec changed: writes to proxies (the change moves no cluster)", proxyWrites(mc), "", "0")
+		r.Add(b, params, "manager RSS", u1.rssBytes/(1<<20), "MiB", "< 256 MiB")
+		r.Add(b, params, "manager peak RSS (VmHWM)", u1.hwmBytes/(1<<20), "MiB", "")
+		r.Add(b, params, "OCM placement controller RSS (same ManagedClusters, running since the start)", p1.rssBytes/(1<<20), "MiB", "")
+		r.Add(b, params, "manager RSS / placement controller RSS", u1.rssBytes/p1.rssBytes, "", ratioGoal)
+		r.Add(b, params, "manager CPU while draining", (u1.cpuSeconds-u0.cpuSeconds)/window.Minutes(), "CPU s/min", "")
+		r.Add(b, params, "OCM placement controller CPU in the same window", (p1.cpuSeconds-p0.cpuSeconds)/window.Minutes(), "CPU s/min", "")
+		r.Add(b, params, "API writes per minute while draining", delta(m0, m1, "traffic_migration_api_writes_total")/window.Minutes(), "", "")
+		r.Add(b, params, "restart, nothing changed: start to ready (readyz)", readyAfter.Seconds(), "s", "")
+		r.Add(b, params, "restart, nothing changed: start to every policy synced (full resync)", resync.Seconds(), "s", "< 10 s")
+		r.Add(b, params, "restart, nothing changed: RSS after the resync", uIdle.rssBytes/(1<<20), "MiB", "")
+		r.Add(b, params, "restart, nothing changed: writes to proxies (Placements, PlacementDecisions) until resynced", proxyWrites(mr), "", "0")
+		r.Add(b, params, "restart, nothing changed: other writes until resynced (the draining policies' own checks)", mr["traffic_migration_api_writes_total"]-proxyWrites(mr), "", "")
+		r.Add(b, params, "restart, every spec changed: start to every status observing its generation", changed.Seconds(), "s", "")
+		r.Add(b, params, "restart, every spec changed: API writes", mc["traffic_migration_api_writes_total"], "", "")
+		r.Add(b, params, "restart, every spec changed: writes to proxies (the change moves no cluster)", proxyWrites(mc), "", "0")
 		if step == len(fs.Clusters)-1 {
 			// Where the memory goes at the largest fleet, in the report's directory.
-			if top, err := mgr.heapProfile(ctx, filepath.Join(r.dir, "manager-heap.pb.gz")); err != nil {
+			if top, err := mgr.heapProfile(ctx, filepath.Join(r.Dir, "manager-heap.pb.gz")); err != nil {
 				t.Errorf("the manager's heap profile: %v", err)
 			} else {
-				r.heapTop = fmt.Sprintf("The manager's heap at %d ManagedClusters (manager-heap.pb.gz beside this report), by memory in use:\n\n```\n%s```\n", n, top)
+				r.HeapTop = fmt.Sprintf("The manager's heap at %d ManagedClusters (manager-heap.pb.gz beside this report), by memory in use:\n\n```\n%s```\n", n, top)
 			}
 		}
-		sizesTable.Rows = append(sizesTable.Rows, []string{strconv.Itoa(n), format(u1.rssBytes / (1 << 20)), format(p1.rssBytes / (1 << 20)),
-			format(u1.rssBytes / p1.rssBytes), format((u1.cpuSeconds - u0.cpuSeconds) / window.Minutes()), format((p1.cpuSeconds - p0.cpuSeconds) / window.Minutes()),
-			format(resync.Seconds()), format(changed.Seconds())})
+		sizesTable.Rows = append(sizesTable.Rows, []string{strconv.Itoa(n), benchreport.Format(u1.rssBytes / (1 << 20)), benchreport.Format(p1.rssBytes / (1 << 20)),
+			benchreport.Format(u1.rssBytes / p1.rssBytes), benchreport.Format((u1.cpuSeconds - u0.cpuSeconds) / window.Minutes()), benchreport.Format((p1.cpuSeconds - p0.cpuSeconds) / window.Minutes()),
+			benchreport.Format(resync.Seconds()), benchreport.Format(changed.Seconds())})
 		t.Logf("%d clusters: %d draining, %.1f queries per interval, RSS %.0f MiB, resync %s / %s",
 			n, draining, queries, u1.rssBytes/(1<<20), resync.Round(time.Millisecond), changed.Round(time.Millisecond))
 	}

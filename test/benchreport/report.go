@@ -1,0 +1,154 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package benchreport is the report of a benchmark run: every figure beside its goal,
+// as JSON that hack/benchcompare compares between runs, and as Markdown with the
+// tables that put figures side by side. The manager's benchmarks (test/bench) and the
+// strategies benchmark (test/strategies) each write one.
+package benchreport
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Result is one number a benchmark measured.
+type Result struct {
+	Benchmark string  `json:"benchmark"`
+	Params    string  `json:"params"`
+	Metric    string  `json:"metric"`
+	Value     float64 `json:"value"`
+	Unit      string  `json:"unit,omitempty"`
+	Goal      string  `json:"goal,omitempty"`
+}
+
+// Report is everything one run measured.
+type Report struct {
+	// Title heads the Markdown; Bed says in a sentence what the run ran on.
+	Title string `json:"title"`
+	Bed   string `json:"bed"`
+	// Machine is the machine the run measured on.
+	Machine string    `json:"machine"`
+	Sizes   any       `json:"sizes"`
+	Started time.Time `json:"started"`
+	Results []Result  `json:"results"`
+	Tables  []Table   `json:"tables,omitempty"`
+	// Raw are the samples behind percentiles, by name.
+	Raw map[string][]float64 `json:"samples,omitempty"`
+	// Dir is where the report goes.
+	Dir string `json:"-"`
+	// HeapTop, when set, is printed after the tables.
+	HeapTop string `json:"-"`
+}
+
+// New starts the report of a run that writes into dir.
+func New(title, bed string, sizes any, dir string) *Report {
+	return &Report{Title: title, Bed: bed, Machine: Machine(), Sizes: sizes, Started: time.Now().UTC(), Raw: map[string][]float64{}, Dir: dir}
+}
+
+// Table is a side-by-side view of some results, printed after the list of all of them.
+type Table struct {
+	Title  string     `json:"title"`
+	Intro  string     `json:"intro,omitempty"`
+	Header []string   `json:"header"`
+	Rows   [][]string `json:"rows"`
+}
+
+// Markdown writes the table with its title and introduction.
+func (t Table) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", t.Title)
+	if t.Intro != "" {
+		b.WriteString(t.Intro + "\n\n")
+	}
+	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|" + strings.Repeat("---|", len(t.Header)) + "\n")
+	for _, r := range t.Rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	return b.String()
+}
+
+// Add records a figure.
+func (r *Report) Add(benchmark, params, metric string, value float64, unit, goal string) {
+	r.Results = append(r.Results, Result{Benchmark: benchmark, Params: params, Metric: metric, Value: value, Unit: unit, Goal: goal})
+}
+
+// Write writes the report into its Dir: the figures as JSON in jsonName, and as
+// Markdown in mdName.
+func (r *Report) Write(jsonName, mdName string) error {
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(r.Dir, jsonName), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	var md strings.Builder
+	fmt.Fprintf(&md, "# %s (%s)\n\n", r.Title, r.Started.Format(time.RFC3339))
+	fmt.Fprintf(&md, "%s Machine: %s. Raw numbers: %s.\n\n", r.Bed, r.Machine, jsonName)
+	md.WriteString("| Benchmark | Setup | Metric | Value | Goal |\n|---|---|---|---|---|\n")
+	for _, x := range r.Results {
+		fmt.Fprintf(&md, "| %s | %s | %s | %s %s | %s |\n", x.Benchmark, x.Params, x.Metric, Format(x.Value), x.Unit, x.Goal)
+	}
+	for _, t := range r.Tables {
+		md.WriteString("\n" + t.Markdown())
+	}
+	if r.HeapTop != "" {
+		md.WriteString("\n## Where the manager's memory goes\n\n" + r.HeapTop)
+	}
+	return os.WriteFile(filepath.Join(r.Dir, mdName), []byte(md.String()), 0o644)
+}
+
+// Format writes a figure: whole numbers as such, others with three decimals.
+func Format(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e9 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// Percentile is the nearest-rank percentile of xs; 0 gives the minimum.
+func Percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	if rank < 1 {
+		rank = 1
+	}
+	return s[rank-1]
+}
+
+// Machine describes this machine: its processor model, the processors Go may use, and
+// its memory.
+func Machine() string {
+	model := "unknown processor"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	memory := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kib int64
+		if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kib); err == nil {
+			memory = fmt.Sprintf(", %.0f GiB", float64(kib)/(1<<20))
+		}
+	}
+	return fmt.Sprintf("%d processors (%s)%s", runtime.NumCPU(), model, memory)
+}

@@ -1,0 +1,604 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package strategies
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/benchreport"
+	"open-cluster-management.io/traffic-migration/test/clients"
+	"open-cluster-management.io/traffic-migration/test/fixture"
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// fullEnv selects the full size and the report under bench/results, as in test/bench.
+const fullEnv = "TRAFFIC_MIGRATION_BENCH"
+
+// What the benchmark creates, on the hub and on the spokes.
+const (
+	namespace      = "strategies"
+	clusterSetName = "strategies"
+	regionLabel    = "region"
+	backendName    = "backend"
+	secretName     = "prometheus"
+	dnsZone        = "strategies.example."
+	// The Gateways' traffic as Traefik counts it, by entry point (one per row), with
+	// the cluster label of the metrics pipeline.
+	requestsMetric = "traefik_entrypoint_requests_total"
+	clusterLabel   = "cluster"
+	// The manager's install, from manifests/.
+	managerNamespace  = "open-cluster-management-addon"
+	managerDeployment = "traffic-migration-manager"
+	agentDeployment   = "traffic-migration-agent"
+)
+
+// regions are the clusters' regions, the label the real Placements select on.
+var regions = map[string]string{cluster1: "us-east", cluster2: "us-west"}
+
+// sizes are the knobs of one run: the clients, the same for every row, and the
+// timings of the policies and of the fixed timers.
+type sizes struct {
+	Mode                string     `json:"mode"`
+	Clients             int        `json:"clients"`
+	RequestEverySeconds float64    `json:"requestEverySeconds"`
+	ShortTTLSeconds     [2]float64 `json:"shortTTLSeconds"`
+	LongTTLSeconds      [2]float64 `json:"longTTLSeconds"`
+	LongClients         int        `json:"longClients"`
+	Seed                uint64     `json:"seed"`
+	// RecordTTLSeconds is the DNS records' TTL, which the clients do not honour: each
+	// keeps an answer for a TTL of its own.
+	RecordTTLSeconds float64 `json:"recordTTLSeconds"`
+	Window           string  `json:"window"`
+	IntervalSeconds  float64 `json:"intervalSeconds"`
+	Successes        int32   `json:"consecutiveSuccesses"`
+	MinDrainSeconds  float64 `json:"minDrainSeconds"`
+	// The fixed timers: one shorter than the longest client TTL, one longer.
+	ShortTimerSeconds float64 `json:"shortTimerSeconds"`
+	LongTimerSeconds  float64 `json:"longTimerSeconds"`
+	// WarmUpSeconds is how long the clients send to cluster1 before the move.
+	WarmUpSeconds float64 `json:"warmUpSeconds"`
+}
+
+var (
+	short = sizes{Mode: "short", Clients: 8, RequestEverySeconds: 0.5, ShortTTLSeconds: [2]float64{1, 3}, LongTTLSeconds: [2]float64{6, 6},
+		LongClients: 1, Seed: 1, RecordTTLSeconds: 1, Window: "4s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 3,
+		ShortTimerSeconds: 3, LongTimerSeconds: 12, WarmUpSeconds: 5}
+	// full is the demo's migration: 40 clients, TTLs of 2-20s and four of 40-60s, a 5s
+	// window checked every 2s, 3 checks in a row, 30s minimum drain. Each client sends
+	// a request a second (the demo's send five), as six migrations run at once.
+	full = sizes{Mode: "full", Clients: 40, RequestEverySeconds: 1, ShortTTLSeconds: [2]float64{2, 20}, LongTTLSeconds: [2]float64{40, 60},
+		LongClients: 4, Seed: 1, RecordTTLSeconds: 5, Window: "5s", IntervalSeconds: 2, Successes: 3, MinDrainSeconds: 30,
+		ShortTimerSeconds: 30, LongTimerSeconds: 90, WarmUpSeconds: 10}
+)
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// follows says what the Gateway of a row follows.
+type follows int
+
+const (
+	followsReal  follows = iota // the real Placement: the old Gateway goes at the move
+	followsTimer                // a Placement that keeps cluster1 for a fixed time after the move
+	followsProxy                // the policy's proxy Placement
+)
+
+// row is one way of moving a Gateway from cluster1 to cluster2, with its own Gateway,
+// entry point, hostname, Placements and clients.
+type row struct {
+	name, setup string
+	follows     follows
+	port        int
+	timer       time.Duration // followsTimer
+	percent     float64       // followsProxy: the policy's maxPercent
+	specDNS     bool          // followsProxy: the policy publishes DNS itself
+	// the clients, and what was seen of the row during the run
+	clients                       *clients.Fleet
+	moved, withdrawn, under, gone time.Time
+}
+
+func (r *row) hostname() string { return r.name + "." + strings.TrimSuffix(dnsZone, ".") }
+func (r *row) gateway() string  { return "gw-" + r.name }
+
+// workloadPlacement is the Placement the row's ManifestWorkReplicaSet follows.
+func (r *row) workloadPlacement() string {
+	switch r.follows {
+	case followsTimer:
+		return r.name + "-timer"
+	case followsProxy:
+		return r.name + "-proxy"
+	}
+	return r.name
+}
+
+// rows are the strategies, each on an entry point of its own: Traefik counts each
+// row's requests apart.
+func rows(sz sizes) []*row {
+	policy := fmt.Sprintf("trafficShare under %%g%%%% on a %s window, checked every %gs, %d checks in a row, minDrainDuration %gs",
+		sz.Window, sz.IntervalSeconds, sz.Successes, sz.MinDrainSeconds)
+	return []*row{
+		{name: "noproxy", follows: followsReal, setup: "no proxy: the Gateway follows the real Placement, and goes at the move"},
+		{name: "timershort", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds),
+			setup: fmt.Sprintf("fixed timer: the old Gateway goes %gs after the move (shorter than the longest client TTL)", sz.ShortTimerSeconds)},
+		{name: "timerlong", follows: followsTimer, timer: seconds(sz.LongTimerSeconds),
+			setup: fmt.Sprintf("fixed timer: the old Gateway goes %gs after the move (longer than the longest client TTL)", sz.LongTimerSeconds)},
+		{name: "tm5", follows: followsProxy, percent: 5, setup: "traffic-migration: the proxy keeps cluster1 until " + fmt.Sprintf(policy, 5.0)},
+		{name: "tm1", follows: followsProxy, percent: 1, setup: "traffic-migration: the proxy keeps cluster1 until " + fmt.Sprintf(policy, 1.0)},
+		{name: "tm1dns", follows: followsProxy, percent: 1, specDNS: true,
+			setup: "traffic-migration with spec.dns: the manager publishes DNS, and minDrainDuration counts from DNS's withdrawal; " + fmt.Sprintf(policy, 1.0)},
+	}
+}
+
+// TestStrategies moves six Gateways from cluster1 to cluster2 at the same moment, each
+// a different way, each with the same seeded clients, and counts what the clients saw.
+// Every row's DNS follows its real Placement on the same DNS software: the manager
+// publishes it for the row with spec.dns, and for the others a follower does what a
+// user's DNS automation does (see dnsFollower). The benchmark fails only when the
+// harness cannot measure, and when traffic-migration with spec.dns at 1% failed a
+// request: that is the product's promise.
+func TestStrategies(t *testing.T) {
+	sz, outDir := short, t.TempDir()
+	if os.Getenv(fullEnv) == "full" {
+		sz, outDir = full, filepath.Join("..", "..", "bench", "results")
+	}
+	ctx := t.Context()
+	rs := rows(sz)
+	for i, r := range rs {
+		r.port = testbed.TraefikWebPort + 1 + i
+	}
+	// The benchmark's own clients read often (every row, a few times a second): not
+	// paced at client-go's default of 5 requests a second.
+	hubCluster := *bed.Hub
+	hubCluster.Config = fastConfig(bed.Hub.Config)
+	h, err := fixture.NewFleet(&hubCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			logPolicies(t, h, rs)
+		}
+	}()
+	traefik := prepareSpokes(t, rs)
+	prepareHub(t, h, sz, rs)
+	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{dnsZone}, Namespace: namespace, OwnerID: "strategies"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dns.Stop()
+	follower := startDNSFollower(t, h, traefik, seconds(sz.RecordTTLSeconds), rs)
+
+	// Every row's name answers cluster1's Gateway before its clients start.
+	cluster1IP := netip.MustParseAddr(traefik[cluster1].Address)
+	cluster2IP := netip.MustParseAddr(traefik[cluster2].Address)
+	for _, r := range rs {
+		testbed.Eventually(t, 3*time.Minute, "CoreDNS answering "+r.hostname()+" with cluster1's Gateway", func(ctx context.Context) error {
+			got, err := dns.Lookup(ctx, r.hostname())
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(got, []netip.Addr{cluster1IP}) {
+				return fmt.Errorf("CoreDNS answers %v", got)
+			}
+			return nil
+		})
+	}
+	// And Traefik on cluster1 routes it to the backend: the Gateway can be Programmed
+	// a moment before its HTTPRoute is served.
+	for _, r := range rs {
+		url := "http://" + net.JoinHostPort(cluster1IP.String(), strconv.Itoa(r.port)) + "/"
+		testbed.Eventually(t, time.Minute, "cluster1's Traefik serving "+r.hostname(), func(ctx context.Context) error {
+			return served(ctx, url, r.hostname())
+		})
+	}
+	ttls := clients.TTLs(sz.Clients,
+		clients.TTLRange{Min: seconds(sz.ShortTTLSeconds[0]), Max: seconds(sz.ShortTTLSeconds[1])},
+		clients.TTLRange{Min: seconds(sz.LongTTLSeconds[0]), Max: seconds(sz.LongTTLSeconds[1])}, sz.LongClients)
+	for _, r := range rs {
+		hostname := r.hostname() + "."
+		r.clients = clients.NewFleet(clients.Config{Hostname: r.hostname(), TTLs: ttls, Every: seconds(sz.RequestEverySeconds), Port: r.port, Seed: sz.Seed,
+			Lookup: func(ctx context.Context) ([]netip.Addr, error) {
+				addrs, err := dns.Resolver().LookupNetIP(ctx, "ip4", hostname)
+				for i := range addrs {
+					addrs[i] = addrs[i].Unmap()
+				}
+				return addrs, err
+			}})
+	}
+	for _, r := range rs {
+		if err := r.clients.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer r.clients.Halt()
+	}
+	warmedUp := time.Now().Add(seconds(sz.WarmUpSeconds))
+	waitSteady(t, h, rs)
+	testbed.EventuallyTrue(t, time.Until(warmedUp)+time.Minute, "the warm-up", func() bool { return time.Now().After(warmedUp) })
+	for _, r := range rs {
+		if c := r.clients.Counts(); c.ByCluster[cluster1] == 0 || c.Failed+c.Retried > 0 {
+			t.Fatalf("%s before the move: %d served by cluster1, %d retried, %d failed: %v", r.name, c.ByCluster[cluster1], c.Retried, c.Failed, c.FailureSamples)
+		}
+	}
+
+	// The move: every real Placement selects cluster2's region; a timer's Placement
+	// selects both regions until its timer ends.
+	for _, r := range rs {
+		if r.follows == followsTimer {
+			if err := h.SelectClusters(ctx, namespace, r.workloadPlacement(), nil, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := h.SelectClusters(ctx, namespace, r.name, map[string]string{regionLabel: regions[cluster2]}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		r.moved = time.Now()
+	}
+	timersCtx, stopTimers := context.WithCancel(ctx)
+	var timers sync.WaitGroup
+	defer func() {
+		stopTimers()
+		timers.Wait()
+	}()
+	for _, r := range rs {
+		if r.follows != followsTimer {
+			continue
+		}
+		timers.Go(func() {
+			select {
+			case <-timersCtx.Done():
+				return
+			case <-time.After(time.Until(r.moved.Add(r.timer))):
+			}
+			if err := h.SelectClusters(timersCtx, namespace, r.workloadPlacement(), map[string]string{regionLabel: regions[cluster2]}, time.Minute); err != nil {
+				t.Errorf("%s: the timer's end: %v", r.name, err)
+			}
+		})
+	}
+
+	// Until every row's old Gateway is gone and no client holds cluster1's address:
+	// when DNS let go of cluster1, when the clients' share of it fell under 1%, and
+	// when its Gateway went.
+	spoke1, err := gatewayclient.NewForConfig(fastConfig(bed.Spokes[cluster1].Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := seconds(max(sz.LongTTLSeconds[1], sz.ShortTTLSeconds[1]))
+	timeout := seconds(sz.LongTimerSeconds) + 2*longest + 3*time.Minute
+	lastLog := time.Now()
+	testbed.Eventually(t, timeout, "every old Gateway gone and every client off cluster1", func(ctx context.Context) error {
+		gws, err := spoke1.GatewayV1().Gateways(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		var waiting []string
+		for _, r := range rs {
+			if r.withdrawn.IsZero() {
+				if got, err := dns.Lookup(ctx, r.hostname()); err == nil && !slices.Contains(got, cluster1IP) && slices.Contains(got, cluster2IP) {
+					r.withdrawn = now
+				}
+			}
+			holding := r.clients.Holding()[cluster1IP]
+			if r.under.IsZero() && float64(holding) < 0.01*float64(sz.Clients) {
+				r.under = now
+			}
+			if r.gone.IsZero() && !slices.ContainsFunc(gws.Items, func(g gatewayv1.Gateway) bool { return g.Name == r.gateway() }) {
+				r.gone = now
+			}
+			if r.withdrawn.IsZero() || r.under.IsZero() || r.gone.IsZero() {
+				waiting = append(waiting, fmt.Sprintf("%s (DNS withdrawn %t, %d clients on cluster1, Gateway gone %t)", r.name, !r.withdrawn.IsZero(), holding, !r.gone.IsZero()))
+			}
+		}
+		if len(waiting) > 0 {
+			err := fmt.Errorf("waiting for %s", strings.Join(waiting, "; "))
+			if time.Since(lastLog) > 10*time.Second {
+				t.Logf("%.0fs after the move: %v", time.Since(rs[0].moved).Seconds(), err)
+				lastLog = time.Now()
+			}
+			return err
+		}
+		return nil
+	})
+	// A moment more, so that requests in flight at the end are counted.
+	settled := time.Now().Add(seconds(2 * sz.RequestEverySeconds))
+	testbed.EventuallyTrue(t, time.Minute, "the settling", func() bool { return time.Now().After(settled) })
+	for _, r := range rs {
+		r.clients.Halt()
+	}
+	follower.stop()
+
+	rep := benchreport.New("traffic-migration strategies, "+sz.Mode+" mode",
+		"Test bed: a real OCM hub and two klusterlets, a node per cluster (kubelet, containerd), Traefik programming the Gateways and serving every request, "+
+			"a Prometheus agent per spoke remote-writing to the hub's Prometheus, traffic-migration's manager and agents as pods, CoreDNS written by external-dns's engine.",
+		sz, outDir)
+	tbl := report(rep, sz, rs, longest)
+	t.Log("\n" + tbl.Markdown())
+	for _, r := range rs {
+		if c := r.clients.Counts(); len(c.FailureSamples) > 0 {
+			t.Logf("%s: the first failures: %s", r.name, strings.Join(c.FailureSamples, "; "))
+		}
+	}
+	if err := rep.Write("strategies.json", "strategies.md"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if c := r.clients.Counts(); r.specDNS && r.percent == 1 && c.Retried+c.Failed > 0 {
+			t.Errorf("%s: %d requests failed at the first attempt (%d after a retry): %v", r.name, c.Retried+c.Failed, c.Failed, c.FailureSamples)
+		}
+	}
+}
+
+// fastConfig is a copy of cfg whose client is not rate-limited.
+func fastConfig(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst = -1, 0
+	return c
+}
+
+// logPolicies logs the traffic-migration rows' policies' status, to explain a failure.
+func logPolicies(t *testing.T, h *fixture.Fleet, rs []*row) {
+	for _, r := range rs {
+		if r.follows != followsProxy {
+			continue
+		}
+		p, err := h.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(context.Background(), r.name, metav1.GetOptions{})
+		if err != nil {
+			t.Logf("policy %s: %v", r.name, err)
+			continue
+		}
+		t.Logf("policy %s:\n%s", r.name, fixture.PolicyStatus(p))
+	}
+}
+
+// served sends a request for hostname to url and checks that a backend answered it.
+func served(ctx context.Context, url, hostname string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Host = hostname
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(clients.ServedByHeader) == "" {
+		return fmt.Errorf("%s answered %s, %s %q", url, resp.Status, clients.ServedByHeader, resp.Header.Get(clients.ServedByHeader))
+	}
+	return nil
+}
+
+// report adds each row's figures to the report, and the table of them side by side.
+func report(rep *benchreport.Report, sz sizes, rs []*row, longest time.Duration) benchreport.Table {
+	const b = "0. Strategies"
+	tbl := benchreport.Table{
+		Title: "Moving a Gateway from cluster1 to cluster2, six ways, on real clients",
+		Intro: fmt.Sprintf("Each row: its own Gateway, hostname and %d clients, the same for every row (seed %d): a request every %gs each, "+
+			"each keeping its DNS answer for a TTL of its own whatever the record's (%gs): %s, and %s for %d of them. "+
+			"A client whose request fails on a connection error, or meets Traefik with no route for its name, resolves again and retries once. "+
+			"Every row's DNS follows its real Placement. Moved at the same moment; measured on %s.",
+			sz.Clients, sz.Seed, sz.RequestEverySeconds, sz.RecordTTLSeconds,
+			clients.TTLRange{Min: seconds(sz.ShortTTLSeconds[0]), Max: seconds(sz.ShortTTLSeconds[1])},
+			clients.TTLRange{Min: seconds(sz.LongTTLSeconds[0]), Max: seconds(sz.LongTTLSeconds[1])}, sz.LongClients, rep.Machine),
+		Header: []string{"strategy", "setup", "move to DNS withdrawal (s)", "move to removal (s)", "(removal − withdrawal) / longest TTL",
+			"requests: served / retried / failed", "failed at the first attempt", "idle after share < 1% (s)"},
+	}
+	for _, r := range rs {
+		c := r.clients.Counts()
+		withdrawal, removal := r.withdrawn.Sub(r.moved), r.gone.Sub(r.moved)
+		floor := (removal - withdrawal).Seconds() / longest.Seconds()
+		idle := max(0, r.gone.Sub(r.under))
+		first := c.Retried + c.Failed
+		rep.Add(b, r.name, "time from the move to DNS's withdrawal of cluster1", withdrawal.Seconds(), "s", "")
+		rep.Add(b, r.name, "time from the move to the removal of the old Gateway", removal.Seconds(), "s", "")
+		rep.Add(b, r.name, "(removal − DNS withdrawal) / longest client TTL", floor, "", "")
+		rep.Add(b, r.name, "requests served at the first attempt", float64(c.Served), "", "")
+		rep.Add(b, r.name, "requests served after a retry", float64(c.Retried), "", "")
+		rep.Add(b, r.name, "requests failed after a retry", float64(c.Failed), "", "")
+		rep.Add(b, r.name, "requests failed at the first attempt", float64(first), "", "0 for traffic-migration at 1%")
+		rep.Add(b, r.name, "idle time: old Gateway kept after the clients' share of it fell under 1%", idle.Seconds(), "s", "")
+		tbl.Rows = append(tbl.Rows, []string{r.name, r.setup, fmt.Sprintf("%.1f", withdrawal.Seconds()), fmt.Sprintf("%.1f", removal.Seconds()),
+			fmt.Sprintf("%.2f", floor), fmt.Sprintf("%d / %d / %d", c.Served, c.Retried, c.Failed), fmt.Sprint(first), fmt.Sprintf("%.1f", idle.Seconds())})
+	}
+	var zero, some []string
+	for _, r := range rs {
+		if c := r.clients.Counts(); c.Retried+c.Failed == 0 {
+			zero = append(zero, r.name)
+		} else {
+			some = append(some, r.name)
+		}
+	}
+	tbl.Intro += fmt.Sprintf("\n\nNo request failed at the first attempt: %s. Some did: %s.", orNone(zero), orNone(some))
+	rep.Tables = append(rep.Tables, tbl)
+	return tbl
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// prepareSpokes does what each spoke's platform team does: Traefik with an entry point
+// per row, the rows' namespace and backend, and the metrics pipeline. It returns
+// Traefik by cluster.
+func prepareSpokes(t *testing.T, rs []*row) map[string]*testbed.Traefik {
+	ctx := t.Context()
+	entryPoints := map[string]int{}
+	for _, r := range rs {
+		entryPoints[r.name] = r.port
+	}
+	traefik := map[string]*testbed.Traefik{}
+	for _, c := range []string{cluster1, cluster2} {
+		tr, err := bed.InstallTraefik(ctx, c, testbed.TraefikOptions{EntryPoints: entryPoints})
+		if err != nil {
+			t.Fatal(err)
+		}
+		traefik[c] = tr
+		kube, err := kubernetes.NewForConfig(bed.Spokes[c].Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := bed.InstallBackend(ctx, c, namespace, backendName); err != nil {
+			t.Fatal(err)
+		}
+		err = bed.InstallMetricsAgent(ctx, c, testbed.MetricsAgentOptions{
+			Targets:        []string{tr.MetricsTarget()},
+			ExternalLabels: map[string]string{clusterLabel: c},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return traefik
+}
+
+// prepareHub installs traffic-migration from manifests/ and enables it with
+// clusteradm, and creates what the fleet administrator has before the move: a
+// ManagedClusterSet of both clusters bound to the namespace, each row's real
+// Placement on cluster1's region (and a timer row's own Placement), the policies of
+// the traffic-migration rows, and each row's ManifestWorkReplicaSet of its Gateway
+// and HTTPRoute.
+func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) {
+	ctx := t.Context()
+	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := testbed.ManifestsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testbed.ApplyKustomization(ctx, bed.Hub.Config, manifests); err != nil {
+		t.Fatalf("install traffic-migration: %v", err)
+	}
+	if err := bed.Hub.WaitDeploymentAvailable(ctx, managerNamespace, managerDeployment); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bed.Clusteradm(ctx, "addon", "enable", "--names", trafficv1alpha1.AddonName, "--clusters", cluster1+","+cluster2); err != nil {
+		t.Fatal(err)
+	}
+	for cluster, region := range regions {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, regionLabel, region)
+		if _, err := h.Cluster.ClusterV1().ManagedClusters().Patch(ctx, cluster, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withRegion := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: regionLabel, Operator: metav1.LabelSelectorOpExists}}}
+	if err := fixture.CreateClusterSet(ctx, h.Cluster, clusterSetName, withRegion); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fixture.BindClusterSet(ctx, h.Cluster, namespace, clusterSetName); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: namespace}, StringData: map[string]string{"url": bed.Prometheus.URL}}
+	if _, err := h.Kube.CoreV1().Secrets(namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	work, err := workclient.NewForConfig(bed.Hub.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onCluster1 := map[string]string{regionLabel: regions[cluster1]}
+	for _, r := range rs {
+		if err := h.CreatePlacement(ctx, namespace, r.name, onCluster1); err != nil {
+			t.Fatal(err)
+		}
+		if r.follows == followsTimer {
+			if err := h.CreatePlacement(ctx, namespace, r.workloadPlacement(), onCluster1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r.follows == followsProxy {
+			if _, err := h.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Create(ctx, policy(sz, r), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mwrs, err := fixture.ManifestWorkReplicaSetOf(namespace, r.name, r.workloadPlacement(),
+			fixture.TraefikGatewayOnPort(namespace, r.gateway(), r.hostname(), r.port),
+			fixture.BackendRouteObject(namespace, "route-"+r.name, r.gateway(), r.hostname(), backendName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := work.WorkV1alpha1().ManifestWorkReplicaSets(namespace).Create(ctx, mwrs, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// policy is the TrafficMigrationPolicy of a traffic-migration row: trafficShare on
+// Traefik's counter of the row's entry point.
+func policy(sz sizes, r *row) *trafficv1alpha1.TrafficMigrationPolicy {
+	p := &trafficv1alpha1.TrafficMigrationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: namespace},
+		Spec: trafficv1alpha1.TrafficMigrationPolicySpec{
+			PlacementRef:     trafficv1alpha1.PlacementReference{Name: r.name},
+			TargetRef:        trafficv1alpha1.GatewayReference{Group: gatewayv1.GroupName, Kind: "Gateway", Name: r.gateway(), Namespace: namespace},
+			PrometheusSecret: trafficv1alpha1.SecretReference{Name: secretName},
+			TrafficShare: &trafficv1alpha1.TrafficShare{
+				Metric: requestsMetric, Selector: fmt.Sprintf("entrypoint=%q", r.name), ClusterLabel: clusterLabel,
+				Window: sz.Window, MaxPercent: r.percent,
+			},
+			Interval:             &metav1.Duration{Duration: seconds(sz.IntervalSeconds)},
+			ConsecutiveSuccesses: sz.Successes,
+			MinDrainDuration:     &metav1.Duration{Duration: seconds(sz.MinDrainSeconds)},
+		},
+	}
+	if r.specDNS {
+		p.Spec.DNS = &trafficv1alpha1.DNSPublishing{
+			Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(r.hostname())},
+			TTL:       &metav1.Duration{Duration: seconds(sz.RecordTTLSeconds)},
+		}
+	}
+	return p
+}
+
+// waitSteady waits until the traffic-migration rows' policies are Ready with cluster1
+// Active, which needs the agents' reports.
+func waitSteady(t *testing.T, h *fixture.Fleet, rs []*row) {
+	for _, r := range rs {
+		if r.follows != followsProxy {
+			continue
+		}
+		testbed.Eventually(t, 3*time.Minute, "policy "+r.name+" Ready with cluster1 Active", func(ctx context.Context) error {
+			p, err := h.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, r.name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if row := fixture.PolicyRow(p, cluster1); row == nil || row.Phase != trafficv1alpha1.ClusterActive || len(p.Status.Clusters) != 1 {
+				return fmt.Errorf("status:\n%s", fixture.PolicyStatus(p))
+			}
+			return nil
+		})
+	}
+}
