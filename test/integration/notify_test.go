@@ -95,6 +95,29 @@ func (r *webhookReceiver) waitFor(t *testing.T, what string, timeout time.Durati
 	return got[0]
 }
 
+// notificationsWatching reads in the manager's log whether its notifications engine
+// runs, and so watches the policies: it logs each start and stop.
+func notificationsWatching() (bool, error) {
+	log, err := manager.proc.Log()
+	if err != nil {
+		return false, err
+	}
+	return strings.Count(log, "The notifications ConfigMap exists") > strings.Count(log, "The notifications ConfigMap is gone"), nil
+}
+
+// waitNotificationsWatching waits until the manager's notifications engine runs, or
+// no longer does.
+func waitNotificationsWatching(t *testing.T, on bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		got, err := notificationsWatching()
+		return err == nil && got == on, nil
+	})
+	if err != nil {
+		t.Errorf("the manager's notifications engine did not turn %s within 30s", map[bool]string{true: "on", false: "off"}[on])
+	}
+}
+
 // TestNotifications: an admin configures a webhook service, with a token from the
 // notifications Secret, and a policy subscribes to the drain's start, stall and the
 // cluster's removal. A real drain of c1 sends each notification once, about c1, with
@@ -138,11 +161,18 @@ func TestNotifications(t *testing.T) {
 			"trigger.on-drain-stalled": strings.ReplaceAll(stalled, "duration('10m')", "duration('3s')"),
 		},
 	}
+	// Without the ConfigMap the manager does not watch the policies for notifications;
+	// it starts with the ConfigMap, and stops when it goes.
+	if on, err := notificationsWatching(); err != nil || on {
+		t.Fatalf("the notifications engine watches the policies before the ConfigMap exists (%v)", err)
+	}
 	if _, err := kube.CoreV1().ConfigMaps(notificationsNamespace).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	waitNotificationsWatching(t, true)
 	t.Cleanup(func() {
 		_ = kube.CoreV1().ConfigMaps(notificationsNamespace).Delete(context.Background(), notify.ConfigMapName, metav1.DeleteOptions{})
+		waitNotificationsWatching(t, false)
 	})
 
 	// The policy subscribes by annotation; the webhook needs no recipient.

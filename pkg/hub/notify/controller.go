@@ -13,13 +13,14 @@
 // subscribes to at each change of the policy (and once a minute), sends what fires,
 // and records what it sent in the policy's annotation
 // notified.notifications.argoproj.io, so that each notification goes once. Without the
-// ConfigMap nothing is sent and nothing is logged but at -v=4.
+// ConfigMap nothing is sent, and the policies are not even watched.
 package notify
 
 import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/argoproj/notifications-engine/pkg/controller"
@@ -63,28 +64,32 @@ var policiesResource = schema.GroupVersionResource{
 }
 
 // Controller is the notifications engine's controller over the policies, with the
-// informers it needs.
+// informers it needs. The policies are watched, and the engine runs, only while the
+// notifications ConfigMap exists: without it nothing could be sent, and a hub without
+// notifications does not hold every policy a second time.
 type Controller struct {
 	namespace  string
-	policies   *replayingInformer
+	dyn        dynamic.Interface
+	factory    *factory
 	configMaps cache.SharedIndexInformer
 	secrets    cache.SharedIndexInformer
-	engine     controller.NotificationController
 	// recorder records what went wrong with a policy's notifications as events on it;
 	// redact hides the Secret's values and URLs' paths from them.
 	recorder events.EventRecorder
 	redact   *redactor
+	// changed is signalled when the ConfigMap or the Secret changes.
+	changed chan struct{}
+
+	mu sync.Mutex
+	// policies is the policy informer of the running engine; nil while the engine is
+	// off.
+	policies *replayingInformer
 }
 
-// NewController builds the controller. It watches the policies of every namespace
-// (as unstructured objects, which the engine needs), and only the notifications
-// ConfigMap and Secret of namespace, by name.
+// NewController builds the controller. It watches the notifications ConfigMap and
+// Secret of namespace, by name, and, while the ConfigMap exists, the policies of every
+// namespace (as unstructured objects, which the engine needs).
 func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace string, recorder events.EventRecorder) (*Controller, error) {
-	policies := dynamicinformer.NewFilteredDynamicInformer(dyn, policiesResource, metav1.NamespaceAll, resyncPeriod,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
-	if err := policies.SetTransform(trimPolicy); err != nil {
-		return nil, fmt.Errorf("set the notifications' policy cache transform: %w", err)
-	}
 	configMaps := namedInformer(kube.CoreV1().RESTClient(), "configmaps", namespace, ConfigMapName, &corev1.ConfigMap{})
 	secrets := namedInformer(kube.CoreV1().RESTClient(), "secrets", namespace, SecretName, &corev1.Secret{})
 
@@ -94,17 +99,19 @@ func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace s
 	}
 	c := &Controller{
 		namespace:  namespace,
-		policies:   &replayingInformer{SharedIndexInformer: policies},
+		dyn:        dyn,
+		factory:    f,
 		configMaps: configMaps,
 		secrets:    secrets,
 		recorder:   recorder,
+		changed:    make(chan struct{}, 1),
 	}
 	// A new or changed configuration runs every policy's triggers again at once.
 	for _, inf := range []cache.SharedIndexInformer{configMaps, secrets} {
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(any) { c.policies.replay() },
-			UpdateFunc: func(any, any) { c.policies.replay() },
-			DeleteFunc: func(any) { c.policies.replay() },
+			AddFunc:    func(any) { c.configurationChanged() },
+			UpdateFunc: func(any, any) { c.configurationChanged() },
+			DeleteFunc: func(any) { c.configurationChanged() },
 		}); err != nil {
 			return nil, fmt.Errorf("watch the notifications configuration: %w", err)
 		}
@@ -124,31 +131,113 @@ func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace s
 		return values
 	}}
 	routeEngineLogs(c.redact)
+	return c, nil
+}
 
-	c.engine = controller.NewController(dyn.Resource(policiesResource), c.policies, f,
+// configurationChanged replays every policy to the running engine, and tells Run to
+// look whether the engine should start or stop.
+func (c *Controller) configurationChanged() {
+	c.mu.Lock()
+	if c.policies != nil {
+		c.policies.replay()
+	}
+	c.mu.Unlock()
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// configured reports whether the notifications ConfigMap exists.
+func (c *Controller) configured() bool {
+	_, exists, err := c.configMaps.GetIndexer().GetByKey(c.namespace + "/" + ConfigMapName)
+	return err == nil && exists
+}
+
+// newEngine makes a policy informer and the engine over it.
+func (c *Controller) newEngine() (*replayingInformer, controller.NotificationController, error) {
+	informer := dynamicinformer.NewFilteredDynamicInformer(c.dyn, policiesResource, metav1.NamespaceAll, resyncPeriod,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	if err := informer.SetTransform(trimPolicy); err != nil {
+		return nil, nil, fmt.Errorf("set the notifications' policy cache transform: %w", err)
+	}
+	policies := &replayingInformer{SharedIndexInformer: informer}
+	engine := controller.NewController(c.dyn.Resource(policiesResource), policies, c.factory,
 		controller.WithSkipProcessing(func(metav1.Object) (bool, string) {
-			if _, err := f.GetAPI(); err != nil {
+			if _, err := c.factory.GetAPI(); err != nil {
 				return true, err.Error()
 			}
 			return false, ""
 		}),
 		controller.WithEventCallback(c.report),
 	)
-	return c, nil
+	return policies, engine, nil
 }
 
-// Run starts the informers and the engine, and returns when ctx ends.
+// Run starts the configuration's informers, runs the engine while the ConfigMap
+// exists, and returns when ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithName("notify")
 	go c.configMaps.Run(ctx.Done())
 	go c.secrets.Run(ctx.Done())
-	go c.policies.Run(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), c.configMaps.HasSynced, c.secrets.HasSynced, c.policies.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.configMaps.HasSynced, c.secrets.HasSynced) {
 		return
 	}
 	logger.Info("Notifications controller started", "controller", ControllerName,
 		"configMap", klog.KRef(c.namespace, ConfigMapName), "secret", klog.KRef(c.namespace, SecretName))
-	c.engine.Run(1, ctx.Done())
+	var stopEngine func() // set while the engine runs
+	defer func() {
+		if stopEngine != nil {
+			stopEngine()
+		}
+	}()
+	for {
+		switch on := c.configured(); {
+		case on && stopEngine == nil:
+			var err error
+			if stopEngine, err = c.startEngine(ctx); err != nil {
+				logger.Error(err, "Cannot start the notifications engine")
+				break
+			}
+			logger.Info("The notifications ConfigMap exists: watching the policies", "configMap", klog.KRef(c.namespace, ConfigMapName))
+		case !on && stopEngine != nil:
+			stopEngine()
+			stopEngine = nil
+			logger.Info("The notifications ConfigMap is gone: no longer watching the policies", "configMap", klog.KRef(c.namespace, ConfigMapName))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.changed:
+		}
+	}
+}
+
+// startEngine starts a policy informer and the engine over it, and returns the
+// function that stops both, waits for them and drops the informer's cache.
+func (c *Controller) startEngine(ctx context.Context) (stop func(), _ error) {
+	policies, engine, err := c.newEngine()
+	if err != nil {
+		return nil, err
+	}
+	engineCtx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.policies = policies
+	c.mu.Unlock()
+	var done sync.WaitGroup
+	done.Go(func() { policies.Run(engineCtx.Done()) })
+	done.Go(func() {
+		if cache.WaitForCacheSync(engineCtx.Done(), policies.HasSynced) {
+			engine.Run(1, engineCtx.Done())
+		}
+	})
+	return func() {
+		cancel()
+		done.Wait()
+		c.mu.Lock()
+		c.policies = nil
+		c.mu.Unlock()
+	}, nil
 }
 
 // report logs each notification the engine sent, at -v=2, and records what went wrong
