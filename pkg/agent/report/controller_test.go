@@ -164,20 +164,22 @@ func (e *env) waitFor(what string, cond func() bool) {
 // it waits for its cache and syncs again, as the informer's own event would make it.
 func (e *env) sync() {
 	e.t.Helper()
+	w := e.ctrl.gateways
+	running := func() *runningWatch {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.running
+	}
+	before := running()
 	if err := e.ctrl.sync(e.ctx, e.ctrl.ctrl.SyncContext(), factory.DefaultQueueKey); err != nil {
 		e.t.Fatalf("sync: %v", err)
 	}
-	if w := e.ctrl.gateways; w.active() {
-		synced := func() bool {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			return w.running == nil || w.running.informer.HasSynced()
-		}
-		if !synced() {
-			e.waitFor("the Gateway informer to sync", synced)
-			if err := e.ctrl.sync(e.ctx, e.ctrl.ctrl.SyncContext(), factory.DefaultQueueKey); err != nil {
-				e.t.Fatalf("sync: %v", err)
-			}
+	// A sync that started the informer (or started it again) found its cache empty,
+	// however fast it syncs after: the informer's event would bring another sync.
+	if started := running(); w.active() && started != nil && started != before {
+		e.waitFor("the Gateway informer to sync", func() bool { return running() != started || started.informer.HasSynced() })
+		if err := e.ctrl.sync(e.ctx, e.ctrl.ctrl.SyncContext(), factory.DefaultQueueKey); err != nil {
+			e.t.Fatalf("sync: %v", err)
 		}
 	}
 }
