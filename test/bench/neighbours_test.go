@@ -251,5 +251,28 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 	r.Add(b, params, "manager CPU without the hostile policy", quietCPU, "CPU s/min", "")
 	r.Add(b, params, "manager CPU with the hostile policy", noisyCPU, "CPU s/min", "")
 	r.Add(b, params, "manager CPU, with / without", noisyCPU/quietCPU, "", "≤ 1.2")
+	r.Tables = append(r.Tables, neighboursTable(params,
+		[2][]float64{quietGaps, noisyGaps}, [2]float64{quietRSS, noisyRSS}, [2]float64{quietCPU, noisyCPU}, ns.IntervalSeconds))
 	f.deletePolicies(t)
+}
+
+// neighboursTable puts the well-behaved policies' cadence and the manager's costs
+// without and with the hostile policy side by side, with their ratio and its goal.
+func neighboursTable(params string, gaps [2][]float64, rss, cpu [2]float64, interval float64) benchreport.Table {
+	row := func(what string, without, with float64, unit string) []string {
+		return []string{what, fmt.Sprintf("%.3f %s", without, unit), fmt.Sprintf("%.3f %s", with, unit), fmt.Sprintf("%.2f", with/without)}
+	}
+	p := func(i int, q float64) float64 { return benchreport.Percentile(gaps[i], q) }
+	return benchreport.Table{
+		Title:  "Noisy neighbours: what one hostile policy costs the others",
+		Intro:  params + ". The goal: each ratio at most 1.2.",
+		Header: []string{"measure", "without the hostile policy", "with it", "with / without"},
+		Rows: [][]string{
+			row("time between two checks of a policy, p50", p(0, 50), p(1, 50), "s"),
+			row("time between two checks of a policy, p99", p(0, 99), p(1, 99), "s"),
+			{"delay of a check past its interval, p99", fmt.Sprintf("%.3f s", p(0, 99)-interval), fmt.Sprintf("%.3f s", p(1, 99)-interval), ""},
+			row("manager RSS", rss[0]/(1<<20), rss[1]/(1<<20), "MiB"),
+			row("manager CPU", cpu[0], cpu[1], "CPU s/min"),
+		},
+	}
 }
