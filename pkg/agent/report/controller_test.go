@@ -170,18 +170,39 @@ func (e *env) sync() {
 		defer w.mu.Unlock()
 		return w.running
 	}
-	before := running()
+	before, written := running(), e.patches()
 	if err := e.ctrl.sync(e.ctx, e.ctrl.ctrl.SyncContext(), factory.DefaultQueueKey); err != nil {
 		e.t.Fatalf("sync: %v", err)
 	}
-	// A sync that started the informer (or started it again) found its cache empty,
-	// however fast it syncs after: the informer's event would bring another sync.
-	if started := running(); w.active() && started != nil && started != before {
-		e.waitFor("the Gateway informer to sync", func() bool { return running() != started || started.informer.HasSynced() })
+	if !w.active() {
+		return
+	}
+	synced := func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.running == nil || w.running.informer.HasSynced()
+	}
+	// A sync that started the informer found its cache not synced, and wrote nothing:
+	// the informer's event would bring another sync, even when the cache synced before
+	// this looks.
+	started := running() != before && e.patches() == written
+	if !synced() || started {
+		e.waitFor("the Gateway informer to sync", synced)
 		if err := e.ctrl.sync(e.ctx, e.ctrl.ctrl.SyncContext(), factory.DefaultQueueKey); err != nil {
 			e.t.Fatalf("sync: %v", err)
 		}
 	}
+}
+
+// patches counts the hub's patches so far, without forgetting them.
+func (e *env) patches() int {
+	n := 0
+	for _, a := range e.addons.Actions() {
+		if a.GetVerb() == "patch" {
+			n++
+		}
+	}
+	return n
 }
 
 // writes returns the hub actions since the last call that are not reads by the
