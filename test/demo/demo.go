@@ -385,6 +385,7 @@ func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewaycl
 	removedAt, goneAt, shareSeen := v.removal()
 	s.RemovedAfter, s.GatewayGoneAfter, s.ShareSeen = removedAt.Sub(moveAt), goneAt.Sub(moveAt), shareSeen
 	s.Timeline = v.timeline(moveAt)
+	s.DNSLookups = v.lookupFailures()
 	s.DNSTTL = dnsRecordTTL
 	s.LongestClientTTL = slices.Max(clients.TTLs(cfg.clients, cfg.shortTTL, cfg.longTTL, cfg.longClients))
 

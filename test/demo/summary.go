@@ -56,6 +56,10 @@ type summary struct {
 	ShareSeen float64
 	// Requests are the clients' counts.
 	Requests clients.Counts
+	// DNSLookups are the demo's own polls of CoreDNS (every dnsPollEvery) that got
+	// no address for the gateway's name: each is a moment a client resolving then
+	// would have failed, so the demo fails with any.
+	DNSLookups dnsFailures
 	// Took is the whole demo's duration, set-up included.
 	Took time.Duration
 	// Components names the real parts the migration ran on: the Gateway API
@@ -98,9 +102,11 @@ type timeline struct {
 }
 
 // ok reports whether the migration did what it should: cluster1 removed, cluster2
-// kept, not before minDrainDuration, and no client request failed.
+// kept, not before minDrainDuration, no client request failed, and DNS never left the
+// gateway's name without an address.
 func (s *summary) ok() bool {
-	return s.Cluster1Removed && s.Cluster2Kept && s.DrainDuration >= s.MinDrainDuration && s.Requests.Failed == 0
+	return s.Cluster1Removed && s.Cluster2Kept && s.DrainDuration >= s.MinDrainDuration && s.Requests.Failed == 0 &&
+		s.DNSLookups.Count == 0
 }
 
 // print writes the summary.
@@ -140,7 +146,11 @@ func (s *summary) print(w io.Writer) {
 	for _, f := range s.Requests.FailureSamples {
 		fmt.Fprintf(&b, "  failure: %s\n", f)
 	}
-	verdict := "OK: the Gateway moved without a failed request"
+	fmt.Fprintf(&b, "Lookups of %s by the demo's poll of CoreDNS that got no address: %d\n", gatewayHostname, s.DNSLookups.Count)
+	for _, f := range s.DNSLookups.Samples {
+		fmt.Fprintf(&b, "  failed lookup at %s\n", f)
+	}
+	verdict := "OK: the Gateway moved without a failed request or lookup"
 	if !s.ok() {
 		verdict = "FAILED: see above"
 	}

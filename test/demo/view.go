@@ -112,6 +112,7 @@ type view struct {
 	answer       []netip.Addr                 // what CoreDNS answered last
 	polled       bool                         // answer holds a first answer
 	dnsErr       string                       // the last lookup's error, reported once
+	dnsFailures  dnsFailures                  // the lookups that got no address
 	done         chan struct{}
 }
 
@@ -309,6 +310,31 @@ func (v *view) changed() {
 	}
 }
 
+// maxDNSFailureSamples bounds the failed lookups the summary quotes.
+const maxDNSFailureSamples = 3
+
+// dnsFailures counts the view's lookups of the gateway's name that got no address: an
+// error (NXDOMAIN, an empty answer, no answer) is a moment at which a client that
+// resolved then would have failed, whatever the clients happened to do.
+type dnsFailures struct {
+	Count   int
+	Samples []string
+}
+
+func (f *dnsFailures) add(at time.Time, err error) {
+	f.Count++
+	if len(f.Samples) < maxDNSFailureSamples {
+		f.Samples = append(f.Samples, fmt.Sprintf("%s: %v", at.Format("15:04:05.000"), err))
+	}
+}
+
+// lookupFailures returns the failed lookups so far.
+func (v *view) lookupFailures() dnsFailures {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return dnsFailures{Count: v.dnsFailures.Count, Samples: slices.Clone(v.dnsFailures.Samples)}
+}
+
 // moved notes when the administrator edited the real Placement.
 func (v *view) moved(at time.Time) {
 	v.mu.Lock()
@@ -332,6 +358,12 @@ func (v *view) pollDNS(ctx context.Context) {
 		}
 		slices.SortFunc(addrs, netip.Addr.Compare)
 		v.mu.Lock()
+		if err == nil && len(addrs) == 0 {
+			err = fmt.Errorf("CoreDNS answered no address for %s", gatewayHostname)
+		}
+		if err != nil {
+			v.dnsFailures.add(now, err)
+		}
 		switch {
 		case err != nil:
 			if err.Error() != v.dnsErr {

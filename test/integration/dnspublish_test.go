@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -80,7 +81,11 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	wantAnswer(ctx, t, dns, hostname, "127.0.0.11")
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
 
-	// cluster2 is Programmed: DNS moves, and cluster1's clock starts then.
+	// cluster2 is Programmed: DNS moves, in two steps, and cluster1's clock starts
+	// then. A resolver polling CoreDNS every 50 ms never finds the name without an
+	// address, and no version of the DNSEndpoint swaps an address for another.
+	writes := watchTargets(ctx, t, m.ns, p.Name)
+	answers := dns.WatchAnswers(ctx, hostname, 50*time.Millisecond)
 	programmed := time.Now()
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
 	waitAnswer(ctx, t, dns, hostname, "127.0.0.12")
@@ -102,6 +107,67 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 		t.Errorf("cluster1 was removed %s after it left DNS, before the TTL (%s)", r.RemovalTime.Sub(left), ttl)
 	}
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c2}, 10*time.Second)
+
+	seen := answers.Stop()
+	if seen.Polls < 10 || seen.Failed > 0 {
+		t.Errorf("a resolver polling CoreDNS every 50 ms: %d of %d polls got no address: %v", seen.Failed, seen.Polls, seen.Failures)
+	}
+	versions := writes()
+	want := [][]string{{"127.0.0.11"}, {"127.0.0.11", "127.0.0.12"}, {"127.0.0.12"}}
+	if !slices.EqualFunc(versions, want, slices.Equal) {
+		t.Errorf("the DNSEndpoint's targets went %v, want %v: the new address beside the old, then the old withdrawn", versions, want)
+	}
+}
+
+// watchTargets watches a DNSEndpoint from now on and returns a function that stops
+// the watch and returns its A targets as each version had them, from the version
+// there now, a change of targets each.
+func watchTargets(ctx context.Context, t *testing.T, ns, name string) func() [][]string {
+	t.Helper()
+	client, err := dynamic.NewForConfig(bed.Hub.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource := client.Resource(dnsEndpointsResource).Namespace(ns)
+	obj, err := resource.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("read DNSEndpoint %s/%s: %v", ns, name, err)
+	}
+	w, err := resource.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: obj.GetResourceVersion()})
+	if err != nil {
+		t.Fatalf("watch DNSEndpoint %s/%s: %v", ns, name, err)
+	}
+	targets := func(obj *unstructured.Unstructured) []string {
+		endpoints, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
+		var out []string
+		for _, e := range endpoints {
+			ts, _, _ := unstructured.NestedStringSlice(e.(map[string]any), "targets")
+			out = append(out, ts...)
+		}
+		slices.Sort(out)
+		return out
+	}
+	var versions [][]string
+	add := func(ts []string) {
+		if len(versions) == 0 || !slices.Equal(versions[len(versions)-1], ts) {
+			versions = append(versions, ts)
+		}
+	}
+	add(targets(obj))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			if u, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type == watch.Modified {
+				add(targets(u))
+			}
+		}
+	}()
+	return func() [][]string {
+		w.Stop()
+		<-done
+		return versions
+	}
 }
 
 // TestDNSEndpointNotOurs: a DNSEndpoint of the policy's name that the manager did not

@@ -268,6 +268,73 @@ func (d *DNS) Lookup(ctx context.Context, name string) ([]netip.Addr, error) {
 	return addrs, nil
 }
 
+// AnswerWatch polls CoreDNS for a name at a fixed pace, as a resolver of a busy
+// client would, and keeps every poll that got no address (NXDOMAIN, an empty answer,
+// an error) and each distinct answer in order.
+type AnswerWatch struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	log    AnswerLog
+}
+
+// AnswerLog is what an AnswerWatch saw.
+type AnswerLog struct {
+	// Polls is how many polls it made.
+	Polls int
+	// Failures are the polls that got no address, each with its time and error, at
+	// most maxAnswerFailures of them; Failed counts them all.
+	Failures []string
+	Failed   int
+	// Answers are the distinct answers in the order seen, each once per change.
+	Answers [][]netip.Addr
+}
+
+// maxAnswerFailures bounds the failures an AnswerLog quotes.
+const maxAnswerFailures = 10
+
+// WatchAnswers polls CoreDNS for name every interval until Stop (or ctx ends).
+func (d *DNS) WatchAnswers(ctx context.Context, name string, every time.Duration) *AnswerWatch {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &AnswerWatch{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			got, err := d.Lookup(ctx, name)
+			if ctx.Err() != nil {
+				return
+			}
+			w.log.Polls++
+			if err == nil && len(got) == 0 {
+				err = fmt.Errorf("no address for %s", name)
+			}
+			switch {
+			case err != nil:
+				w.log.Failed++
+				if len(w.log.Failures) < maxAnswerFailures {
+					w.log.Failures = append(w.log.Failures, time.Now().Format("15:04:05.000")+": "+err.Error())
+				}
+			case len(w.log.Answers) == 0 || !slices.Equal(w.log.Answers[len(w.log.Answers)-1], got):
+				w.log.Answers = append(w.log.Answers, got)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
+// Stop stops the polls and returns what they saw.
+func (w *AnswerWatch) Stop() AnswerLog {
+	w.cancel()
+	<-w.done
+	return w.log
+}
+
 // Stop stops the feeder and CoreDNS; the bed stops them too. The records stay in etcd
 // under EtcdPrefix.
 func (d *DNS) Stop() {

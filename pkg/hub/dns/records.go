@@ -82,6 +82,9 @@ type Input struct {
 	Addresses map[string][]string
 	// Current is what the DNSEndpoint publishes now; nil when it does not exist.
 	Current *Endpoint
+	// CurrentApplied: external-dns has taken Current's generation (and, where it is
+	// verified, DNS serves it). Addresses are withdrawn only from an applied Current.
+	CurrentApplied bool
 }
 
 // Plan is what to publish.
@@ -93,7 +96,28 @@ type Plan struct {
 	// Programmed that have no IP address to publish, only host names or none, for the
 	// condition's message.
 	Unpublishable []string
+	// Step says where a switch stands: StepNone when none is under way.
+	Step Step
 }
+
+// Step is where a switch of the published addresses stands. A switch from one set of
+// addresses to another is made in two steps, so that no DNS provider ever leaves a
+// name without an answer: the records first grow by the new addresses (StepAdd), and
+// shrink by the old ones only once external-dns applied the records that hold both
+// (StepWithdraw). Providers that apply an update as delete-then-create (external-dns's
+// CoreDNS provider deletes the old target's key before it writes the new one) would
+// otherwise answer NXDOMAIN for a moment.
+type Step string
+
+const (
+	// StepNone: no switch is under way, or it ends with this plan.
+	StepNone Step = ""
+	// StepAdd: the plan publishes the new addresses beside the old ones.
+	StepAdd Step = "Add"
+	// StepWaitApplied: the old addresses are withdrawn once external-dns applied the
+	// records that hold both; the plan writes nothing meanwhile.
+	StepWaitApplied Step = "WaitApplied"
+)
 
 // Decide decides what the policy's DNSEndpoint publishes. It is a pure function of
 // its input: the same input gives the same plan, and a plan written and read back as
@@ -142,11 +166,91 @@ func Decide(in Input) Plan {
 			desired.Records = append(desired.Records, Record{DNSName: name, RecordType: RecordTypeAAAA, TTL: ttl, Targets: sortedUnique(v6)})
 		}
 	}
-	if in.Current != nil && in.Current.Equal(desired) {
+	if in.Current == nil {
+		p.Desired = &desired
 		return p
 	}
-	p.Desired = &desired
+	if in.Current.Equal(desired) {
+		return p
+	}
+	grows, shrinks := compare(*in.Current, desired)
+	switch {
+	case grows && shrinks:
+		// Make-before-break in DNS too: the new addresses beside the old ones first.
+		union := merge(*in.Current, desired)
+		p.Desired, p.Step = &union, StepAdd
+	case shrinks && !in.CurrentApplied:
+		// The old addresses go once the records that hold the new ones are applied.
+		p.Step = StepWaitApplied
+	default:
+		p.Desired = &desired
+	}
 	return p
+}
+
+// recordKey names a record set: its name and type.
+type recordKey struct{ name, recordType string }
+
+// targetsByRecord returns each record set's targets.
+func targetsByRecord(e Endpoint) map[recordKey]sets.Set[string] {
+	out := make(map[recordKey]sets.Set[string], len(e.Records))
+	for _, r := range e.Records {
+		k := recordKey{r.DNSName, r.RecordType}
+		if out[k] == nil {
+			out[k] = sets.New[string]()
+		}
+		out[k].Insert(r.Targets...)
+	}
+	return out
+}
+
+// compare reports whether going from current to desired adds a target to some record
+// set (grows) and removes one from some record set (shrinks). A change of TTL or of
+// the published clusters alone does neither.
+func compare(current, desired Endpoint) (grows, shrinks bool) {
+	cur, des := targetsByRecord(current), targetsByRecord(desired)
+	for k, ts := range des {
+		if !cur[k].IsSuperset(ts) {
+			grows = true
+		}
+	}
+	for k, ts := range cur {
+		if !des[k].IsSuperset(ts) {
+			shrinks = true
+		}
+	}
+	return grows, shrinks
+}
+
+// merge returns what publishes both current and desired: every record set of either,
+// with the targets of both, at desired's TTL where desired has the record set, and
+// the clusters of both.
+func merge(current, desired Endpoint) Endpoint {
+	ttl := map[recordKey]int64{}
+	for _, r := range current.Records {
+		ttl[recordKey{r.DNSName, r.RecordType}] = r.TTL
+	}
+	for _, r := range desired.Records {
+		ttl[recordKey{r.DNSName, r.RecordType}] = r.TTL
+	}
+	targets := targetsByRecord(current)
+	for k, ts := range targetsByRecord(desired) {
+		if targets[k] == nil {
+			targets[k] = sets.New[string]()
+		}
+		targets[k] = targets[k].Union(ts)
+	}
+	out := Endpoint{Clusters: sortedUnique(append(slices.Clone(current.Clusters), desired.Clusters...))}
+	for k, ts := range targets {
+		out.Records = append(out.Records, Record{DNSName: k.name, RecordType: k.recordType, TTL: ttl[k], Targets: sets.List(ts)})
+	}
+	slices.SortFunc(out.Records, func(a, b Record) int {
+		if c := strings.Compare(a.DNSName, b.DNSName); c != 0 {
+			return c
+		}
+		return strings.Compare(a.RecordType, b.RecordType)
+	})
+	return out
 }
 
 // Withdrawn returns which of clusters the published records no longer hold, once
@@ -173,6 +277,16 @@ func UnpublishableMessage(clusters []string) string {
 	}
 	return fmt.Sprintf("; not publishable, with no IP address on their Gateway (host names are not published): %s",
 		shortlist.Join(clusters, maxNamesInMessage))
+}
+
+// StepMessage says where a switch stands, for a condition's message; "" when none is
+// under way.
+func StepMessage(s Step) string {
+	switch s {
+	case StepAdd, StepWaitApplied:
+		return "; switching in two steps: the new addresses are published beside the old ones, which are withdrawn once external-dns has applied both"
+	}
+	return ""
 }
 
 // PublishedMessage names the published clusters.

@@ -49,10 +49,40 @@ func TestDecide(t *testing.T) {
 			in:   Input{Real: []string{"c2"}},
 			want: Plan{},
 		},
-		"the move: the leaving cluster goes once the new one is Programmed": {
+		"the move, step 1: the new cluster is published beside the leaving one": {
 			in: Input{Real: []string{"c2"}, Programmed: sets.New("c1", "c2"),
-				Current: published([]string{"c1"}, a("10.0.0.1"))},
+				Current: published([]string{"c1"}, a("10.0.0.1")), CurrentApplied: true},
+			want: Plan{Desired: published([]string{"c1", "c2"}, a("10.0.0.1", "10.0.0.2"), aaaa("fd00::2")), Step: StepAdd},
+		},
+		"the move, step 2 waits until external-dns applied both": {
+			in: Input{Real: []string{"c2"}, Programmed: sets.New("c1", "c2"),
+				Current: published([]string{"c1", "c2"}, a("10.0.0.1", "10.0.0.2"), aaaa("fd00::2"))},
+			want: Plan{Step: StepWaitApplied},
+		},
+		"the move, step 2: the leaving cluster goes once both are applied": {
+			in: Input{Real: []string{"c2"}, Programmed: sets.New("c1", "c2"),
+				Current: published([]string{"c1", "c2"}, a("10.0.0.1", "10.0.0.2"), aaaa("fd00::2")), CurrentApplied: true},
 			want: Plan{Desired: published([]string{"c2"}, a("10.0.0.2"), aaaa("fd00::2"))},
+		},
+		"a switch never swaps, even from records external-dns has not applied": {
+			in: Input{Real: []string{"c2"}, Programmed: sets.New("c2"),
+				Current: published([]string{"c1"}, a("10.0.0.1"))},
+			want: Plan{Desired: published([]string{"c1", "c2"}, a("10.0.0.1", "10.0.0.2"), aaaa("fd00::2")), Step: StepAdd},
+		},
+		"growing needs no wait": {
+			in: Input{Real: []string{"c1", "c2"}, Programmed: sets.New("c1", "c2"),
+				Current: published([]string{"c1"}, a("10.0.0.1"))},
+			want: Plan{Desired: published([]string{"c1", "c2"}, a("10.0.0.1", "10.0.0.2"), aaaa("fd00::2"))},
+		},
+		"shrinking waits for the records it shrinks to be applied": {
+			in: Input{Real: []string{"c1"}, Programmed: sets.New("c1", "c2"),
+				Current: published([]string{"c1", "c2"}, a("10.0.0.1", "10.0.0.2"), aaaa("fd00::2"))},
+			want: Plan{Step: StepWaitApplied},
+		},
+		"a new TTL alone is written at once": {
+			in: Input{Real: []string{"c1"}, Programmed: sets.New("c1"),
+				Current: published([]string{"c1"}, Record{DNSName: "gw.example.com", RecordType: RecordTypeA, TTL: 5, Targets: []string{"10.0.0.1"}})},
+			want: Plan{Desired: published([]string{"c1"}, a("10.0.0.1"))},
 		},
 		"host names are not published, and said so": {
 			in:   Input{Real: []string{"c1", "c3"}, Programmed: sets.New("c1", "c3")},
@@ -85,12 +115,51 @@ func TestDecide(t *testing.T) {
 				t.Errorf("Decide = %+v, want %+v", got, tc.want)
 			}
 			if got.Desired != nil {
-				in.Current = got.Desired
+				in.Current, in.CurrentApplied = got.Desired, false
 				if again := Decide(in); again.Desired != nil {
 					t.Errorf("what was written is written again: %+v", again.Desired)
 				}
 			}
 		})
+	}
+}
+
+// TestDecideSwitchNeverSwaps follows a move as the manager and external-dns make it,
+// each write applied before the next sync, and checks that every record set only grows
+// or shrinks: no write removes an address and adds another at once, and no record set
+// is ever empty.
+func TestDecideSwitchNeverSwaps(t *testing.T) {
+	in := Input{RealKnown: true, Hostnames: []string{"gw.example.com", "www.example.com"}, TTL: time.Minute,
+		Addresses: map[string][]string{"c1": {"10.0.0.1", "fd00::1"}, "c2": {"10.0.0.2"}, "c3": {"10.0.0.3", "fd00::3"}}}
+	moves := [][]string{{"c1"}, {"c2"}, {"c3"}, {"c1", "c2"}, {"c3"}, {"c2"}}
+	var writes int
+	for _, real := range moves {
+		in.Real, in.Programmed = real, sets.New("c1", "c2", "c3")
+		for range 4 {
+			for _, applied := range []bool{false, true} {
+				in.CurrentApplied = applied
+				p := Decide(in)
+				if p.Desired == nil {
+					continue
+				}
+				if in.Current != nil {
+					if grows, shrinks := compare(*in.Current, *p.Desired); grows && shrinks {
+						t.Fatalf("to %v: a write swaps %+v for %+v", real, in.Current.Records, p.Desired.Records)
+					}
+				}
+				if len(p.Desired.Records) == 0 {
+					t.Fatalf("to %v: a write publishes nothing", real)
+				}
+				in.Current = p.Desired
+				writes++
+			}
+		}
+		if want := sets.New(real...); !sets.New(in.Current.Clusters...).Equal(want) {
+			t.Fatalf("to %v: published %v at the end", real, in.Current.Clusters)
+		}
+	}
+	if writes < len(moves) {
+		t.Errorf("%d writes for %d moves", writes, len(moves))
 	}
 }
 

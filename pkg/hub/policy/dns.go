@@ -93,7 +93,7 @@ func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 		Addresses:  agents.addresses,
 	}
 	if d.current != nil {
-		in.Current = &d.current.Endpoint
+		in.Current, in.CurrentApplied = &d.current.Endpoint, d.current.Applied()
 	}
 	d.plan = dns.Decide(in)
 	var proxied []string
@@ -237,4 +237,8 @@ func dnsCondition(policy *trafficv1alpha1.TrafficMigrationPolicy, d *dnsState) (
 	return c, true
 }
 
-func unpublishable(p dns.Plan) string { return dns.UnpublishableMessage(p.Unpublishable) }
+// unpublishable ends a DNSPublished message with the plan's clusters that cannot be
+// published and the step of a switch under way.
+func unpublishable(p dns.Plan) string {
+	return dns.UnpublishableMessage(p.Unpublishable) + dns.StepMessage(p.Step)
+}
