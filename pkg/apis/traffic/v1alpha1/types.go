@@ -449,8 +449,9 @@ type DNSStatus struct {
 	Generation int64 `json:"generation,omitempty"`
 
 	// observedGeneration is the DNSEndpoint's status.observedGeneration: the
-	// generation external-dns applied. The records are in DNS when it equals
-	// generation.
+	// generation external-dns has read. external-dns writes it when its CRD source
+	// reads the object, before its provider applies the records: it does not say
+	// that DNS serves them.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
