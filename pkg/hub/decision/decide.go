@@ -86,6 +86,7 @@ func Decide(in Input) Output {
 
 	pl.recordReplacements()
 	withdrawn := pl.startDNSClocks()
+	pl.keepWithdrawalChecks()
 
 	removed := map[string]RemovalReason{}
 	for name := range pl.draining {
@@ -260,6 +261,11 @@ func (pl *plan) carry(name string, group int32, prev *v1alpha1.ClusterStatus) *d
 	d.row.DrainStartTime = prev.DrainStartTime.DeepCopy()
 	if pl.followDNS() && prev.DNSWithdrawalTime != nil {
 		d.row.DNSWithdrawalTime = prev.DNSWithdrawalTime.DeepCopy()
+		if ref := prev.DNSWithdrawalCheck; ref != nil && !ref.Time.Before(prev.DNSWithdrawalTime) {
+			// A reference from before the withdrawal is not one: it is found again.
+			kept := *ref
+			d.row.DNSWithdrawalCheck = &kept
+		}
 	}
 	if prev.LastEvaluationTime == nil {
 		// Never checked: a run of successes without a check is not believed.
@@ -479,8 +485,8 @@ func (pl *plan) output(removed map[string]RemovalReason, skipped []ForceRemoveSk
 }
 
 // drainingRow is the row of a draining cluster that stays: Held past its deadline,
-// Draining before, with a message listing what its removal still waits for and what
-// its last check reported.
+// Draining before, with a message listing what its removal still waits for, whether
+// its drain is stalled (stall.go) and what its last check reported.
 func (pl *plan) drainingRow(d *drainRow, otherReady int) v1alpha1.ClusterStatus {
 	row := d.row
 	row.Phase = v1alpha1.ClusterDraining
@@ -488,8 +494,12 @@ func (pl *plan) drainingRow(d *drainRow, otherReady int) v1alpha1.ClusterStatus 
 		row.Phase = v1alpha1.ClusterHeld
 	}
 	row.NextEvaluationTime = ptrTime(pl.dueAt(d))
+	row.Stalled = pl.stalled(d)
 	row.EstimatedRemovalTime = pl.estimateRemoval(d)
 	_, parts := pl.gate(d, otherReady)
+	if row.Stalled {
+		parts = append(parts, msgStalled)
+	}
 	if row.LastCheckDetail != "" {
 		parts = append(parts, msgLastCheck+row.LastCheckDetail)
 	}

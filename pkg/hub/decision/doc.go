@@ -36,6 +36,12 @@
 //     cluster is Held, or removed when the ceiling's action is Remove: whatever its
 //     checks, DNS, minDrainDuration and suspend say, but never the last cluster with
 //     the Gateway ready, and not while R cannot be read.
+//  14. A draining cluster that DNS let go of is stalled when its latest check with a
+//     value, made more than the larger of (TTL + 60s, 4 × trafficShare.window, or 4
+//     intervals with a metricsQuery) after the withdrawal, did not pass and is still
+//     more than half the value of the first check at or after the withdrawal
+//     (stall.go). A stall removes nothing: it sets the row's stalled, says why in its
+//     message and leaves it without an estimate.
 //
 // Where the design leaves a choice open, Decide takes the safer side:
 //

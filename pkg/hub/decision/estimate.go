@@ -21,14 +21,15 @@ const minEstimatePoints = 3
 // followed) ends. It is nil, "unknown", when the history holds fewer than three
 // values, when the expectation has no direction (== or !=, or none that parses), when
 // the trend does not move toward the threshold, when DNS still publishes the cluster,
-// or when the crossing is further away than the checks in the history span again
-// ten times over: a guess that far out says nothing.
+// when the drain is stalled (its traffic does not follow DNS, so no trend says when
+// it ends), or when the crossing is further away than the checks in the history span
+// again ten times over: a guess that far out says nothing.
 //
 // It reads only the row and the policy, which change with a check or a phase, so the
 // estimate is written with the check's own status write and never makes one.
 func (pl *plan) estimateRemoval(d *drainRow) *metav1.Time {
 	c := pl.policy.Expectation
-	if c == nil || d.row.LastEvaluationTime == nil {
+	if c == nil || d.row.LastEvaluationTime == nil || pl.stalled(d) {
 		return nil
 	}
 	falling := c.Operator == "<" || c.Operator == "<="

@@ -141,7 +141,36 @@ func fuzzInput(data []byte) Input {
 			Action:           choose(&b, v1alpha1.DeadlineHold, v1alpha1.DeadlineRemove),
 		}
 	}
+	fuzzStall(&b, &in)
 	return in
+}
+
+// fuzzStall sometimes gives the policy an expectation and a window, and the draining
+// rows that left DNS a history and a reference, so that drains stall (stall.go).
+func fuzzStall(b *fuzzBytes, in *Input) {
+	if b.oneIn(2) {
+		return
+	}
+	in.Policy.Expectation = &v1alpha1.Comparison{Operator: choose(b, "<=", "<", ">="), Threshold: 0.1}
+	in.Policy.ShareWindow = choose(b, 0, 10*time.Second, time.Minute)
+	for i := range in.Previous {
+		r := &in.Previous[i]
+		if r.DNSWithdrawalTime == nil || r.LastEvaluationTime == nil {
+			continue
+		}
+		if b.oneIn(2) {
+			// Long enough ago for any TTL of the fuzzer to stall the drain.
+			r.DNSWithdrawalTime = &metav1.Time{Time: now.Add(-10 * time.Minute)}
+		}
+		r.History = []v1alpha1.CheckRecord{{Time: *r.LastEvaluationTime, Result: r.LastResult, Value: r.LastValue}}
+		if !b.oneIn(3) {
+			r.DNSWithdrawalCheck = &v1alpha1.CheckRecord{
+				Time:   metav1.NewTime(r.DNSWithdrawalTime.Add(time.Duration(b.pick(3)-1) * time.Second)),
+				Result: v1alpha1.EvaluationFail,
+				Value:  choose(b, "0.5", "0.9", "0", "x"),
+			}
+		}
+	}
 }
 
 // fuzzGroups puts each cluster in at most one group of index 0 to 2, whose name varies
@@ -264,6 +293,8 @@ type verifier struct {
 	rows     map[string]v1alpha1.ClusterStatus
 	previous map[string]v1alpha1.ClusterStatus
 	forced   sets.Set[string]
+	// stalls counts the stalled rows seen.
+	stalls int
 }
 
 func newVerifier(t *testing.T, in Input, out Output) *verifier {
@@ -606,6 +637,7 @@ func (v *verifier) rowsMatch() {
 			if v.in.RealKnown && v.pastCeiling(c) && p.Ceiling.Action == v1alpha1.DeadlineRemove && v.readyLeft(c) > 0 {
 				t.Errorf("rule 13: %s stays past the hub's ceiling", c)
 			}
+			v.stallRight(c, row)
 		default:
 			t.Errorf("proxy cluster %s has a %s row", c, row.Phase)
 		}
@@ -629,6 +661,26 @@ func (v *verifier) rowsMatch() {
 			!v.in.Now.Before(row.RemovalTime.Add(RemovedRowRetention)) {
 			t.Errorf("row of %s is neither a removal nor a recent Removed row: %+v", c, row)
 		}
+	}
+}
+
+// stallRight: a stalled row is one that DNS let go of, against a reference from the
+// withdrawal on, with no estimate and a message that says so; other rows do not say so.
+func (v *verifier) stallRight(c string, row v1alpha1.ClusterStatus) {
+	if row.Stalled != strings.Contains(row.Message, msgStalled) {
+		v.t.Errorf("row of %s: stalled %v, but its message says otherwise: %q", c, row.Stalled, row.Message)
+	}
+	if ref := row.DNSWithdrawalCheck; ref != nil && (v.in.DNS == nil || row.DNSWithdrawalTime == nil || ref.Time.Before(row.DNSWithdrawalTime)) {
+		v.t.Errorf("row of %s keeps a reference that is not one: %+v", c, row)
+	}
+	if !row.Stalled {
+		return
+	}
+	v.stalls++
+	e := v.in.Policy.Expectation
+	if v.in.DNS == nil || row.DNSWithdrawalTime == nil || row.DNSWithdrawalCheck == nil || row.EstimatedRemovalTime != nil ||
+		e == nil || (e.Operator != "<" && e.Operator != "<=") {
+		v.t.Errorf("row of %s is stalled without the grounds for it: %+v", c, row)
 	}
 }
 
@@ -736,10 +788,15 @@ func TestFuzzInputIsVaried(t *testing.T) {
 		if len(out.Restored) > 0 {
 			seen.Insert("restored")
 		}
+		for _, r := range out.Clusters {
+			if r.Stalled {
+				seen.Insert("stalled")
+			}
+		}
 	}
 	want := []string{"real unknown", "restored", string(RemovalGatePassed), string(RemovalForceRemoved),
 		string(RemovalManagedClusterGone), string(RemovalMaxDrainDuration), string(RemovalHubMaxDrainDuration),
-		"Active", "Draining", "Held", "Removed",
+		"Active", "Draining", "Held", "Removed", "stalled",
 		string(SkipInRealDecisions), string(SkipNotInProxy), string(SkipRealDecisionsUnknown)}
 	for _, w := range want {
 		if !seen.Has(w) {

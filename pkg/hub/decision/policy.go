@@ -6,6 +6,8 @@ package decision
 import (
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 )
 
@@ -23,6 +25,8 @@ const (
 	DefaultMinDrainDuration = 2 * time.Minute
 	// DefaultDNSTTL is the default of spec.dns.ttl.
 	DefaultDNSTTL = 60 * time.Second
+	// DefaultShareWindow is the default of spec.trafficShare.window.
+	DefaultShareWindow = 5 * time.Minute
 )
 
 // Policy is what the rules need of a TrafficMigrationPolicySpec, with its defaults
@@ -48,6 +52,10 @@ type Policy struct {
 	// spec.dns. While DNS is followed (Input.DNS), a drain lasts at least this long
 	// after the cluster left DNS.
 	DNSTTL time.Duration
+	// ShareWindow is the range of the rate() of spec.trafficShare (its window); zero
+	// with a metricsQuery, whose window is not known. It sets when a drain that DNS
+	// let go of is stalled (see stallAfter).
+	ShareWindow time.Duration
 	// Ceiling is the hub admin's bound on every drain; nil when there is none.
 	Ceiling *Ceiling
 	// MinReadyClusters is how many Active clusters must have the Gateway ready for a
@@ -104,6 +112,17 @@ func PolicyFromSpec(spec *v1alpha1.TrafficMigrationPolicySpec) Policy {
 	if c, err := spec.Expectation(); err == nil {
 		p.Expectation = &c
 	}
+	if spec.TrafficShare != nil {
+		p.ShareWindow = DefaultShareWindow
+		if spec.TrafficShare.Window != "" {
+			// A window that does not parse fails every check anyway.
+			d, err := model.ParseDuration(spec.TrafficShare.Window)
+			p.ShareWindow = 0
+			if err == nil {
+				p.ShareWindow = time.Duration(d)
+			}
+		}
+	}
 	if spec.DNS != nil {
 		p.DNSTTL = DefaultDNSTTL
 		if spec.DNS.TTL != nil {
@@ -139,6 +158,9 @@ func (p Policy) normalized() Policy {
 	}
 	if p.DNSTTL < 0 {
 		p.DNSTTL = 0
+	}
+	if p.ShareWindow < 0 {
+		p.ShareWindow = 0
 	}
 	if p.Ceiling != nil {
 		c := *p.Ceiling

@@ -78,6 +78,41 @@ func TestPolicyFromSpec(t *testing.T) {
 				NoDataPolicy:         v1alpha1.NoDataHold,
 			},
 		},
+		"trafficShare's window, by default 5m, sets when a drain stalls": {
+			spec: v1alpha1.TrafficMigrationPolicySpec{TrafficShare: &v1alpha1.TrafficShare{Metric: "m", MaxPercent: 5}},
+			want: Policy{
+				Interval:             DefaultInterval,
+				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
+				MinDrainDuration:     DefaultMinDrainDuration,
+				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
+				NoDataPolicy:         v1alpha1.NoDataHold,
+				ShareWindow:          5 * time.Minute,
+				Expectation:          &v1alpha1.Comparison{Operator: "<=", Threshold: 5},
+			},
+		},
+		"a window that does not parse is not known": {
+			spec: v1alpha1.TrafficMigrationPolicySpec{TrafficShare: &v1alpha1.TrafficShare{Metric: "m", Window: "5x", MaxPercent: 5}},
+			want: Policy{
+				Interval:             DefaultInterval,
+				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
+				MinDrainDuration:     DefaultMinDrainDuration,
+				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
+				NoDataPolicy:         v1alpha1.NoDataHold,
+				Expectation:          &v1alpha1.Comparison{Operator: "<=", Threshold: 5},
+			},
+		},
+		"a set window is kept": {
+			spec: v1alpha1.TrafficMigrationPolicySpec{TrafficShare: &v1alpha1.TrafficShare{Metric: "m", Window: "1h30s", MaxPercent: 5}},
+			want: Policy{
+				Interval:             DefaultInterval,
+				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
+				MinDrainDuration:     DefaultMinDrainDuration,
+				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
+				NoDataPolicy:         v1alpha1.NoDataHold,
+				ShareWindow:          time.Hour + 30*time.Second,
+				Expectation:          &v1alpha1.Comparison{Operator: "<=", Threshold: 5},
+			},
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			checkEqual(t, "PolicyFromSpec", PolicyFromSpec(&tc.spec), tc.want)

@@ -520,12 +520,35 @@ type ClusterStatus struct {
 	// +optional
 	DNSWithdrawalTime *metav1.Time `json:"dnsWithdrawalTime,omitempty"`
 
+	// dnsWithdrawalCheck is, with spec.dns, the first check with a value made at or
+	// after dnsWithdrawalTime: what the cluster's traffic was when DNS let go of it,
+	// the reference that stalled compares the latest check with. The manager keeps it
+	// while the cluster drains, however many checks the history has dropped since.
+	// +optional
+	DNSWithdrawalCheck *CheckRecord `json:"dnsWithdrawalCheck,omitempty"`
+
+	// stalled is true for a draining or held cluster whose drain does not move
+	// although DNS let go of it: with spec.dns and an expectation that the value falls
+	// under ("<" or "<="), its latest check with a value was made longer after
+	// dnsWithdrawalTime than the larger of the TTL plus 60s and four times
+	// trafficShare.window (four intervals with a metricsQuery), did not pass, and is
+	// still more than half the value of dnsWithdrawalCheck. The likely cause is clients
+	// on long-lived connections (HTTP/2, gRPC, pooled keep-alive) or behind resolvers
+	// that ignore the TTL, which keep sending to the old Gateway whatever DNS says; the
+	// remedy is to bound the Gateway's connection lifetime
+	// (docs/troubleshooting.md#stalled-drains). It removes nothing: the cluster stays
+	// until its gate passes, maxDrainDuration ends the drain, or it is force-removed.
+	// The manager sets it with the check that changes it.
+	// +optional
+	Stalled bool `json:"stalled,omitempty"`
+
 	// estimatedRemovalTime is, for a draining or held cluster, when its checks are
 	// expected to let it go: the first scheduled check at which the trend of its
 	// history meets the threshold, the passing checks in a row that follow, and never
 	// before its minimum drain ends. Unset when it is unknown: fewer than three checks
-	// with a value, a trend that does not move toward the threshold, or DNS still
-	// publishing the cluster. The manager writes it with the check that changes it.
+	// with a value, a trend that does not move toward the threshold, DNS still
+	// publishing the cluster, or a stalled drain. The manager writes it with the check
+	// that changes it.
 	// +optional
 	EstimatedRemovalTime *metav1.Time `json:"estimatedRemovalTime,omitempty"`
 
@@ -577,9 +600,10 @@ type ClusterStatus struct {
 	//
 	// Size: a full history is at most about 1.3 KiB of JSON (10 checks with values of
 	// 64 bytes). A policy with 100 draining clusters, each with a full history, a
-	// resolved query of 1 KiB, a lastCheckDetail of 512 bytes and every reason to wait
-	// in its message, is about 415 KiB: 27% of etcd's 1.5 MiB request limit, which
-	// bounds any object. Only draining, held and recently removed clusters have one.
+	// resolved query of 1 KiB, a lastCheckDetail of 512 bytes, every reason to wait
+	// in its message and a stalled drain's (its message, dnsWithdrawalCheck and
+	// stalled add about 0.6 KiB), is about 470 KiB: 31% of etcd's 1.5 MiB request
+	// limit, which bounds any object. Only draining, held and recently removed clusters have one.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=10
