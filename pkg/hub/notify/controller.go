@@ -288,10 +288,10 @@ func namedInformer(client cache.Getter, resource, namespace, name string, obj ru
 
 // trimmedRowFields are the fields of a policy's cluster rows that the notifications'
 // cache leaves out: the bulk of a draining row (its check history, the resolved query
-// of up to 16 KiB, the last check's detail), which neither the default triggers nor
-// the default templates use. This cache holds every policy a second time, beside the
-// policy controller's.
-var trimmedRowFields = []string{"history", "resolvedQuery", "lastCheckDetail"}
+// of up to 16 KiB, the last check's detail, the check kept from its DNS withdrawal),
+// which neither the default triggers nor the default templates use. This cache holds
+// every policy a second time, beside the policy controller's.
+var trimmedRowFields = []string{"history", "resolvedQuery", "lastCheckDetail", "dnsWithdrawalCheck"}
 
 // trimPolicy drops from the cached policies what neither triggers nor templates use:
 // the managed fields and the rows' trimmedRowFields.

@@ -135,6 +135,18 @@ func TestDefaultTriggers(t *testing.T) {
 			rows:    []trafficv1alpha1.ClusterStatus{{Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: started, LastResult: trafficv1alpha1.EvaluationPass}},
 			trigger: "on-drain-stalled",
 		},
+		"a stalled drain stalls, whatever its age, and is told again with its cause": {
+			rows:    []trafficv1alpha1.ClusterStatus{{Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: recent, LastResult: trafficv1alpha1.EvaluationFail, Stalled: true}},
+			trigger: "on-drain-stalled", want: true, wantOnce: "c1@" + recent.UTC().Format(time.RFC3339) + "/stalled",
+		},
+		"failing for 20 minutes and stalled: a key of its own": {
+			rows:    []trafficv1alpha1.ClusterStatus{{Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: started, LastResult: trafficv1alpha1.EvaluationFail, Stalled: true}},
+			trigger: "on-drain-stalled", want: true, wantOnce: "c1@" + started.UTC().Format(time.RFC3339) + "/stalled",
+		},
+		"a held stalled cluster has the held trigger": {
+			rows:    []trafficv1alpha1.ClusterStatus{{Name: "c1", Phase: trafficv1alpha1.ClusterHeld, DrainStartTime: started, LastResult: trafficv1alpha1.EvaluationFail, Stalled: true}},
+			trigger: "on-drain-stalled",
+		},
 		"held": {
 			rows:    []trafficv1alpha1.ClusterStatus{{Name: "c1", Phase: trafficv1alpha1.ClusterHeld, DrainStartTime: started, LastResult: trafficv1alpha1.EvaluationFail}},
 			trigger: "on-drain-held", want: true, wantOnce: "c1@" + started.UTC().Format(time.RFC3339),
@@ -228,7 +240,7 @@ func TestDefaultTemplates(t *testing.T) {
 		},
 		"drain-stalled": {
 			want:    []string{"drain stalled", "cluster c1: Draining", "last check Fail (42)"},
-			notWant: []string{"c2", "c3", "c4", "<no value>"},
+			notWant: []string{"c2", "c3", "c4", "<no value>", "stalled:", "Likely cause"},
 		},
 		"drain-held": {
 			want:    []string{"drain held", "cluster c3: Held, draining since " + rfc(started), "force-remove"},
@@ -263,6 +275,34 @@ func TestDefaultTemplates(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStalledTemplate: the drain-stalled message names a stalled cluster as such,
+// even one whose last check is not Fail, and ends with the likely cause and the remedy.
+func TestStalledTemplate(t *testing.T) {
+	obj := samplePolicy([]trafficv1alpha1.ClusterStatus{
+		{Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: at(3 * time.Minute), LastResult: trafficv1alpha1.EvaluationNoData, Stalled: true, Message: "drain stalled: ..."},
+		{Name: "c2", Phase: trafficv1alpha1.ClusterActive},
+	})
+	a := defaultAPI(t, nil)
+	rec := &recorder{}
+	a.AddNotificationService("test", rec)
+	if err := a.Send(obj, []string{"drain-stalled"}, services.Destination{Service: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	msg := rec.sent[0].Message
+	for _, w := range []string{"cluster c1: Draining since", "stalled: its traffic has not fallen by half since DNS withdrew it",
+		"clients on long-lived connections (HTTP/2, gRPC, pooled keep-alive) or resolvers that ignore the TTL",
+		"keepAliveMaxTime", "docs/troubleshooting.md#stalled-drains", "maxDrainDuration", "force-remove"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("the message lacks %q:\n%s", w, msg)
+		}
+	}
+	for _, w := range []string{"c2", "<no value>"} {
+		if strings.Contains(msg, w) {
+			t.Errorf("the message holds %q:\n%s", w, msg)
+		}
 	}
 }
 
