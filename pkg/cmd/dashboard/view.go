@@ -33,6 +33,9 @@ type PolicyPage struct {
 	policyview.Policy
 	// Found is false when the policy does not exist (any more).
 	Found bool `json:"found"`
+	// StalledHint says what a stalled drain is and what to do, for the charts of
+	// stalled clusters (policyview.StalledHint).
+	StalledHint string `json:"stalledHint"`
 	// ValueLabel names a check's value on the charts' axis.
 	ValueLabel string `json:"valueLabel"`
 	// Threshold is the number a check's value is compared with, where the charts
@@ -49,6 +52,8 @@ type PolicyPage struct {
 type Chart struct {
 	Cluster string `json:"cluster"`
 	Phase   string `json:"phase"`
+	// Stalled: the cluster drains, and its drain is stalled (the row's stalled).
+	Stalled bool `json:"stalled,omitempty"`
 	// Source is SourcePrometheus or SourceHistory; SourceNote says so in words, and
 	// why the chart is not from Prometheus when it is not.
 	Source     string `json:"source"`
@@ -108,7 +113,8 @@ type chartInput struct {
 // charted from the status history.
 func buildPolicyPage(p *trafficv1alpha1.TrafficMigrationPolicy, inputs map[string]chartInput, now time.Time) PolicyPage {
 	rules := decision.PolicyFromSpec(&p.Spec)
-	page := PolicyPage{Policy: policyview.Build(policyview.Objects{Policy: p}, now), Found: true, ValueLabel: "query result", Charts: []Chart{}}
+	page := PolicyPage{Policy: policyview.Build(policyview.Objects{Policy: p}, now), Found: true, ValueLabel: "query result", Charts: []Chart{},
+		StalledHint: policyview.StalledHint}
 	if p.Spec.TrafficShare != nil {
 		page.ValueLabel = "share of the traffic (%)"
 	}
@@ -136,6 +142,7 @@ func buildChart(rules decision.Policy, followsDNS bool, row trafficv1alpha1.Clus
 	c := Chart{
 		Cluster:     row.Name,
 		Phase:       string(row.Phase),
+		Stalled:     row.Stalled && (row.Phase == trafficv1alpha1.ClusterDraining || row.Phase == trafficv1alpha1.ClusterHeld),
 		Query:       row.ResolvedQuery,
 		DrainStart:  unix(row.DrainStartTime.Time),
 		MinDrainEnd: unix(row.DrainStartTime.Add(rules.MinDrainDuration)),

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
 // now is the instant the tests' statuses are written at.
@@ -223,3 +224,19 @@ func deref(vs []*float64) []any {
 }
 
 func nanValue() float64 { return math.NaN() }
+
+// TestStalledDrainOnThePage: a stalled drain is marked on its row and its chart, and
+// the page says what a stalled drain is; a drain that is not stalled is not marked.
+func TestStalledDrainOnThePage(t *testing.T) {
+	page := buildPolicyPage(drainingPolicy(), nil, now)
+	if page.Charts[0].Stalled || page.Clusters[0].Stalled || page.StalledClusters != nil {
+		t.Errorf("a drain that is not stalled is marked: %+v", page.Charts[0])
+	}
+	page = buildPolicyPage(drainingPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Status.Clusters[0].Stalled = true
+	}), nil, now)
+	if !page.Charts[0].Stalled || !page.Clusters[0].Stalled || page.Clusters[0].State != "Draining, stalled" ||
+		!reflect.DeepEqual(page.StalledClusters, []string{"c1"}) || page.StalledHint != policyview.StalledHint {
+		t.Errorf("a stalled drain: chart %+v, row %+v, page stalled %v", page.Charts[0], page.Clusters[0], page.StalledClusters)
+	}
+}

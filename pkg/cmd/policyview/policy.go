@@ -42,6 +42,12 @@ const (
 	GatewayUnknown = "Unknown"
 )
 
+// StalledHint says in a line what a stalled drain is and what to do about it, for the
+// views that mark a stalled cluster without showing its whole message.
+const StalledHint = "DNS let go of it but its traffic has not fallen by half: clients on long-lived connections " +
+	"(HTTP/2, gRPC, pooled keep-alive) or resolvers that ignore the TTL keep sending to it; bound the Gateway's " +
+	"connection lifetime (docs/troubleshooting.md#stalled-drains)"
+
 // Phases are the phases of clusters in the order the views list them.
 var Phases = []string{
 	string(trafficv1alpha1.ClusterActive), string(trafficv1alpha1.ClusterDraining),
@@ -89,6 +95,8 @@ type Policy struct {
 	// Phases names the clusters of the status by phase, in the order of Phases;
 	// phases without clusters are left out.
 	Phases []PhaseClusters `json:"phases,omitempty"`
+	// StalledClusters are the clusters whose drain is stalled, sorted by name.
+	StalledClusters []string `json:"stalledClusters,omitempty"`
 	// DNS is what the manager publishes for spec.dns; nil without it.
 	DNS *DNS `json:"dns,omitempty"`
 	// Warnings say what the view could not show or what does not add up.
@@ -160,6 +168,12 @@ type Cluster struct {
 	Name string `json:"name"`
 	// Phase is the row's phase; empty when the status has no row for the cluster.
 	Phase string `json:"phase,omitempty"`
+	// Stalled is the row's stalled: DNS let go of the draining cluster but its
+	// traffic has not fallen by half (StalledHint). It removes nothing.
+	Stalled bool `json:"stalled,omitempty"`
+	// State is the phase as the views show it: "Draining, stalled" (or "Held,
+	// stalled") for a stalled drain, else the phase.
+	State string `json:"state,omitempty"`
 	// Gateway is Ready, NotReady, NoAgent or Unknown; GatewayDetail says why.
 	Gateway       string `json:"gateway"`
 	GatewayDetail string `json:"gatewayDetail,omitempty"`
@@ -191,7 +205,7 @@ type Cluster struct {
 	NextCheck string `json:"nextCheck,omitempty"`
 	// EstimatedRemovalTime is when the manager expects a draining cluster's checks to
 	// let it go; Expected is that as "in 4m" ("due" once past), or "unknown" for a
-	// draining cluster without an estimate.
+	// draining cluster without an estimate (a stalled drain has none).
 	EstimatedRemovalTime *metav1.Time `json:"estimatedRemovalTime,omitempty"`
 	Expected             string       `json:"expected,omitempty"`
 	RemovalTime          *metav1.Time `json:"removalTime,omitempty"`
@@ -320,6 +334,11 @@ func Build(in Objects, now time.Time) Policy {
 			v.Phases = append(v.Phases, group)
 		}
 	}
+	for _, c := range v.Clusters {
+		if c.Stalled {
+			v.StalledClusters = append(v.StalledClusters, c.Name)
+		}
+	}
 	v.DNS = buildDNS(p)
 	if in.Detail {
 		v.Warnings = append(v.Warnings, readWarnings(in)...)
@@ -428,6 +447,7 @@ func buildClusters(in Objects, check Check, now time.Time) []Cluster {
 		row := Cluster{
 			Name:                 s.Name,
 			Phase:                string(s.Phase),
+			State:                string(s.Phase),
 			LastResult:           string(s.LastResult),
 			LastValue:            s.LastValue,
 			ConsecutiveSuccesses: s.ConsecutiveSuccesses,
@@ -448,6 +468,9 @@ func buildClusters(in Objects, check Check, now time.Time) []Cluster {
 			row.NextCheck = NextCheck(s.NextEvaluationTime.Time, now)
 		}
 		if row.Draining() {
+			if s.Stalled {
+				row.Stalled, row.State = true, row.Phase+", stalled"
+			}
 			if s.DrainStartTime != nil {
 				row.DrainingFor = Since(s.DrainStartTime.Time, now)
 			}

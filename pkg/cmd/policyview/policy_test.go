@@ -6,6 +6,7 @@ package policyview
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -404,5 +405,31 @@ func TestNewList(t *testing.T) {
 	}
 	if empty := NewList("ns", nil); empty.Items == nil || len(empty.Totals) != 4 || empty.Namespace != "ns" {
 		t.Errorf("an empty list: %+v", empty)
+	}
+}
+
+// TestBuildViewStalled: a stalled drain is marked once, in the view: the row's state,
+// the policy's list of stalled clusters, and no estimate.
+func TestBuildViewStalled(t *testing.T) {
+	p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Status.Clusters[1].Stalled = true
+		p.Status.Clusters[1].EstimatedRemovalTime = nil
+	})
+	v := Build(objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}), now)
+	c := v.Clusters[1]
+	if c.Name != "cluster2" || !c.Stalled || c.State != "Draining, stalled" || c.Phase != "Draining" || c.Expected != "unknown" {
+		t.Errorf("stalled row: %+v", c)
+	}
+	if v.Clusters[0].Stalled || v.Clusters[0].State != "Active" {
+		t.Errorf("active row: %+v", v.Clusters[0])
+	}
+	if !slices.Equal(v.StalledClusters, []string{"cluster2"}) {
+		t.Errorf("stalled clusters %v", v.StalledClusters)
+	}
+
+	// A row that says stalled but no longer drains is not shown as stalled.
+	p.Status.Clusters[1].Phase = trafficv1alpha1.ClusterRemoved
+	if v := Build(objects(p, nil), now); v.Clusters[1].Stalled || v.StalledClusters != nil {
+		t.Errorf("a removed row is shown stalled: %+v", v.Clusters[1])
 	}
 }

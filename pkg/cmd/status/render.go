@@ -5,6 +5,7 @@ package status
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -135,11 +136,11 @@ func writeSummary(w io.Writer, v policyview.Policy) error {
 }
 
 // writeClusters writes the cluster table, then a note for each cluster that the
-// status and the proxy decisions disagree about (marked with *) and for each Gateway
-// that is not ready.
+// status and the proxy decisions disagree about (marked with *), for each Gateway
+// that is not ready and for each stalled drain.
 func writeClusters(w io.Writer, v policyview.Policy) error {
 	rows := [][]string{{"CLUSTER", "PHASE", "GATEWAY", "VALUE", "SUCCESSES", "DRAINING FOR", "NEXT CHECK", "EXPECTED OUT", "MESSAGE"}}
-	var marks, gateways []string
+	var marks, gateways, stalled []string
 	for _, c := range v.Clusters {
 		name := c.Name
 		if c.Discrepancy != "" {
@@ -151,7 +152,10 @@ func writeClusters(w io.Writer, v policyview.Policy) error {
 		if c.Gateway != policyview.GatewayReady && c.Gateway != policyview.GatewayUnknown && c.Phase != string(trafficv1alpha1.ClusterRemoved) {
 			gateways = append(gateways, "  "+c.Name+": "+c.Gateway+": "+policyview.OneLine(c.GatewayDetail))
 		}
-		rows = append(rows, []string{name, policyview.OrNone(c.Phase), c.Gateway, policyview.OrNone(c.Value),
+		if c.Stalled {
+			stalled = append(stalled, "  "+c.Name+": "+policyview.StalledHint)
+		}
+		rows = append(rows, []string{name, policyview.OrNone(cmp.Or(c.State, c.Phase)), c.Gateway, policyview.OrNone(c.Value),
 			policyview.OrNone(c.Successes), drainingForCell(c), policyview.OrNone(c.NextCheck), policyview.OrNone(c.Expected), policyview.OneLine(c.Message)})
 	}
 	if err := writeTable(w, "  ", rows); err != nil {
@@ -163,6 +167,9 @@ func writeClusters(w io.Writer, v policyview.Policy) error {
 	}
 	if len(gateways) > 0 {
 		b.WriteString("\nGateways not ready:\n" + strings.Join(gateways, "\n") + "\n")
+	}
+	if len(stalled) > 0 {
+		b.WriteString("\nStalled drains (never removed for it; maxDrainDuration or force-remove end them):\n" + strings.Join(stalled, "\n") + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

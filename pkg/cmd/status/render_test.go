@@ -6,6 +6,7 @@ package status
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,5 +227,30 @@ func TestDrainingForCell(t *testing.T) {
 		if got := drainingForCell(policyview.Cluster{DrainingFor: tc.drainingFor, OutOfDNS: tc.outOfDNS}); got != tc.want {
 			t.Errorf("drainingForCell(%q, %q) = %q, want %q", tc.drainingFor, tc.outOfDNS, got, tc.want)
 		}
+	}
+}
+
+// TestRenderDetailShowsStalled: a stalled drain shows in the PHASE column and in a
+// note under the table, with its cause and where the remedy is.
+func TestRenderDetailShowsStalled(t *testing.T) {
+	p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Status.Clusters[1].Stalled = true
+		p.Status.Clusters[1].EstimatedRemovalTime = nil
+	})
+	var b bytes.Buffer
+	in := objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}, readyAddon("cluster1"), readyAddon("cluster2"))
+	if err := renderDetail(&b, policyview.Build(in, now)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"  cluster2  Draining, stalled  Ready    2.1 / <= 5  2/3        3m10s         in 12s      unknown",
+		"\nStalled drains (never removed for it; maxDrainDuration or force-remove end them):\n  cluster2: " + policyview.StalledHint + "\n",
+	} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("detail lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(wantDetail, "Stalled") {
+		t.Error("the detail of a drain that is not stalled mentions it")
 	}
 }

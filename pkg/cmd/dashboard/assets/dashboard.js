@@ -30,6 +30,8 @@
     return el;
   }
   const badge = (text, cls) => h("span", { class: "badge " + (cls || text) }, text || "none");
+  // A stalled drain's mark; its row's message says why and what to do.
+  const stalledBadge = () => badge("stalled", "Stalled");
   const policyHref = (ns, name) => "/policies/" + encodeURIComponent(ns) + "/" + encodeURIComponent(name);
   const fmtTime = (s) => new Date(s * 1000).toLocaleTimeString();
   const muted = (text) => h("span", { class: "muted" }, text || "–");
@@ -84,7 +86,8 @@
           h("td", {}, p.placement, " → ", h("b", {}, p.proxyPlacement), h("div", { class: "muted" }, p.proxyClusters + " in the proxy")),
           h("td", {}, p.activeClusters),
           h("td", {}, p.drainingClusters),
-          h("td", {}, (p.phases || []).map((g) => h("div", {}, badge(g.phase), " ", g.clusters.join(", ")))),
+          h("td", {}, (p.phases || []).map((g) => h("div", {}, badge(g.phase), " ", g.clusters.join(", "))),
+            p.stalledClusters ? h("div", { class: "stalled" }, badge("stalled", "Stalled"), " ", p.stalledClusters.join(", ")) : null),
         ))));
     }
     main.replaceChildren(h("h1", {}, "Fleet"), h("p", { class: "sub" }, "Every TrafficMigrationPolicy and where its clusters stand."), totals, body);
@@ -135,7 +138,7 @@
     const clusters = h("table", { id: "clusters" },
       h("thead", {}, h("tr", {}, ["Cluster", "Phase", "Last check", "Passes in a row", "Expected out", "Message"].map((t) => h("th", {}, t)))),
       h("tbody", {}, p.clusters.map((c) => h("tr", { "data-cluster": c.name, "data-phase": c.phase },
-        h("td", {}, c.name), h("td", {}, badge(c.phase)),
+        h("td", {}, c.name), h("td", {}, badge(c.phase), c.stalled ? [" ", stalledBadge()] : null),
         h("td", { title: c.lastValue || "" }, c.lastResult ? [badge(c.lastResult), " ", c.value || ""] : muted()),
         h("td", {}, c.successes || muted()),
         h("td", { title: c.estimatedRemovalTime || "" }, c.expected || muted()),
@@ -187,7 +190,8 @@
     });
     const marks = marksOf(c);
     const heading = [
-      h("h3", {}, c.cluster, " ", badge(c.phase)),
+      h("h3", {}, c.cluster, " ", badge(c.phase), c.stalled ? [" ", stalledBadge()] : null),
+      c.stalled ? h("p", { class: "problem stalled" }, "Stalled: ", p.stalledHint) : null,
       h("p", { class: "source " + c.source }, c.sourceNote),
       c.query ? h("p", { class: "source" }, "Query: ", h("code", {}, c.query)) : null,
     ];
