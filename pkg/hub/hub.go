@@ -66,6 +66,13 @@ type Options struct {
 	// NotificationsNamespace holds the notifications ConfigMap and Secret
 	// (notify.ConfigMapName, notify.SecretName); empty turns notifications off.
 	NotificationsNamespace string
+	// DNSDomains are the namespaces that may publish each domain
+	// (dns.ParseDomains); empty lets every namespace publish any name.
+	DNSDomains []string
+	// DNSAllowPrivate lets private addresses be published.
+	DNSAllowPrivate bool
+	// DNSOwnerID is the manager's id on its DNSEndpoints.
+	DNSOwnerID string
 }
 
 // NewOptions returns the defaults: the agent runs the image of this release, any
@@ -78,7 +85,18 @@ func NewOptions() *Options {
 		OnMaxDrainDuration: string(trafficv1alpha1.DeadlineHold),
 		// The manager's own namespace, as for the leader election Lease.
 		NotificationsNamespace: process.OwnNamespace(),
+		DNSAllowPrivate:        true,
+		DNSOwnerID:             defaultDNSOwnerID(process.OwnNamespace()),
 	}
+}
+
+// defaultDNSOwnerID names the manager on its DNSEndpoints by the namespace it runs
+// in, so that two installations on one hub own their own.
+func defaultDNSOwnerID(namespace string) string {
+	if namespace == "" {
+		return "traffic-migration"
+	}
+	return "traffic-migration." + namespace
 }
 
 // DefaultAgentImage is the agent image of this build's release.
@@ -107,6 +125,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NotificationsNamespace, "notifications-namespace", o.NotificationsNamespace,
 		"namespace of the notifications ConfigMap "+notify.ConfigMapName+" and Secret "+notify.SecretName+
 			" (the only namespace whose ConfigMaps and Secrets the manager watches for them); defaults to the pod's own namespace; empty turns notifications off")
+	fs.StringSliceVar(&o.DNSDomains, "dns-domains", o.DNSDomains,
+		"which namespaces may publish which names with spec.dns: <namespace>=<domain> entries, comma-separated, where namespace is a name or * and domain is a name (shop.example.com) or *. and a name (*.a.example.com: every name under it); repeat a namespace for several domains; empty lets every namespace publish any name (a hub of one tenant)")
+	fs.BoolVar(&o.DNSAllowPrivate, "dns-allow-private", o.DNSAllowPrivate,
+		"publish private addresses (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) that agents report; unspecified, loopback, link-local, multicast, broadcast and cloud metadata addresses are never published")
+	fs.StringVar(&o.DNSOwnerID, "dns-owner-id", o.DNSOwnerID,
+		"this manager's id on the DNSEndpoints it writes: it never writes one another id owns; unique per manager that writes DNSEndpoints on the hub")
 }
 
 // Validate checks the hub's flags and says which is wrong and why.
@@ -129,6 +153,12 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--notifications-namespace %q is not a namespace name: %s", o.NotificationsNamespace, strings.Join(msgs, "; ")))
 		}
 	}
+	if _, err := dns.ParseDomains(o.DNSDomains); err != nil {
+		errs = append(errs, fmt.Errorf("--dns-domains: %w", err))
+	}
+	if msgs := validation.IsQualifiedName(o.DNSOwnerID); o.DNSOwnerID == "" || len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--dns-owner-id %q must be a non-empty name of letters, digits, '-', '_' and '.': %s", o.DNSOwnerID, strings.Join(msgs, "; ")))
+	}
 	switch trafficv1alpha1.DeadlineAction(o.OnMaxDrainDuration) {
 	case trafficv1alpha1.DeadlineHold, trafficv1alpha1.DeadlineRemove:
 	default:
@@ -143,7 +173,12 @@ func (o *Options) limits() (policy.Limits, error) {
 	if err != nil {
 		return policy.Limits{}, fmt.Errorf("--prometheus-allowlist: %w", err)
 	}
-	l := policy.Limits{Allowlist: allowlist, MaxAnswerBytes: o.MaxAnswerBytes, MaxSeries: o.MaxSeries}
+	domains, err := dns.ParseDomains(o.DNSDomains)
+	if err != nil {
+		return policy.Limits{}, fmt.Errorf("--dns-domains: %w", err)
+	}
+	l := policy.Limits{Allowlist: allowlist, MaxAnswerBytes: o.MaxAnswerBytes, MaxSeries: o.MaxSeries,
+		DNSDomains: domains, DNSAddresses: dns.AddressRules{RefusePrivate: !o.DNSAllowPrivate}}
 	if o.MaxDrainDuration > 0 {
 		l.Ceiling = &decision.Ceiling{MaxDrainDuration: o.MaxDrainDuration, Action: trafficv1alpha1.DeadlineAction(o.OnMaxDrainDuration)}
 	}
@@ -181,7 +216,7 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	if err != nil {
 		return fmt.Errorf("build the dynamic client: %w", err)
 	}
-	endpoints := dns.NewEndpoints(ctx, dynamicClient, kubeClient.Discovery(), clock.RealClock{}, policy.ControllerName)
+	endpoints := dns.NewEndpoints(ctx, dynamicClient, kubeClient.Discovery(), clock.RealClock{}, policy.ControllerName, o.DNSOwnerID)
 
 	// No periodic resync: every sync comes from a change or from the time a draining
 	// cluster is next due, so an idle fleet costs nothing.

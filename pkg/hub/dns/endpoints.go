@@ -56,8 +56,15 @@ type Observed struct {
 	Generation int64
 	// ObservedGeneration is its status.observedGeneration, written by external-dns.
 	ObservedGeneration int64
-	// Ours is false when the manager did not create it (it lacks the policy label).
+	// Ours is false when the manager did not create it: it lacks the policy label, or
+	// another manager's id owns it (DNSOwnerAnnotation).
 	Ours bool
+	// EditedByOthers: its spec changed since this manager last wrote it (its
+	// generation is newer), so someone else edited it.
+	EditedByOthers bool
+	// RecreatedAfterDelete: this manager wrote it, then someone else deleted it, and
+	// the manager has just created it again (set by Apply).
+	RecreatedAfterDelete bool
 	// obj is the object, for updates.
 	obj *unstructured.Unstructured
 }
@@ -75,29 +82,39 @@ type Endpoints struct {
 	client    dynamic.Interface
 	discovery discovery.DiscoveryInterface
 	clock     clock.PassiveClock
-	// enqueue is called with a policy's key when its DNSEndpoint changes.
-	enqueue func(key string)
+	// enqueue is called with a policy's key and the hostnames its DNSEndpoint
+	// published before and after a change.
+	enqueue func(key string, hostnames []string)
 	// fieldManager names the manager's writes.
 	fieldManager string
+	// ownerID is the manager's id on its DNSEndpoints (DNSOwnerAnnotation).
+	ownerID string
 
 	mu          sync.Mutex
 	served      bool
 	lastCheck   time.Time
 	informer    cache.SharedIndexInformer
 	lastWritten map[string]*unstructured.Unstructured
-	stopCtx     context.Context
+	// deletedByOthers are the DNSEndpoints this manager wrote that someone deleted.
+	deletedByOthers map[string]bool
+	stopCtx         context.Context
 }
 
-// NewEndpoints returns the DNSEndpoint reader and writer. enqueue is called with a
-// policy's "<namespace>/<name>" key when its DNSEndpoint changes; it can be set later
-// with SetEnqueue. The informer starts, once the hub serves DNSEndpoints, with ctx.
-func NewEndpoints(ctx context.Context, client dynamic.Interface, disc discovery.DiscoveryInterface, clk clock.PassiveClock, fieldManager string) *Endpoints {
-	return &Endpoints{client: client, discovery: disc, clock: clk, fieldManager: fieldManager,
-		lastWritten: map[string]*unstructured.Unstructured{}, stopCtx: ctx, enqueue: func(string) {}}
+// byHostname indexes the DNSEndpoints by the hostnames they publish.
+const byHostname = "byHostname"
+
+// NewEndpoints returns the DNSEndpoint reader and writer of the manager whose id is
+// ownerID. The informer starts, once the hub serves DNSEndpoints, with ctx.
+func NewEndpoints(ctx context.Context, client dynamic.Interface, disc discovery.DiscoveryInterface, clk clock.PassiveClock, fieldManager, ownerID string) *Endpoints {
+	return &Endpoints{client: client, discovery: disc, clock: clk, fieldManager: fieldManager, ownerID: ownerID,
+		lastWritten: map[string]*unstructured.Unstructured{}, deletedByOthers: map[string]bool{},
+		stopCtx: ctx, enqueue: func(string, []string) {}}
 }
 
-// SetEnqueue sets the function called with a policy's key when its DNSEndpoint changes.
-func (e *Endpoints) SetEnqueue(enqueue func(key string)) {
+// SetEnqueue sets the function called when a DNSEndpoint of the manager's changes,
+// with its policy's "<namespace>/<name>" key and the hostnames it published before
+// and after the change (so that the policies that wait for one of them wake).
+func (e *Endpoints) SetEnqueue(enqueue func(key string, hostnames []string)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.enqueue = enqueue
@@ -120,11 +137,13 @@ func (e *Endpoints) Get(ctx context.Context, namespace, name string) (*Observed,
 	if item, exists, err := informer.GetStore().GetByKey(key); err == nil && exists {
 		obj, _ = item.(*unstructured.Unstructured)
 	}
+	edited := false
 	e.mu.Lock()
 	if w := e.lastWritten[key]; w != nil {
 		if obj == nil || (obj.GetUID() == w.GetUID() && obj.GetGeneration() < w.GetGeneration()) {
 			obj = w // the cache is behind this manager's own write
 		} else {
+			edited = obj.GetUID() == w.GetUID() && obj.GetGeneration() > w.GetGeneration()
 			delete(e.lastWritten, key)
 		}
 	}
@@ -139,13 +158,58 @@ func (e *Endpoints) Get(ctx context.Context, namespace, name string) (*Observed,
 			return nil, fmt.Errorf("read DNSEndpoint %s: %w", key, err)
 		}
 	}
-	return observe(obj), nil
+	o := e.observe(obj)
+	o.EditedByOthers = edited
+	return o, nil
+}
+
+// Publishers returns the keys of the manager's DNSEndpoints that publish hostname, as
+// the cache has them; none before the cache started.
+func (e *Endpoints) Publishers(hostname string) []string {
+	e.mu.Lock()
+	informer := e.informer
+	e.mu.Unlock()
+	if informer == nil {
+		return nil
+	}
+	objs, err := informer.GetIndexer().ByIndex(byHostname, normalizeName(hostname))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, item := range objs {
+		if u, ok := item.(*unstructured.Unstructured); ok && e.observe(u).Ours {
+			out = append(out, u.GetNamespace()+"/"+u.GetName())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hostnamesOf returns the names a DNSEndpoint publishes, normalized, sorted, once each.
+func hostnamesOf(obj *unstructured.Unstructured) []string {
+	if obj == nil {
+		return nil
+	}
+	items, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
+	var out []string
+	for _, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			if name, _, _ := unstructured.NestedString(m, "dnsName"); name != "" {
+				out = append(out, normalizeName(name))
+			}
+		}
+	}
+	return sortedUnique(out)
 }
 
 // observe reads what a DNSEndpoint publishes.
-func observe(obj *unstructured.Unstructured) *Observed {
+func (e *Endpoints) observe(obj *unstructured.Unstructured) *Observed {
 	o := &Observed{obj: obj, Generation: obj.GetGeneration()}
-	_, o.Ours = obj.GetLabels()[trafficv1alpha1.PolicyLabel]
+	_, labelled := obj.GetLabels()[trafficv1alpha1.PolicyLabel]
+	owner, stamped := obj.GetAnnotations()[trafficv1alpha1.DNSOwnerAnnotation]
+	// One written by a release without the annotation is the manager's.
+	o.Ours = labelled && (!stamped || owner == e.ownerID)
 	o.ObservedGeneration, _, _ = unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
 	if clusters := obj.GetAnnotations()[trafficv1alpha1.PublishedClustersAnnotation]; clusters != "" {
 		o.Endpoint.Clusters = sortedUnique(strings.Split(clusters, ","))
@@ -188,6 +252,7 @@ func (e *Endpoints) Apply(ctx context.Context, policy *trafficv1alpha1.TrafficMi
 		annotations = map[string]string{}
 	}
 	annotations[trafficv1alpha1.PublishedClustersAnnotation] = strings.Join(desired.Clusters, ",")
+	annotations[trafficv1alpha1.DNSOwnerAnnotation] = e.ownerID
 	obj.SetAnnotations(annotations)
 	endpoints := make([]any, 0, len(desired.Records))
 	for _, r := range desired.Records {
@@ -212,10 +277,15 @@ func (e *Endpoints) Apply(ctx context.Context, policy *trafficv1alpha1.TrafficMi
 	if err != nil {
 		return nil, fmt.Errorf("write DNSEndpoint %s/%s: %w", policy.Namespace, policy.Name, err)
 	}
+	key := policy.Namespace + "/" + policy.Name
 	e.mu.Lock()
-	e.lastWritten[policy.Namespace+"/"+policy.Name] = written
+	e.lastWritten[key] = written
+	recreated := current == nil && e.deletedByOthers[key]
+	delete(e.deletedByOthers, key)
 	e.mu.Unlock()
-	return observe(written), nil
+	o := e.observe(written)
+	o.RecreatedAfterDelete = recreated
+	return o, nil
 }
 
 // Forget drops what the manager remembers of a policy's DNSEndpoint.
@@ -223,6 +293,20 @@ func (e *Endpoints) Forget(namespace, name string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.lastWritten, namespace+"/"+name)
+	delete(e.deletedByOthers, namespace+"/"+name)
+}
+
+// deleted notes that a DNSEndpoint was deleted: one this manager wrote was deleted by
+// someone else (the manager never deletes one), and the cache no longer lags behind
+// the manager's write of it.
+func (e *Endpoints) deleted(obj *unstructured.Unstructured) {
+	key := obj.GetNamespace() + "/" + obj.GetName()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if w := e.lastWritten[key]; w != nil && w.GetUID() == obj.GetUID() {
+		delete(e.lastWritten, key)
+		e.deletedByOthers[key] = true
+	}
 }
 
 // ensureInformer starts the DNSEndpoint informer once the hub serves DNSEndpoints,
@@ -253,25 +337,47 @@ func (e *Endpoints) ensureInformer(ctx context.Context) (cache.SharedIndexInform
 		o.LabelSelector = trafficv1alpha1.PolicyLabel
 	})
 	informer := factory.ForResource(Resource).Informer()
-	notify := func(obj any) {
+	if err := informer.AddIndexers(cache.Indexers{byHostname: func(obj any) ([]string, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			return hostnamesOf(u), nil
+		}
+		return nil, nil
+	}}); err != nil {
+		return nil, fmt.Errorf("index DNSEndpoints: %w", err)
+	}
+	asObject := func(obj any) *unstructured.Unstructured {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
 		}
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
+		u, _ := obj.(*unstructured.Unstructured)
+		return u
+	}
+	notify := func(u *unstructured.Unstructured, hostnames []string) {
+		if u == nil {
 			return
 		}
 		if policy := u.GetLabels()[trafficv1alpha1.PolicyLabel]; policy != "" {
 			e.mu.Lock()
 			enqueue := e.enqueue
 			e.mu.Unlock()
-			enqueue(u.GetNamespace() + "/" + policy)
+			enqueue(u.GetNamespace()+"/"+policy, hostnames)
 		}
 	}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    notify,
-		UpdateFunc: func(_, obj any) { notify(obj) },
-		DeleteFunc: notify,
+		AddFunc: func(obj any) {
+			u := asObject(obj)
+			notify(u, hostnamesOf(u))
+		},
+		UpdateFunc: func(old, obj any) {
+			u := asObject(obj)
+			notify(u, sortedUnique(append(hostnamesOf(asObject(old)), hostnamesOf(u)...)))
+		},
+		DeleteFunc: func(obj any) {
+			if u := asObject(obj); u != nil {
+				e.deleted(u)
+				notify(u, hostnamesOf(u))
+			}
+		},
 	}); err != nil {
 		return nil, fmt.Errorf("watch DNSEndpoints: %w", err)
 	}

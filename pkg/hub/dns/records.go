@@ -16,6 +16,7 @@ package dns
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -66,7 +67,8 @@ func (e Endpoint) Equal(o Endpoint) bool {
 
 // Input is what Plan needs.
 type Input struct {
-	// Hostnames are spec.dns.hostnames.
+	// Hostnames are the names of spec.dns.hostnames that the policy may publish
+	// (HoldsHostname); none withdraws what it published.
 	Hostnames []string
 	// TTL is spec.dns.ttl.
 	TTL time.Duration
@@ -82,6 +84,8 @@ type Input struct {
 	Addresses map[string][]string
 	// Current is what the DNSEndpoint publishes now; nil when it does not exist.
 	Current *Endpoint
+	// Rules say which addresses may be published.
+	Rules AddressRules
 	// CurrentApplied: external-dns has taken Current's generation (and, where it is
 	// verified, DNS serves it). Addresses are withdrawn only from an applied Current.
 	CurrentApplied bool
@@ -96,6 +100,12 @@ type Plan struct {
 	// Programmed that have no IP address to publish, only host names or none, for the
 	// condition's message.
 	Unpublishable []string
+	// Refused are, by cluster of the real Placement with the Gateway Programmed, the
+	// reported IP addresses that are never published (AddressRules.Refusal), sorted.
+	Refused map[string][]Refused
+	// OverLimit names the clusters that were not published because a record set had
+	// MaxTargetsPerRecord addresses already.
+	OverLimit []string
 	// Step says where a switch stands: StepNone when none is under way.
 	Step Step
 }
@@ -127,43 +137,68 @@ func Decide(in Input) Plan {
 	if !in.RealKnown {
 		return p
 	}
-	var v4, v6 []string
+	v4, v6 := sets.New[string](), sets.New[string]()
 	var published []string
 	for _, cluster := range sortedUnique(in.Real) {
 		if !in.Programmed.Has(cluster) {
 			continue
 		}
-		ips := 0
+		var c4, c6 []string
 		for _, a := range in.Addresses[cluster] {
 			ip, err := netip.ParseAddr(a)
 			if err != nil || ip.Zone() != "" {
 				continue // a host name: never published (see docs/dns.md)
 			}
-			ips++
-			if ip.Unmap().Is4() {
-				v4 = append(v4, ip.Unmap().String())
+			if why := in.Rules.Refusal(a); why != "" {
+				if p.Refused == nil {
+					p.Refused = map[string][]Refused{}
+				}
+				p.Refused[cluster] = append(p.Refused[cluster], Refused{Address: ip.String(), Reason: why})
+				continue
+			}
+			if ip = ip.Unmap(); ip.Is4() {
+				c4 = append(c4, ip.String())
 			} else {
-				v6 = append(v6, ip.String())
+				c6 = append(c6, ip.String())
 			}
 		}
-		if ips == 0 {
+		switch {
+		case len(c4)+len(c6) == 0:
 			p.Unpublishable = append(p.Unpublishable, cluster)
 			continue
+		case v4.Clone().Insert(c4...).Len() > MaxTargetsPerRecord || v6.Clone().Insert(c6...).Len() > MaxTargetsPerRecord:
+			p.OverLimit = append(p.OverLimit, cluster)
+			continue
 		}
+		v4.Insert(c4...)
+		v6.Insert(c6...)
 		published = append(published, cluster)
+	}
+	for c, refused := range p.Refused {
+		slices.SortFunc(refused, func(a, b Refused) int { return strings.Compare(a.Address, b.Address) })
+		p.Refused[c] = slices.CompactFunc(refused, func(a, b Refused) bool { return a.Address == b.Address })
 	}
 	if len(published) == 0 {
 		// Make-before-break: nothing can take the traffic, so DNS keeps what it has.
 		return p
 	}
+	hostnames := sortedUnique(in.Hostnames)
 	desired := Endpoint{Clusters: published}
-	ttl := int64(in.TTL / time.Second)
-	for _, name := range sortedUnique(in.Hostnames) {
-		if len(v4) > 0 {
-			desired.Records = append(desired.Records, Record{DNSName: name, RecordType: RecordTypeA, TTL: ttl, Targets: sortedUnique(v4)})
+	if len(hostnames) == 0 {
+		// The policy may publish none of its names (another policy holds them): what
+		// it published is withdrawn, and nothing is created.
+		if in.Current == nil || len(in.Current.Records) == 0 {
+			return p
 		}
-		if len(v6) > 0 {
-			desired.Records = append(desired.Records, Record{DNSName: name, RecordType: RecordTypeAAAA, TTL: ttl, Targets: sortedUnique(v6)})
+		desired = Endpoint{}
+	}
+	ttl := int64(in.TTL / time.Second)
+	for _, name := range hostnames {
+		if v4.Len() > 0 {
+			desired.Records = append(desired.Records, Record{DNSName: name, RecordType: RecordTypeA, TTL: ttl, Targets: sets.List(v4)})
+		}
+		if v6.Len() > 0 {
+			desired.Records = append(desired.Records, Record{DNSName: name, RecordType: RecordTypeAAAA, TTL: ttl, Targets: sets.List(v6)})
 		}
 	}
 	if in.Current == nil {
@@ -316,4 +351,69 @@ func Hostnames(spec *trafficv1alpha1.DNSPublishing) []string {
 		out = append(out, string(h))
 	}
 	return out
+}
+
+// OverLimitMessage names the clusters left out for MaxTargetsPerRecord, for a
+// condition's message; "" when there are none.
+func OverLimitMessage(clusters []string) string {
+	if len(clusters) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; not published, as a record set holds at most %d addresses: %s", MaxTargetsPerRecord, shortlist.Join(clusters, maxNamesInMessage))
+}
+
+// DescribeChange says what a write of the DNSEndpoint changes, for its event: the
+// addresses published and withdrawn for each name, each with the clusters that report
+// it (from addresses, by cluster), at most maxNamesInMessage of each.
+func DescribeChange(previous *Endpoint, next Endpoint, addresses map[string][]string) string {
+	owners := map[string][]string{}
+	for _, cluster := range slices.Sorted(maps.Keys(addresses)) {
+		for _, a := range addresses[cluster] {
+			if ip, err := netip.ParseAddr(a); err == nil {
+				owners[ip.Unmap().String()] = append(owners[ip.Unmap().String()], cluster)
+			}
+		}
+	}
+	name := func(target, hostname string) string {
+		if cs := owners[target]; len(cs) > 0 {
+			return strings.Join(slices.Compact(cs), "/") + "'s " + target + " for " + hostname
+		}
+		return target + " for " + hostname
+	}
+	before := map[recordKey]sets.Set[string]{}
+	if previous != nil {
+		before = targetsByRecord(*previous)
+	}
+	after := targetsByRecord(next)
+	keys := sets.New[recordKey]()
+	for k := range before {
+		keys.Insert(k)
+	}
+	for k := range after {
+		keys.Insert(k)
+	}
+	sorted := keys.UnsortedList()
+	slices.SortFunc(sorted, func(a, b recordKey) int {
+		return strings.Compare(a.name+" "+a.recordType, b.name+" "+b.recordType)
+	})
+	var published, withdrawn []string
+	for _, k := range sorted {
+		for _, t := range sets.List(after[k].Difference(before[k])) {
+			published = append(published, name(t, k.name))
+		}
+		for _, t := range sets.List(before[k].Difference(after[k])) {
+			withdrawn = append(withdrawn, name(t, k.name))
+		}
+	}
+	var parts []string
+	if len(published) > 0 {
+		parts = append(parts, "Published "+shortlist.Join(published, maxNamesInMessage))
+	}
+	if len(withdrawn) > 0 {
+		parts = append(parts, "Withdrew "+shortlist.Join(withdrawn, maxNamesInMessage))
+	}
+	if len(parts) == 0 {
+		return "No address changed (TTL or clusters only)."
+	}
+	return strings.Join(parts, "; ") + "."
 }

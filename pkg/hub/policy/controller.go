@@ -6,6 +6,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,6 +50,8 @@ const (
 	byPlacement = "byPlacement"
 	// byCluster indexes policies by the clusters their status lists.
 	byCluster = "byCluster"
+	// byHostname indexes policies by the hostnames of their spec.dns.
+	byHostname = "byHostname"
 )
 
 // Controller is the policy controller.
@@ -79,9 +82,11 @@ type Controller struct {
 	written written
 
 	// programmedSince is, for each policy with spec.dns, when this manager first saw
-	// each cluster's target Gateway Programmed with an address (see dnsSettle).
+	// each cluster's target Gateway Programmed with an address (see dnsSettle), and
+	// refusedNote the refused addresses it last reported in an event.
 	programmedMu    sync.Mutex
 	programmedSince map[string]map[string]time.Time
+	refusedNote     map[string]string
 }
 
 // Informers are the informers the controller reads. The ManagedClusterAddOn informer
@@ -111,7 +116,7 @@ func NewController(
 	if metrics == nil {
 		metrics = NewMetrics(nil)
 	}
-	err := informers.Policies.Informer().AddIndexers(cache.Indexers{byPlacement: indexByPlacement, byCluster: indexByCluster})
+	err := informers.Policies.Informer().AddIndexers(cache.Indexers{byPlacement: indexByPlacement, byCluster: indexByCluster, byHostname: indexByHostname})
 	if err != nil {
 		return nil, fmt.Errorf("add policy indexers: %w", err)
 	}
@@ -139,6 +144,7 @@ func NewController(
 		written:       newWritten(clk),
 
 		programmedSince: map[string]map[string]time.Time{},
+		refusedNote:     map[string]string{},
 	}
 	c.querySlots = make(chan struct{}, maxParallelQueries)
 	c.evaluations = newEvaluator(c.evaluate)
@@ -157,7 +163,43 @@ func NewController(
 	queue := ctrl.SyncContext().Queue()
 	c.evaluations.wake = queue.Add
 	if endpoints != nil {
-		endpoints.SetEnqueue(queue.Add)
+		// A DNSEndpoint's change wakes its policy and the policies that claim one of
+		// the names it published before or after: one of them may hold it now.
+		endpoints.SetEnqueue(func(key string, hostnames []string) {
+			queue.Add(key)
+			for _, h := range hostnames {
+				for _, k := range c.keysByIndex(byHostname, h) {
+					queue.Add(k)
+				}
+			}
+		})
+		// So does a policy that goes, or stops claiming a name, before it published.
+		wakeClaimants := func(hostnames []string) {
+			for _, h := range hostnames {
+				for _, k := range c.keysByIndex(byHostname, h) {
+					queue.Add(k)
+				}
+			}
+		}
+		_, err = informers.Policies.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(old, obj any) {
+				before, _ := indexByHostname(old)
+				after, _ := indexByHostname(obj)
+				if !slices.Equal(before, after) {
+					wakeClaimants(before)
+				}
+			},
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				hostnames, _ := indexByHostname(obj)
+				wakeClaimants(hostnames)
+			},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("watch the policies' hostnames: %w", err)
+		}
 	}
 	enqueueListing := func(obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -198,6 +240,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 		}
 		c.programmedMu.Lock()
 		delete(c.programmedSince, key)
+		delete(c.refusedNote, key)
 		c.programmedMu.Unlock()
 		return nil
 	}
@@ -289,6 +332,17 @@ func indexByCluster(obj any) ([]string, error) {
 	for _, c := range p.Status.Clusters {
 		names = append(names, c.Name)
 	}
+	return names, nil
+}
+
+// indexByHostname returns the hostnames of a policy's spec.dns, sorted.
+func indexByHostname(obj any) ([]string, error) {
+	p, ok := obj.(*trafficv1alpha1.TrafficMigrationPolicy)
+	if !ok || p.Spec.DNS == nil {
+		return nil, nil
+	}
+	names := dns.Hostnames(p.Spec.DNS)
+	slices.Sort(names)
 	return names, nil
 }
 

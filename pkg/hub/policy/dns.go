@@ -7,6 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,6 +53,15 @@ type dnsState struct {
 	// settleAt is when the next cluster's Gateway will have settled; zero when none
 	// waits.
 	settleAt time.Time
+	// held are the policy's hostnames it publishes; notAllowed those the hub admin
+	// does not let its namespace publish; taken those another policy, or a deleted
+	// one's DNSEndpoint, publishes, each with who, as the condition names it.
+	held, notAllowed []string
+	taken            []string
+	// previous is what the DNSEndpoint published before this sync wrote it, for the
+	// event; addresses are the clusters' reported addresses, to name them in it.
+	previous  *dns.Endpoint
+	addresses map[string][]string
 }
 
 // usable reports whether the DNSEndpoint was read and is the manager's to write.
@@ -84,8 +96,11 @@ func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 	for _, g := range st.input.Real {
 		real = append(real, g.Clusters...)
 	}
+	d.held, d.notAllowed, d.taken = c.claimHostnames(policy)
+	d.addresses = agents.addresses
 	in := dns.Input{
-		Hostnames:  dns.Hostnames(policy.Spec.DNS),
+		Hostnames:  d.held,
+		Rules:      c.limits.DNSAddresses,
 		TTL:        st.input.Policy.DNSTTL,
 		RealKnown:  st.input.RealKnown,
 		Real:       real,
@@ -100,9 +115,88 @@ func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 	for _, g := range st.input.Proxy {
 		proxied = append(proxied, g.Clusters...)
 	}
-	if d.current != nil {
+	// A policy that publishes none of its names has no DNS of its own to follow: no
+	// drain clock starts (the safe side) while another holds them.
+	if d.current != nil && len(d.held) > 0 {
 		st.input.DNS.Withdrawn = dns.Withdrawn(&d.current.Endpoint, d.current.Applied(), proxied)
 	}
+}
+
+// claimHostnames decides which of the policy's hostnames it publishes (dns.HoldsHostname):
+// those the hub admin lets its namespace publish and that no other policy holds.
+// notAllowed and taken say why the others are not, taken naming who holds each:
+// a policy of the same namespace by name, one of another namespace only as such.
+func (c *Controller) claimHostnames(policy *trafficv1alpha1.TrafficMigrationPolicy) (held, notAllowed, taken []string) {
+	me := dns.PolicyRef{Namespace: policy.Namespace, Name: policy.Name, Created: policy.CreationTimestamp.Time}
+	for _, h := range sortedHostnames(policy.Spec.DNS) {
+		if !c.limits.DNSDomains.Allows(policy.Namespace, h) {
+			notAllowed = append(notAllowed, h)
+			continue
+		}
+		var claimants []dns.PolicyRef
+		for _, key := range c.keysByIndex(byHostname, h) {
+			if ref := c.claimant(key, h); ref != nil {
+				claimants = append(claimants, *ref)
+			}
+		}
+		var publishers []dns.Publisher
+		for _, key := range c.endpoints.Publishers(h) {
+			ns, _, _ := strings.Cut(key, "/")
+			if !c.limits.DNSDomains.Allows(ns, h) {
+				continue // it may not publish it: the admin's rule, not the record, counts
+			}
+			publishers = append(publishers, dns.Publisher{Endpoint: key, Policy: c.policyRef(key)})
+		}
+		holder := dns.HoldsHostname(me, claimants, publishers)
+		if holder.Mine {
+			held = append(held, h)
+			continue
+		}
+		taken = append(taken, h+" by "+describeHolder(policy.Namespace, holder))
+	}
+	return held, notAllowed, taken
+}
+
+// claimant is the policy of key as a claimant of hostname: nil when it is gone, being
+// deleted, or not allowed to publish it.
+func (c *Controller) claimant(key, hostname string) *dns.PolicyRef {
+	ref := c.policyRef(key)
+	if ref == nil || !c.limits.DNSDomains.Allows(ref.Namespace, hostname) {
+		return nil
+	}
+	return ref
+}
+
+// policyRef is the live policy of key; nil when it is gone or being deleted.
+func (c *Controller) policyRef(key string) *dns.PolicyRef {
+	ns, name, _ := strings.Cut(key, "/")
+	p, err := c.policies.TrafficMigrationPolicies(ns).Get(name)
+	if err != nil || p.DeletionTimestamp != nil {
+		return nil
+	}
+	return &dns.PolicyRef{Namespace: p.Namespace, Name: p.Name, Created: p.CreationTimestamp.Time}
+}
+
+// describeHolder names who holds a hostname, for a policy of namespace: by name in its
+// own namespace, never the name of another tenant's.
+func describeHolder(namespace string, h dns.Holder) string {
+	ns, name, _ := strings.Cut(h.By, "/")
+	switch {
+	case ns == namespace && h.Orphan:
+		return fmt.Sprintf("DNSEndpoint %s, whose policy was deleted (delete it to hand the name over)", name)
+	case ns == namespace:
+		return "policy " + name
+	case h.Orphan:
+		return "the DNSEndpoint of a deleted policy in another namespace"
+	}
+	return "a policy in another namespace"
+}
+
+// sortedHostnames returns spec.dns.hostnames, sorted.
+func sortedHostnames(spec *trafficv1alpha1.DNSPublishing) []string {
+	out := dns.Hostnames(spec)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // settled returns the clusters whose target Gateway has been Programmed, with an
@@ -151,14 +245,92 @@ func (c *Controller) applyDNS(ctx context.Context, policy *trafficv1alpha1.Traff
 		return
 	}
 	written, err := c.endpoints.Apply(ctx, policy, d.current, *d.plan.Desired)
+	operation := "update"
+	if d.current == nil {
+		operation = "create"
+	}
 	if err != nil {
 		d.applyErr = err
+		c.metrics.dnsWrite(policy, operation, "Error")
 		return
 	}
-	created := d.current == nil
+	c.metrics.dnsWrite(policy, operation, "Written")
+	if d.current != nil {
+		d.previous = &d.current.Endpoint
+	}
+	edited := d.current != nil && d.current.EditedByOthers
 	d.current = written
-	if created {
-		c.event(policy, corev1.EventTypeNormal, "DNSEndpointCreated", fmt.Sprintf("Created DNSEndpoint %s publishing %s", policy.Name, shortlist.Join(written.Endpoint.Clusters, maxNamesInEvent)))
+	change := dns.DescribeChange(d.previous, written.Endpoint, d.addresses)
+	switch {
+	case written.RecreatedAfterDelete:
+		c.event(policy, corev1.EventTypeWarning, ReasonDNSEndpointRestored, fmt.Sprintf("DNSEndpoint %s was deleted by someone else: created it again. %s", policy.Name, change))
+	case edited:
+		c.event(policy, corev1.EventTypeWarning, ReasonDNSEndpointRestored, fmt.Sprintf("DNSEndpoint %s was edited by someone else: restored what the manager publishes. %s", policy.Name, change))
+	case operation == "create":
+		c.event(policy, corev1.EventTypeNormal, "DNSEndpointCreated", fmt.Sprintf("Created DNSEndpoint %s. %s", policy.Name, change))
+	default:
+		c.event(policy, corev1.EventTypeNormal, ReasonDNSEndpointUpdated, fmt.Sprintf("Updated DNSEndpoint %s. %s", policy.Name, change))
+	}
+}
+
+// Event reasons of the DNSEndpoint's writes.
+const (
+	// ReasonDNSEndpointUpdated: the manager changed what the DNSEndpoint publishes.
+	ReasonDNSEndpointUpdated = "DNSEndpointUpdated"
+	// ReasonDNSEndpointRestored: someone else edited or deleted the DNSEndpoint, and
+	// the manager wrote what it decides again.
+	ReasonDNSEndpointRestored = "DNSEndpointRestored"
+	// ReasonDNSAddressRefused: addresses an agent reported are never published.
+	ReasonDNSAddressRefused = "DNSAddressRefused"
+)
+
+// reportRefused records an event when the addresses the policy's DNS refuses change
+// (none when they stop being refused), so that a broken or compromised agent's report
+// is seen once, not at every sync.
+func (c *Controller) reportRefused(policy *trafficv1alpha1.TrafficMigrationPolicy, d *dnsState) {
+	if d == nil {
+		return
+	}
+	note := refusedNote(d.plan.Refused)
+	key := policy.Namespace + "/" + policy.Name
+	c.programmedMu.Lock()
+	changed := c.refusedNote[key] != note
+	c.refusedNote[key] = note
+	c.programmedMu.Unlock()
+	if changed && note != "" {
+		c.event(policy, corev1.EventTypeWarning, ReasonDNSAddressRefused, "Not published in DNS: "+note)
+	}
+}
+
+// refusedNote lists the refused addresses by cluster, bounded; "" when none.
+func refusedNote(refused map[string][]dns.Refused) string {
+	clusters := slices.Sorted(maps.Keys(refused))
+	parts := make([]string, 0, len(clusters))
+	for _, c := range clusters {
+		parts = append(parts, c+"'s "+refusedList(refused[c]))
+	}
+	return shortlist.Join(parts, maxNamesInEvent)
+}
+
+// refusedList lists one cluster's refused addresses, bounded.
+func refusedList(refused []dns.Refused) string {
+	parts := make([]string, 0, len(refused))
+	for _, r := range refused {
+		parts = append(parts, r.String())
+	}
+	return shortlist.Join(parts, maxNamesInEvent)
+}
+
+// noteRefusedOnRows adds to the row of each cluster with refused addresses which, and
+// why.
+func noteRefusedOnRows(rows []trafficv1alpha1.ClusterStatus, d *dnsState) {
+	if d == nil || len(d.plan.Refused) == 0 {
+		return
+	}
+	for i := range rows {
+		if refused := d.plan.Refused[rows[i].Name]; len(refused) > 0 {
+			rows[i].Message += "; not published in DNS: " + refusedList(refused)
+		}
 	}
 }
 
@@ -217,10 +389,17 @@ func dnsCondition(policy *trafficv1alpha1.TrafficMigrationPolicy, d *dnsState) (
 		c.Message = fmt.Sprintf("DNSEndpoint %s cannot be read, retrying; no drain starts meanwhile: %v", name, d.readErr)
 	case d.current != nil && !d.current.Ours:
 		c.Reason = trafficv1alpha1.ReasonDNSEndpointConflict
-		c.Message = fmt.Sprintf("DNSEndpoint %s exists and was not created by traffic-migration: nothing is published, and no drain starts, until it is deleted or renamed", name)
+		c.Message = fmt.Sprintf("DNSEndpoint %s exists and is not this manager's (it lacks the policy label, or another manager's --dns-owner-id owns it): nothing is published, and no drain starts, until it is deleted or renamed", name)
 	case d.applyErr != nil:
 		c.Reason = trafficv1alpha1.ReasonApplyFailed
 		c.Message = fmt.Sprintf("Writing DNSEndpoint %s failed, retrying: %v", name, d.applyErr)
+	case len(d.notAllowed) > 0:
+		c.Reason = trafficv1alpha1.ReasonHostnameNotAllowed
+		c.Message = fmt.Sprintf("The hub admin does not let namespace %s publish %s (the manager's --dns-domains): not published", policy.Namespace,
+			shortlist.Join(d.notAllowed, maxNamesInMessage)) + heldNote(d)
+	case len(d.taken) > 0:
+		c.Reason = trafficv1alpha1.ReasonHostnameTaken
+		c.Message = "Published by another, so not by this policy: " + shortlist.Join(d.taken, maxNamesInMessage) + heldNote(d)
 	case d.current == nil:
 		c.Reason = trafficv1alpha1.ReasonNoPublishableCluster
 		c.Message = "No cluster of the real Placement has the Gateway Programmed with an IP address: nothing is published yet" +
@@ -237,8 +416,21 @@ func dnsCondition(policy *trafficv1alpha1.TrafficMigrationPolicy, d *dnsState) (
 	return c, true
 }
 
+// heldNote says, for a DNSPublished message about the names the policy does not
+// publish, what it does publish.
+func heldNote(d *dnsState) string {
+	switch {
+	case len(d.held) == 0:
+		return "; this policy publishes no name, and no drain clock starts until it does"
+	case d.current == nil:
+		return fmt.Sprintf("; %s not published yet", shortlist.Join(d.held, maxNamesInMessage)) + unpublishable(d.plan)
+	}
+	return fmt.Sprintf("; %s published for %s", shortlist.Join(d.held, maxNamesInMessage), dns.PublishedMessage(d.current.Endpoint.Clusters)) +
+		unpublishable(d.plan)
+}
+
 // unpublishable ends a DNSPublished message with the plan's clusters that cannot be
 // published and the step of a switch under way.
 func unpublishable(p dns.Plan) string {
-	return dns.UnpublishableMessage(p.Unpublishable) + dns.StepMessage(p.Step)
+	return dns.UnpublishableMessage(p.Unpublishable) + dns.OverLimitMessage(p.OverLimit) + dns.StepMessage(p.Step)
 }

@@ -8,6 +8,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
@@ -23,6 +24,10 @@ type Limits struct {
 	MaxSeries      int
 	// Ceiling bounds every drain; nil is none.
 	Ceiling *decision.Ceiling
+	// DNSDomains say which namespaces may publish which names; nil allows all.
+	DNSDomains *dns.Domains
+	// DNSAddresses say which reported addresses may be published.
+	DNSAddresses dns.AddressRules
 }
 
 // policyOf is what the decision needs of a spec, under the hub's ceiling.

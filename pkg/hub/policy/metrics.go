@@ -35,6 +35,8 @@ type Metrics struct {
 	checkThreshold *prometheus.GaugeVec
 	estimate       *prometheus.GaugeVec
 	drainDuration  *prometheus.HistogramVec
+	// dnsWrites counts the writes of policies' DNSEndpoints.
+	dnsWrites *prometheus.CounterVec
 	// mu guards series, the label values each policy's status gave last.
 	mu     sync.Mutex
 	series map[string]policySeries
@@ -97,10 +99,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "How long clusters drained before they left a proxy Placement, by outcome (GatePassed, MaxDrainDurationRemove, HubMaxDrainDurationRemove, ForceRemoved, ManagedClusterGone).",
 			Buckets: prometheus.ExponentialBuckets(30, 2, 12), // 30s to about 17h
 		}, []string{"outcome"}),
+		dnsWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "traffic_migration_dns_writes_total",
+			Help: "Writes of a policy's DNSEndpoint (spec.dns), by operation (create, update) and result (Written, Error).",
+		}, []string{"namespace", "policy", "operation", "result"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.evaluations, m.queryDuration, m.draining, m.removals, m.errors,
-			m.conditions, m.clusters, m.drainStart, m.minDrain, m.checkValue, m.checkThreshold, m.estimate, m.drainDuration)
+			m.conditions, m.clusters, m.drainStart, m.minDrain, m.checkValue, m.checkThreshold, m.estimate, m.drainDuration, m.dnsWrites)
 	}
 	return m
 }
@@ -225,4 +231,10 @@ func (m *Metrics) forget(namespace, name string) {
 	m.estimate.DeletePartialMatch(policy)
 	m.evaluations.DeletePartialMatch(policy)
 	m.removals.DeletePartialMatch(policy)
+	m.dnsWrites.DeletePartialMatch(policy)
+}
+
+// dnsWrite counts a write of the policy's DNSEndpoint.
+func (m *Metrics) dnsWrite(policy *trafficv1alpha1.TrafficMigrationPolicy, operation, result string) {
+	m.dnsWrites.WithLabelValues(policy.Namespace, policy.Name, operation, result).Inc()
 }

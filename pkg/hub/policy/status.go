@@ -37,6 +37,7 @@ func buildStatus(policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, out 
 		// What was decided is what the proxy now lists. When the proxy could not be
 		// written, the rows stay as they were: the next sync decides again.
 		s.Clusters = out.Clusters
+		noteRefusedOnRows(s.Clusters, st.dns)
 	}
 	s.ActiveClusters, s.DrainingClusters = 0, 0
 	var draining, held []string
@@ -160,6 +161,7 @@ func (c *Controller) writeStatus(ctx context.Context, policy *trafficv1alpha1.Tr
 // updates the metrics. It never records an event for a sync that changed nothing.
 func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, newStatus *trafficv1alpha1.TrafficMigrationPolicyStatus, st *state, out decision.Output, applyErr error) {
 	c.metrics.observe(policy, newStatus)
+	c.reportRefused(policy, st.dns)
 	for _, nc := range newStatus.Conditions {
 		old := meta.FindStatusCondition(policy.Status.Conditions, nc.Type)
 		if old != nil && old.Status == nc.Status && old.Reason == nc.Reason {

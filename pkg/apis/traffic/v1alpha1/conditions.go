@@ -31,8 +31,8 @@ const (
 	// ConditionDNSPublished, set only with spec.dns, says whether the policy's
 	// DNSEndpoint holds the real Placement's addresses and external-dns applied it.
 	// Reasons: ReasonDNSPublished (True); ReasonWaitingForExternalDNS,
-	// ReasonNoPublishableCluster, ReasonDNSEndpointConflict,
-	// ReasonDNSEndpointCRDNotInstalled, ReasonApplyFailed (False).
+	// ReasonNoPublishableCluster, ReasonDNSEndpointConflict, ReasonHostnameNotAllowed,
+	// ReasonHostnameTaken, ReasonDNSEndpointCRDNotInstalled, ReasonApplyFailed (False).
 	ConditionDNSPublished = "DNSPublished"
 )
 
@@ -84,6 +84,12 @@ const (
 	// ReasonDNSEndpointConflict: a DNSEndpoint of the policy's name exists that the
 	// manager did not create; it writes nothing.
 	ReasonDNSEndpointConflict = "DNSEndpointConflict"
+	// ReasonHostnameNotAllowed: the hub admin does not let the policy's namespace
+	// publish some of its hostnames (the manager's --dns-domains).
+	ReasonHostnameNotAllowed = "HostnameNotAllowed"
+	// ReasonHostnameTaken: another policy, or the DNSEndpoint of a deleted one,
+	// publishes some of the policy's hostnames.
+	ReasonHostnameTaken = "HostnameTaken"
 	// ReasonDNSEndpointCRDNotInstalled: the hub does not serve
 	// dnsendpoints.externaldns.k8s.io/v1alpha1.
 	ReasonDNSEndpointCRDNotInstalled = "DNSEndpointCRDNotInstalled"
@@ -104,4 +110,9 @@ const (
 	// separated by commas, the clusters whose addresses its records hold. The manager
 	// writes it with the records, so the two always go together.
 	PublishedClustersAnnotation = GroupName + "/published-clusters"
+
+	// DNSOwnerAnnotation on a policy's DNSEndpoint names the manager that writes it
+	// (its --dns-owner-id). A manager never writes, nor counts as published, a
+	// DNSEndpoint that another manager's id owns.
+	DNSOwnerAnnotation = GroupName + "/dns-owner"
 )

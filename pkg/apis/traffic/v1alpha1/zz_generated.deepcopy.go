@@ -41,6 +41,11 @@ func (in *ClusterStatus) DeepCopyInto(out *ClusterStatus) {
 		in, out := &in.DNSWithdrawalTime, &out.DNSWithdrawalTime
 		*out = (*in).DeepCopy()
 	}
+	if in.DNSWithdrawalCheck != nil {
+		in, out := &in.DNSWithdrawalCheck, &out.DNSWithdrawalCheck
+		*out = new(CheckRecord)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.EstimatedRemovalTime != nil {
 		in, out := &in.EstimatedRemovalTime, &out.EstimatedRemovalTime
 		*out = (*in).DeepCopy()
