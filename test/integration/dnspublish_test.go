@@ -47,8 +47,8 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(dns.Stop)
-	reportAddresses(t, f, m.c1, "127.0.0.11")
-	reportAddresses(t, f, m.c2, "127.0.0.12")
+	reportAddresses(t, f, m.c1, "192.0.2.11")
+	reportAddresses(t, f, m.c2, "192.0.2.12")
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
 	m.traffic.SetByValue(map[string]float64{m.c1: 100, m.c2: 0})
 
@@ -65,8 +65,8 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	if got := published.Status.DNS; got == nil || !slices.Equal(got.PublishedClusters, []string{m.c1}) || got.EndpointName != p.Name {
 		t.Fatalf("status.dns %+v, want cluster1 published in DNSEndpoint %s", got, p.Name)
 	}
-	waitAnswer(ctx, t, dns, hostname, "127.0.0.11")
-	checkDNSEndpoint(ctx, t, m.ns, p.Name, hostname, 3, []string{m.c1}, "127.0.0.11")
+	waitAnswer(ctx, t, dns, hostname, "192.0.2.11")
+	checkDNSEndpoint(ctx, t, m.ns, p.Name, hostname, 3, []string{m.c1}, "192.0.2.11")
 
 	// The move, while cluster2 cannot serve: DNS keeps cluster1, and so does the proxy.
 	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
@@ -78,7 +78,7 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	if r := fixture.PolicyRow(held, m.c1); r.DNSWithdrawalTime != nil || !strings.Contains(r.Message, "still published in DNS") {
 		t.Errorf("cluster1 passed its checks while still in DNS; its row: %+v", *r)
 	}
-	wantAnswer(ctx, t, dns, hostname, "127.0.0.11")
+	wantAnswer(ctx, t, dns, hostname, "192.0.2.11")
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
 
 	// cluster2 is Programmed: DNS moves, in two steps, and cluster1's clock starts
@@ -88,7 +88,7 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	answers := dns.WatchAnswers(ctx, hostname, 50*time.Millisecond)
 	programmed := time.Now()
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
-	waitAnswer(ctx, t, dns, hostname, "127.0.0.12")
+	waitAnswer(ctx, t, dns, hostname, "192.0.2.12")
 	withdrawn := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.DNSWithdrawalTime != nil
@@ -97,7 +97,7 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	if left.Before(programmed.Truncate(time.Second)) {
 		t.Errorf("cluster1 left DNS at %s, before cluster2 was Programmed at %s", left, programmed)
 	}
-	checkDNSEndpoint(ctx, t, m.ns, p.Name, hostname, 3, []string{m.c2}, "127.0.0.12")
+	checkDNSEndpoint(ctx, t, m.ns, p.Name, hostname, 3, []string{m.c2}, "192.0.2.12")
 
 	removed := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		r := fixture.PolicyRow(p, m.c1)
@@ -113,7 +113,7 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 		t.Errorf("a resolver polling CoreDNS every 50 ms: %d of %d polls got no address: %v", seen.Failed, seen.Polls, seen.Failures)
 	}
 	versions := writes()
-	want := [][]string{{"127.0.0.11"}, {"127.0.0.11", "127.0.0.12"}, {"127.0.0.12"}}
+	want := [][]string{{"192.0.2.11"}, {"192.0.2.11", "192.0.2.12"}, {"192.0.2.12"}}
 	if !slices.EqualFunc(versions, want, slices.Equal) {
 		t.Errorf("the DNSEndpoint's targets went %v, want %v: the new address beside the old, then the old withdrawn", versions, want)
 	}
@@ -187,14 +187,14 @@ func TestDNSEndpointNotOurs(t *testing.T) {
 	p := m.policy()
 	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"gw.conflict.test"}}
 	foreign := createDNSEndpoint(ctx, t, client, m.ns, p.Name, aRecord("gw.conflict.test", "A", 60, "127.0.0.99"))
-	reportAddresses(t, f, m.c1, "127.0.0.11")
+	reportAddresses(t, f, m.c1, "192.0.2.11")
 	f.createPolicy(t, p)
 
 	got := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
 		return c != nil && c.Reason == trafficv1alpha1.ReasonDNSEndpointConflict
 	})
-	if c := meta.FindStatusCondition(got.Status.Conditions, trafficv1alpha1.ConditionDNSPublished); !strings.Contains(c.Message, "not created by traffic-migration") {
+	if c := meta.FindStatusCondition(got.Status.Conditions, trafficv1alpha1.ConditionDNSPublished); !strings.Contains(c.Message, "is not this manager's") {
 		t.Errorf("the condition should say the DNSEndpoint is someone else's: %q", c.Message)
 	}
 	after, err := client.Resource(dnsEndpointsResource).Namespace(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
