@@ -100,7 +100,8 @@ func TestDNSGuard(t *testing.T) {
 		c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
 		return c != nil && c.Reason == trafficv1alpha1.ReasonHostnameTaken
 	})
-	if c := meta.FindStatusCondition(taken.Status.Conditions, trafficv1alpha1.ConditionDNSPublished); !strings.Contains(c.Message, "a policy in another namespace") || strings.Contains(c.Message, a.ns) {
+	if c := meta.FindStatusCondition(taken.Status.Conditions, trafficv1alpha1.ConditionDNSPublished); !strings.Contains(c.Message, "a policy in another namespace") ||
+		strings.Contains(c.Message, a.ns+"/") || strings.Contains(c.Message, "policy "+pa.Name) {
 		t.Errorf("B's condition should say another namespace's policy holds the name, without naming it: %q", c.Message)
 	}
 	if _, err := client.Resource(dnsEndpointsResource).Namespace(b.ns).Get(ctx, pb.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -95,9 +96,19 @@ type Endpoints struct {
 	lastCheck   time.Time
 	informer    cache.SharedIndexInformer
 	lastWritten map[string]*unstructured.Unstructured
+	// written is, for each DNSEndpoint, the object and generation of this manager's
+	// last write, kept after the cache has it (lastWritten is not), to tell a change
+	// or a deletion by someone else.
+	written map[string]ownWrite
 	// deletedByOthers are the DNSEndpoints this manager wrote that someone deleted.
 	deletedByOthers map[string]bool
 	stopCtx         context.Context
+}
+
+// ownWrite is what a write of the manager's made: the object and its generation.
+type ownWrite struct {
+	uid        types.UID
+	generation int64
 }
 
 // byHostname indexes the DNSEndpoints by the hostnames they publish.
@@ -107,7 +118,7 @@ const byHostname = "byHostname"
 // ownerID. The informer starts, once the hub serves DNSEndpoints, with ctx.
 func NewEndpoints(ctx context.Context, client dynamic.Interface, disc discovery.DiscoveryInterface, clk clock.PassiveClock, fieldManager, ownerID string) *Endpoints {
 	return &Endpoints{client: client, discovery: disc, clock: clk, fieldManager: fieldManager, ownerID: ownerID,
-		lastWritten: map[string]*unstructured.Unstructured{}, deletedByOthers: map[string]bool{},
+		lastWritten: map[string]*unstructured.Unstructured{}, written: map[string]ownWrite{}, deletedByOthers: map[string]bool{},
 		stopCtx: ctx, enqueue: func(string, []string) {}}
 }
 
@@ -143,9 +154,11 @@ func (e *Endpoints) Get(ctx context.Context, namespace, name string) (*Observed,
 		if obj == nil || (obj.GetUID() == w.GetUID() && obj.GetGeneration() < w.GetGeneration()) {
 			obj = w // the cache is behind this manager's own write
 		} else {
-			edited = obj.GetUID() == w.GetUID() && obj.GetGeneration() > w.GetGeneration()
 			delete(e.lastWritten, key)
 		}
+	}
+	if own, ok := e.written[key]; ok && obj != nil {
+		edited = obj.GetUID() == own.uid && obj.GetGeneration() > own.generation
 	}
 	e.mu.Unlock()
 	if obj == nil {
@@ -280,6 +293,7 @@ func (e *Endpoints) Apply(ctx context.Context, policy *trafficv1alpha1.TrafficMi
 	key := policy.Namespace + "/" + policy.Name
 	e.mu.Lock()
 	e.lastWritten[key] = written
+	e.written[key] = ownWrite{uid: written.GetUID(), generation: written.GetGeneration()}
 	recreated := current == nil && e.deletedByOthers[key]
 	delete(e.deletedByOthers, key)
 	e.mu.Unlock()
@@ -293,6 +307,7 @@ func (e *Endpoints) Forget(namespace, name string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.lastWritten, namespace+"/"+name)
+	delete(e.written, namespace+"/"+name)
 	delete(e.deletedByOthers, namespace+"/"+name)
 }
 
@@ -305,6 +320,9 @@ func (e *Endpoints) deleted(obj *unstructured.Unstructured) {
 	defer e.mu.Unlock()
 	if w := e.lastWritten[key]; w != nil && w.GetUID() == obj.GetUID() {
 		delete(e.lastWritten, key)
+	}
+	if own, ok := e.written[key]; ok && own.uid == obj.GetUID() {
+		delete(e.written, key)
 		e.deletedByOthers[key] = true
 	}
 }
