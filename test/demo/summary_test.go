@@ -43,7 +43,8 @@ func TestSummaryPrint(t *testing.T) {
 				"  retried, then served         1  (",
 				"  failed                       0\n",
 				"  answered by cluster1      4280\n",
-				"OK: the Gateway moved without a failed request. The demo took 1m2s.",
+				"Lookups of gateway.demo.example by the demo's poll of CoreDNS that got no address: 0\n",
+				"OK: the Gateway moved without a failed request or lookup. The demo took 1m2s.",
 				"  t+0.0s    the administrator edited Placement gateway-placement to select cluster2\n",
 				"  t+1.8s    cluster2's Gateway Programmed (",
 				"  t+2.4s    CoreDNS answers gateway.demo.example with cluster2's address only (",
@@ -85,6 +86,14 @@ func TestSummaryPrint(t *testing.T) {
 				return s
 			}(),
 			want: []string{"  failed                       1\n", "  failure: client 3: connection refused\n", "FAILED: see above."},
+		},
+		"a lookup without an address": {
+			s: func() summary {
+				s := good
+				s.DNSLookups = dnsFailures{Count: 1, Samples: []string{"10:00:01.250: lookup gateway.demo.example.: no such host"}}
+				return s
+			}(),
+			want: []string{"got no address: 1\n", "  failed lookup at 10:00:01.250: lookup gateway.demo.example.: no such host\n", "FAILED: see above."},
 		},
 		"removed too early": {
 			s: func() summary {
