@@ -163,17 +163,6 @@ func NewController(
 	queue := ctrl.SyncContext().Queue()
 	c.evaluations.wake = queue.Add
 	if endpoints != nil {
-		// A DNSEndpoint's change wakes its policy and the policies that claim one of
-		// the names it published before or after: one of them may hold it now.
-		endpoints.SetEnqueue(func(key string, hostnames []string) {
-			queue.Add(key)
-			for _, h := range hostnames {
-				for _, k := range c.keysByIndex(byHostname, h) {
-					queue.Add(k)
-				}
-			}
-		})
-		// So does a policy that goes, or stops claiming a name, before it published.
 		wakeClaimants := func(hostnames []string) {
 			for _, h := range hostnames {
 				for _, k := range c.keysByIndex(byHostname, h) {
@@ -181,6 +170,13 @@ func NewController(
 				}
 			}
 		}
+		// A DNSEndpoint's change wakes its policy and the policies that claim one of
+		// the names it published before or after: one of them may hold it now.
+		endpoints.SetEnqueue(func(key string, hostnames []string) {
+			queue.Add(key)
+			wakeClaimants(hostnames)
+		})
+		// So does a policy that goes, or stops claiming a name, before it published.
 		_, err = informers.Policies.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			UpdateFunc: func(old, obj any) {
 				before, _ := indexByHostname(old)
