@@ -15,8 +15,8 @@ import (
 const minEstimatePoints = 3
 
 // estimateRemoval is when d's removal gate is expected to pass: the first check on
-// the policy's schedule at which the trend of its history (a least-squares line
-// through the checks with a value) meets the threshold, plus the passing checks in a
+// the policy's schedule at which the trend of its history (fitTrend) meets the
+// threshold, plus the passing checks in a
 // row that still follow, and never before its minimum drain (with the TTL when DNS is
 // followed) ends. It is nil, "unknown", when the history holds fewer than three
 // values, when the expectation has no direction (== or !=, or none that parses), when
@@ -65,13 +65,9 @@ func (pl *plan) estimateRemoval(d *drainRow) *metav1.Time {
 		passesLeft -= max(d.row.ConsecutiveSuccesses, 1)
 		firstPass = last
 	} else {
-		slope, intercept := leastSquares(ts, vs)
-		if (falling && slope >= 0) || (!falling && slope <= 0) {
-			return nil
-		}
-		at := (c.Threshold - intercept) / slope // seconds after first
+		at, ok := fitTrend(ts, vs).crossing(c.Threshold, falling) // seconds after first
 		span := ts[len(ts)-1]
-		if at > ts[len(ts)-1]+10*max(span, interval.Seconds()) {
+		if !ok || at > ts[len(ts)-1]+10*max(span, interval.Seconds()) {
 			return nil
 		}
 		crossing := first.Add(time.Duration(at * float64(time.Second)))
@@ -86,6 +82,73 @@ func (pl *plan) estimateRemoval(d *drainRow) *metav1.Time {
 	}
 	t := metav1.NewTime(at.Truncate(time.Second).UTC())
 	return &t
+}
+
+// trend is a fitted course of a check's value over time: a line v = a + b·t, or,
+// when exponential, v = e^(a + b·t).
+type trend struct {
+	a, b        float64
+	exponential bool
+}
+
+// crossing is when, in seconds on the fit's clock, the trend reaches threshold moving
+// the way the expectation wants (falling or rising); ok is false when it never does.
+func (tr trend) crossing(threshold float64, falling bool) (float64, bool) {
+	if (falling && tr.b >= 0) || (!falling && tr.b <= 0) {
+		return 0, false
+	}
+	if !tr.exponential {
+		return (threshold - tr.a) / tr.b, true
+	}
+	if threshold <= 0 {
+		return 0, false // an exponential decay never reaches zero
+	}
+	return (math.Log(threshold) - tr.a) / tr.b, true
+}
+
+// value is the trend's value at t.
+func (tr trend) value(t float64) float64 {
+	if tr.exponential {
+		return math.Exp(tr.a + tr.b*t)
+	}
+	return tr.a + tr.b*t
+}
+
+// fitTrend fits the recent part of a history (its last half, and at least
+// minEstimatePoints checks): the drains that DNS makes are convex, a fast drop as
+// most clients follow the new records, then a tail of the slow ones, so the early
+// drop says little about the tail. Of a straight line and an exponential decay (a
+// straight line through the logarithms, when every value is positive), it keeps the
+// one whose values lie closer to the checks': a share that falls by the same points
+// each check is a line, one that falls by the same fraction a decay.
+func fitTrend(ts, vs []float64) trend {
+	from := max(len(ts)-max(minEstimatePoints, (len(ts)+1)/2), 0)
+	ts, vs = ts[from:], vs[from:]
+	b, a := leastSquares(ts, vs)
+	best := trend{a: a, b: b}
+	logs := make([]float64, len(vs))
+	for i, v := range vs {
+		if v <= 0 {
+			return best
+		}
+		logs[i] = math.Log(v)
+	}
+	b, a = leastSquares(ts, logs)
+	if decay := (trend{a: a, b: b, exponential: true}); squaredError(decay, ts, vs) < squaredError(best, ts, vs) {
+		return decay
+	}
+	return best
+}
+
+// squaredError is the sum of the squared differences between the trend and the
+// values.
+func squaredError(tr trend, ts, vs []float64) float64 {
+	var sum float64
+	for i := range ts {
+		d := tr.value(ts[i]) - vs[i]
+		sum += d * d
+	}
+	return sum
 }
 
 // leastSquares fits v = intercept + slope·t.

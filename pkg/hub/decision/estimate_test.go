@@ -125,3 +125,63 @@ func TestEstimateFloors(t *testing.T) {
 		t.Errorf("rising to >= 100: estimates %v, removed at %s", estimates, removed)
 	}
 }
+
+// TestEstimateConvexDrains: DNS drains fall fast, then slowly (the clients that
+// cache longer). On such drains the estimate at 25, 50 and 75% of the drain is
+// nearer the removal than a straight line through the whole history would say, and
+// within two checks of it from half-way on.
+func TestEstimateConvexDrains(t *testing.T) {
+	lessThan1 := v1alpha1.Comparison{Operator: "<=", Threshold: 1}
+	for name, share := range map[string]func(k float64) float64{
+		"a decay":             func(k float64) float64 { return 80 * math.Pow(0.7, k) },
+		"a drop, then a tail": func(k float64) float64 { return 56*math.Pow(0.4, k) + 24*math.Pow(0.8, k) },
+		"a slow tail":         func(k float64) float64 { return 72*math.Pow(0.3, k) + 8*math.Pow(0.85, k) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var values []string
+			for k := range 60 {
+				values = append(values, strconv.FormatFloat(share(float64(k)), 'f', 4, 64))
+			}
+			estimates, removed := drainWith(t, lessThan1, values, nil)
+			if removed.IsZero() {
+				t.Fatal("c2 was never removed")
+			}
+			interval := 30 * time.Second // drainWith's
+			checks := len(estimates)
+			for _, at := range []float64{0.25, 0.5, 0.75} {
+				i := max(int(at*float64(checks)), minEstimatePoints-1)
+				e := estimates[i]
+				if e == nil {
+					t.Errorf("at %.0f%% (check %d of %d): no estimate", 100*at, i+1, checks)
+					continue
+				}
+				got := e.Time.Sub(removed)
+				line := straightLineError(values[:i+1], 1, interval, now, removed)
+				t.Logf("at %.0f%% (check %d of %d): estimate off by %v, a straight line through all checks by %v", 100*at, i+1, checks, got, line)
+				if got.Abs() > line.Abs() {
+					t.Errorf("at %.0f%%: off by %v, more than a straight line's %v", 100*at, got, line)
+				}
+				if at >= 0.5 && got.Abs() > 2*interval {
+					t.Errorf("at %.0f%%: off by %v, more than two checks", 100*at, got)
+				}
+			}
+		})
+	}
+}
+
+// straightLineError is how far from removed a straight line through every value
+// (one a check from start) puts the crossing of threshold, plus the two further
+// passes drainWith's policy needs.
+func straightLineError(values []string, threshold float64, interval time.Duration, start, removed time.Time) time.Duration {
+	var ts, vs []float64
+	for i, s := range values {
+		v, _ := strconv.ParseFloat(s, 64)
+		ts, vs = append(ts, float64(i)*interval.Seconds()), append(vs, v)
+	}
+	slope, intercept := leastSquares(ts, vs)
+	if slope >= 0 {
+		return time.Duration(math.MaxInt64)
+	}
+	crossing := start.Add(time.Duration((threshold - intercept) / slope * float64(time.Second)))
+	return crossing.Add(2 * interval).Sub(removed)
+}
