@@ -413,20 +413,14 @@ func buildCheck(spec *trafficv1alpha1.TrafficMigrationPolicySpec) Check {
 
 // trafficShareSummary describes a trafficShare check in words, with the defaults the
 // CRD declares for its unset fields.
-func trafficShareSummary(ts *trafficv1alpha1.TrafficShare) string {
-	label, window := ts.ClusterLabel, ts.Window
-	if label == "" {
-		label = "cluster"
-	}
-	if window == "" {
-		window = "5m"
-	}
+func trafficShareSummary(spec *trafficv1alpha1.TrafficShare) string {
+	ts := spec.WithDefaults()
 	volume := ""
 	if ts.MinRequestsPerSecond > 0 {
 		volume = fmt.Sprintf(", at least %s requests/s in all", strconv.FormatFloat(ts.MinRequestsPerSecond, 'g', -1, 64))
 	}
 	return fmt.Sprintf("traffic share <= %s%% (%s by label %s over %s%s)",
-		strconv.FormatFloat(ts.MaxPercent, 'g', -1, 64), ts.Metric, label, window, volume)
+		strconv.FormatFloat(ts.MaxPercent, 'g', -1, 64), ts.Metric, ts.ClusterLabel, ts.Window, volume)
 }
 
 // buildClusters makes one row per cluster in the status or in the proxy's decisions,

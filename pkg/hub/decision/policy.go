@@ -25,8 +25,6 @@ const (
 	DefaultMinDrainDuration = 2 * time.Minute
 	// DefaultDNSTTL is the default of spec.dns.ttl.
 	DefaultDNSTTL = 60 * time.Second
-	// DefaultShareWindow is the default of spec.trafficShare.window.
-	DefaultShareWindow = 5 * time.Minute
 )
 
 // Policy is what the rules need of a TrafficMigrationPolicySpec, with its defaults
@@ -113,14 +111,9 @@ func PolicyFromSpec(spec *v1alpha1.TrafficMigrationPolicySpec) Policy {
 		p.Expectation = &c
 	}
 	if spec.TrafficShare != nil {
-		p.ShareWindow = DefaultShareWindow
-		if spec.TrafficShare.Window != "" {
-			// A window that does not parse fails every check anyway.
-			d, err := model.ParseDuration(spec.TrafficShare.Window)
-			p.ShareWindow = 0
-			if err == nil {
-				p.ShareWindow = time.Duration(d)
-			}
+		// A window that does not parse fails every check anyway.
+		if d, err := model.ParseDuration(spec.TrafficShare.WithDefaults().Window); err == nil {
+			p.ShareWindow = time.Duration(d)
 		}
 	}
 	if spec.DNS != nil {

@@ -17,14 +17,6 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
 
-// Defaults of trafficShare, for specs that were not defaulted by the API server.
-const (
-	// DefaultClusterLabel is the metric label that names the cluster.
-	DefaultClusterLabel = "cluster"
-	// DefaultWindow is the range of the rate() in the built query.
-	DefaultWindow = "5m"
-)
-
 // maxListedKeys bounds how many label names an error about a missing label lists.
 const maxListedKeys = 10
 
@@ -105,15 +97,9 @@ func ResolveQuery(spec *v1alpha1.TrafficMigrationPolicySpec, data QueryData) (st
 
 // trafficShareQuery builds 100 * sum(rate(M{L="v",S}[w])) / sum(rate(M{S}[w])), the
 // denominator compared with minRequestsPerSecond (>= m) when that is set.
-func trafficShareQuery(ts *v1alpha1.TrafficShare, data QueryData) (string, error) {
-	label := ts.ClusterLabel
-	if label == "" {
-		label = DefaultClusterLabel
-	}
-	window := ts.Window
-	if window == "" {
-		window = DefaultWindow
-	}
+func trafficShareQuery(spec *v1alpha1.TrafficShare, data QueryData) (string, error) {
+	ts := spec.WithDefaults()
+	label, window := ts.ClusterLabel, ts.Window
 	if err := checkWindow(window); err != nil {
 		return "", err
 	}
@@ -139,7 +125,7 @@ func trafficShareQuery(ts *v1alpha1.TrafficShare, data QueryData) (string, error
 	if selector != "" {
 		cluster += "," + selector
 	}
-	denominator := trafficShareTotalQuery(ts)
+	denominator := trafficShareTotalQuery(&ts)
 	if ts.MinRequestsPerSecond > 0 {
 		// Under the minimum the comparison drops the total's only sample: no data.
 		denominator = fmt.Sprintf("(%s >= %s)", denominator, strconv.FormatFloat(ts.MinRequestsPerSecond, 'g', -1, 64))
@@ -155,16 +141,13 @@ func trafficShareQuery(ts *v1alpha1.TrafficShare, data QueryData) (string, error
 // trafficShareTotalQuery builds sum(rate(M{S}[w])): the Gateway's traffic in all, the
 // denominator of the share, which explains a share with no data under
 // minRequestsPerSecond.
-func trafficShareTotalQuery(ts *v1alpha1.TrafficShare) string {
-	window := ts.Window
-	if window == "" {
-		window = DefaultWindow
-	}
+func trafficShareTotalQuery(spec *v1alpha1.TrafficShare) string {
+	ts := spec.WithDefaults()
 	total := ts.Metric
 	if selector := strings.TrimSpace(ts.Selector); selector != "" {
 		total += "{" + selector + "}"
 	}
-	return fmt.Sprintf("sum(rate(%s[%s]))", total, window)
+	return fmt.Sprintf("sum(rate(%s[%s]))", total, ts.Window)
 }
 
 // checkWindow fails for a trafficShare.window that Prometheus would refuse in a range
