@@ -11,8 +11,8 @@ const (
 	ConditionReady = "Ready"
 
 	// ConditionPrometheusReachable says whether the last checks of draining clusters
-	// reached Prometheus and read a usable result. Reasons: ReasonQuerySucceeded
-	// (True); ReasonNothingToEvaluate (Unknown, no cluster is draining);
+	// reached Prometheus and read a usable result. Reasons: ReasonQuerySucceeded,
+	// ReasonWindowTooShort (True); ReasonNothingToEvaluate (Unknown, no cluster is draining);
 	// ReasonSecretNotFound, ReasonSecretInvalid, ReasonUnreachable,
 	// ReasonUnauthorized, ReasonTimeout, ReasonQueryFailed, ReasonTemplateFailed,
 	// ReasonUnexpectedResult, ReasonAnswerTooLarge, ReasonURLNotAllowed,
@@ -64,6 +64,10 @@ const (
 	// ReasonTrafficTooLow: a trafficShare check had no data because the Gateway's
 	// traffic in all was under trafficShare.minRequestsPerSecond.
 	ReasonTrafficTooLow = "TrafficTooLow"
+	// ReasonWindowTooShort (True): the checks succeed, but trafficShare.window holds
+	// fewer than about four samples of each series, as measured in Prometheus, so
+	// shares jump or vanish between checks.
+	ReasonWindowTooShort = "WindowTooShort"
 
 	ReasonClustersDraining   = "ClustersDraining"
 	ReasonSuspended          = "Suspended"
