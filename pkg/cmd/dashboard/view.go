@@ -140,25 +140,23 @@ func charted(row trafficv1alpha1.ClusterStatus) bool {
 // either way.
 func buildChart(rules decision.Policy, followsDNS bool, row trafficv1alpha1.ClusterStatus, in chartInput, threshold float64) Chart {
 	c := Chart{
-		Cluster:     row.Name,
-		Phase:       string(row.Phase),
-		Stalled:     row.Stalled && (row.Phase == trafficv1alpha1.ClusterDraining || row.Phase == trafficv1alpha1.ClusterHeld),
-		Query:       row.ResolvedQuery,
-		DrainStart:  unix(row.DrainStartTime.Time),
-		MinDrainEnd: unix(row.DrainStartTime.Add(rules.MinDrainDuration)),
-		Checks:      []CheckView{},
+		Cluster:    row.Name,
+		Phase:      string(row.Phase),
+		Stalled:    row.Stalled && (row.Phase == trafficv1alpha1.ClusterDraining || row.Phase == trafficv1alpha1.ClusterHeld),
+		Query:      row.ResolvedQuery,
+		DrainStart: unix(row.DrainStartTime.Time),
+		Checks:     []CheckView{},
 	}
-	if followsDNS {
-		c.MinDrainEnd = 0
-		if row.DNSWithdrawalTime != nil {
-			at := unix(row.DNSWithdrawalTime.Time)
-			c.DNSWithdrawal = &at
-			c.MinDrainEnd = unix(row.DNSWithdrawalTime.Add(max(rules.MinDrainDuration, rules.DNSTTL)))
-		}
+	if followsDNS && row.DNSWithdrawalTime != nil {
+		at := unix(row.DNSWithdrawalTime.Time)
+		c.DNSWithdrawal = &at
 	}
-	if rules.MaxDrainDuration != nil {
-		end := unix(row.DrainStartTime.Add(*rules.MaxDrainDuration))
-		c.MaxDrainEnd = &end
+	// The drain's moments as the manager's rules count them.
+	if end := rules.MinDrainEnd(&row, followsDNS); !end.IsZero() {
+		c.MinDrainEnd = unix(end)
+	}
+	if end := rules.Deadline(&row); !end.IsZero() {
+		c.MaxDrainEnd = ptr(unix(end))
 	}
 	if row.RemovalTime != nil {
 		r := unix(row.RemovalTime.Time)

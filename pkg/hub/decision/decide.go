@@ -540,8 +540,8 @@ func (pl *plan) requeueDrain(at *time.Time, d *drainRow) {
 		}
 		pl.requeueAt(at, due)
 	}
-	if start := pl.drainClock(d); start != nil {
-		pl.requeueAt(at, start.Add(pl.policy.minDrain(pl.followDNS())))
+	if end := pl.policy.MinDrainEnd(&d.row, pl.followDNS()); !end.IsZero() {
+		pl.requeueAt(at, end)
 	}
 	if pl.policy.MaxDrainDuration != nil {
 		pl.requeueAt(at, pl.deadline(d))
@@ -582,29 +582,19 @@ func (pl *plan) isDue(d *drainRow) bool {
 	return !pl.dueAt(d).After(pl.in.Now)
 }
 
-// drainClock is when the cluster's minimum drain started counting: when it left DNS
-// while DNS is followed (nil until then), else when it left the real decisions; never
-// before it left the real decisions, whatever a status says.
-func (pl *plan) drainClock(d *drainRow) *metav1.Time {
-	if pl.followDNS() && (d.row.DNSWithdrawalTime == nil || d.row.DrainStartTime.Before(d.row.DNSWithdrawalTime)) {
-		return d.row.DNSWithdrawalTime
-	}
-	return d.row.DrainStartTime
-}
-
 func (pl *plan) minDrainReached(d *drainRow) bool {
-	start := pl.drainClock(d)
-	return start != nil && !pl.in.Now.Before(start.Add(pl.policy.minDrain(pl.followDNS())))
+	end := pl.policy.MinDrainEnd(&d.row, pl.followDNS())
+	return !end.IsZero() && !pl.in.Now.Before(end)
 }
 
 func (pl *plan) checksPassed(d *drainRow) bool {
 	return d.row.ConsecutiveSuccesses >= pl.policy.ConsecutiveSuccesses
 }
 
-// deadline is when the cluster's drain is past maxDrainDuration; never before its
-// minDrainDuration. Only called when MaxDrainDuration is set.
+// deadline is when the cluster's drain is past maxDrainDuration (see Policy.Deadline).
+// Only called when MaxDrainDuration is set.
 func (pl *plan) deadline(d *drainRow) time.Time {
-	return d.row.DrainStartTime.Add(max(*pl.policy.MaxDrainDuration, pl.policy.MinDrainDuration))
+	return pl.policy.Deadline(&d.row)
 }
 
 // ceiling is when the cluster's drain is past the hub's ceiling. Only called when

@@ -36,8 +36,8 @@ func (pl *plan) estimateRemoval(d *drainRow) *metav1.Time {
 	if !falling && c.Operator != ">" && c.Operator != ">=" {
 		return nil
 	}
-	clock := pl.drainClock(d)
-	if clock == nil {
+	floor := pl.policy.MinDrainEnd(&d.row, pl.followDNS())
+	if floor.IsZero() {
 		return nil
 	}
 	var ts, vs []float64
@@ -77,7 +77,7 @@ func (pl *plan) estimateRemoval(d *drainRow) *metav1.Time {
 		passesLeft--
 	}
 	at := firstPass.Add(time.Duration(max(passesLeft, 0)) * interval)
-	if floor := clock.Add(pl.policy.minDrain(pl.followDNS())); at.Before(floor) {
+	if at.Before(floor) {
 		at = floor
 	}
 	t := metav1.NewTime(at.Truncate(time.Second).UTC())

@@ -193,6 +193,31 @@ func (p Policy) minDrain(followDNS bool) time.Duration {
 	return p.MinDrainDuration
 }
 
+// MinDrainEnd is when the minimum drain of a row that holds a drain is over: minDrain
+// after its drain clock. The clock starts when DNS let go of the cluster while DNS is
+// followed (Input.DNS), else when the cluster left the real decisions, and never
+// before that, whatever a status says. Zero while DNS still publishes the cluster.
+func (p Policy) MinDrainEnd(row *v1alpha1.ClusterStatus, followDNS bool) time.Time {
+	clock := row.DrainStartTime
+	if followDNS && (row.DNSWithdrawalTime == nil || row.DrainStartTime.Before(row.DNSWithdrawalTime)) {
+		clock = row.DNSWithdrawalTime
+	}
+	if clock == nil {
+		return time.Time{}
+	}
+	return clock.Add(p.minDrain(followDNS))
+}
+
+// Deadline is when the drain of a row passes maxDrainDuration, counted from its
+// drainStartTime and never before its minDrainDuration; zero without maxDrainDuration.
+// The hub's ceiling is apart (Ceiling).
+func (p Policy) Deadline(row *v1alpha1.ClusterStatus) time.Time {
+	if p.MaxDrainDuration == nil || row.DrainStartTime == nil {
+		return time.Time{}
+	}
+	return row.DrainStartTime.Add(max(*p.MaxDrainDuration, p.MinDrainDuration))
+}
+
 // passes reports whether a check with this result counts as a success.
 func (p Policy) passes(r v1alpha1.EvaluationResult) bool {
 	return r == v1alpha1.EvaluationPass || (r == v1alpha1.EvaluationNoData && p.NoDataPolicy == v1alpha1.NoDataPass)

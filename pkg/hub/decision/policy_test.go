@@ -119,3 +119,34 @@ func TestPolicyFromSpec(t *testing.T) {
 		})
 	}
 }
+
+// TestDrainWindow: the minimum drain ends minDrainDuration after the drain clock, with
+// DNS followed the TTL at least after DNS let go (and never before the drain started);
+// the deadline is maxDrainDuration after the drain started, never before the minimum.
+func TestDrainWindow(t *testing.T) {
+	start := time.Date(2030, 1, 2, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(start.Add(d)); return &t }
+	p := Policy{MinDrainDuration: 2 * time.Minute, DNSTTL: 5 * time.Minute, MaxDrainDuration: duration(time.Minute)}
+	row := v1alpha1.ClusterStatus{DrainStartTime: at(0)}
+	for name, tc := range map[string]struct {
+		withdrawal *metav1.Time
+		followDNS  bool
+		want       time.Time
+	}{
+		"without DNS":             {want: start.Add(2 * time.Minute)},
+		"still published in DNS":  {followDNS: true},
+		"out of DNS":              {withdrawal: at(time.Minute), followDNS: true, want: start.Add(6 * time.Minute)},
+		"out of DNS before start": {withdrawal: at(-time.Hour), followDNS: true, want: start.Add(5 * time.Minute)},
+	} {
+		row.DNSWithdrawalTime = tc.withdrawal
+		if got := p.MinDrainEnd(&row, tc.followDNS); !got.Equal(tc.want) {
+			t.Errorf("%s: minimum drain ends %v, want %v", name, got, tc.want)
+		}
+	}
+	if got := p.Deadline(&row); !got.Equal(start.Add(2 * time.Minute)) {
+		t.Errorf("a deadline shorter than the minimum drain: %v, want the minimum's end", got)
+	}
+	if got := (Policy{}).Deadline(&row); !got.IsZero() {
+		t.Errorf("no maxDrainDuration, yet a deadline %v", got)
+	}
+}
