@@ -5,10 +5,10 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
@@ -60,42 +60,37 @@ func (c *clients) policy(ctx context.Context, namespace, name string) (*trafficv
 	return p, nil
 }
 
-// querier returns the Prometheus client the check queries through, built by the
-// manager's own check code (package promcheck), and says which Prometheus it is for the report. It reads
-// the policy's Secret, unless --prometheus-url replaces it.
+// querier returns the Prometheus client the check queries through, built from the
+// policy's Secret the way the manager builds it (promcheck.Clients), or from
+// --prometheus-url, and says which Prometheus it is for the report.
 func (o *Options) querier(ctx context.Context, c *clients, policy *trafficv1alpha1.TrafficMigrationPolicy) (promcheck.Querier, string, error) {
-	var secret *corev1.Secret
-	var from string
+	var url string // the URL of the client built, for the report
+	clients := promcheck.NewClients(c.kube.CoreV1(), clock.RealClock{}, func(cfg promcheck.Config) (promcheck.Client, error) {
+		cfg.Timeout, url = o.Timeout, cfg.URL
+		return promcheck.NewClient(cfg)
+	})
 	if o.PrometheusURL != "" {
-		secret = &corev1.Secret{StringData: map[string]string{promcheck.KeyURL: o.PrometheusURL}}
-		from = "--prometheus-url"
-	} else {
-		name, ns := policy.Spec.PrometheusSecret.Name, policy.Namespace
-		// client-go logs response bodies at high verbosity with the request context's
-		// logger: this request gets none, so the Secret's data never reaches a log.
-		quiet := klog.NewContext(ctx, logr.Discard())
-		s, err := c.kube.CoreV1().Secrets(ns).Get(quiet, name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsForbidden(err):
-			return nil, "", fmt.Errorf("you may not read Secret %s in namespace %s, which says how to reach Prometheus; "+
-				"the check reads Prometheus through it, as the manager does: ask for get on that Secret, or give --prometheus-url", name, ns)
-		case apierrors.IsNotFound(err):
-			return nil, "", fmt.Errorf("the policy's Secret %s does not exist in namespace %s: create it, or give --prometheus-url", name, ns)
-		case err != nil:
-			return nil, "", fmt.Errorf("read Secret %s in namespace %s: %w", name, ns, err)
+		q, err := clients.ForSecret(&corev1.Secret{StringData: map[string]string{promcheck.KeyURL: o.PrometheusURL}})
+		if err != nil {
+			return nil, "", fmt.Errorf("--prometheus-url: %w", errors.Unwrap(err))
 		}
-		secret, from = s, "Secret "+name
+		return q, url + " (--prometheus-url)", nil
 	}
-	cfg, err := promcheck.ConfigFromSecret(secret)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", from, err)
+	name, ns := policy.Spec.PrometheusSecret.Name, policy.Namespace
+	q, err := clients.Get(ctx, ns, name)
+	var problem *promcheck.SecretError
+	switch {
+	case !errors.As(err, &problem):
+		return q, url + " (Secret " + name + ")", nil
+	case problem.Reason == trafficv1alpha1.ReasonSecretForbidden:
+		return nil, "", fmt.Errorf("you may not read Secret %s in namespace %s, which says how to reach Prometheus; "+
+			"the check reads Prometheus through it, as the manager does: ask for get on that Secret, or give --prometheus-url", name, ns)
+	case apierrors.IsNotFound(err):
+		return nil, "", fmt.Errorf("the policy's Secret %s does not exist in namespace %s: create it, or give --prometheus-url", name, ns)
+	case problem.Reason == trafficv1alpha1.ReasonSecretNotFound:
+		return nil, "", fmt.Errorf("read Secret %s in namespace %s: %w", name, ns, problem.Err)
 	}
-	cfg.Timeout = o.Timeout
-	q, err := promcheck.NewQuerier(cfg)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", from, err)
-	}
-	return q, cfg.URL + " (" + from + ")", nil
+	return nil, "", fmt.Errorf("Secret %s: %w", name, problem.Err)
 }
 
 // hubState is what the check gathered from the hub for the decision.

@@ -24,14 +24,19 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
-// fakeRange answers every range query with one series, and records the queries.
-type fakeRange struct{ queries []string }
+// fakeRange answers every range query with one series, and records the queries. The
+// dashboard runs no instant query.
+type fakeRange struct {
+	promcheck.Querier
+	queries []string
+}
 
 func (f *fakeRange) QueryRange(_ context.Context, query string, r promv1.Range) (model.Value, error) {
 	f.queries = append(f.queries, query)
@@ -61,13 +66,12 @@ func newTestServer(t *testing.T, secretReadable bool, policies ...*trafficv1alph
 		})
 	}
 	prom := &fakeRange{}
-	source := newChartSource(kube.CoreV1())
-	source.newQuerier = func(cfg promcheck.Config) (promcheck.RangeQuerier, error) {
+	source := &chartSource{clients: promcheck.NewClients(kube.CoreV1(), clock.RealClock{}, func(cfg promcheck.Config) (promcheck.Client, error) {
 		if cfg.URL != "http://prometheus.invalid:9090" {
 			t.Errorf("querier built for %s", cfg.URL)
 		}
 		return prom, nil
-	}
+	})}
 	s := &server{
 		policies:     trafficlisters.NewTrafficMigrationPolicyLister(indexer),
 		source:       source,

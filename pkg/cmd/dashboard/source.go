@@ -5,16 +5,15 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/utils/clock"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
@@ -30,22 +29,11 @@ const maxNote = 300
 // policy's Secret and the manager's own client code (package promcheck), where the
 // user may read that Secret.
 type chartSource struct {
-	secrets corev1client.SecretsGetter
-	// newQuerier builds the client of a Secret; promcheck.NewRangeQuerier outside tests.
-	newQuerier func(cfg promcheck.Config) (promcheck.RangeQuerier, error)
-
-	mu sync.Mutex
-	// queriers holds one client per Secret, built from the version in rv.
-	queriers map[string]querierEntry
-}
-
-type querierEntry struct {
-	rv      string
-	querier promcheck.RangeQuerier
+	clients *promcheck.Clients
 }
 
 func newChartSource(secrets corev1client.SecretsGetter) *chartSource {
-	return &chartSource{secrets: secrets, newQuerier: promcheck.NewRangeQuerier, queriers: map[string]querierEntry{}}
+	return &chartSource{clients: promcheck.NewClients(secrets, clock.RealClock{}, promcheck.NewClient)}
 }
 
 // inputs reads the values of every chart of p's page from Prometheus. When the
@@ -78,40 +66,21 @@ func (s *chartSource) inputs(ctx context.Context, p *trafficv1alpha1.TrafficMigr
 
 // querier returns the Prometheus client of p's Secret, or nil and why there is none.
 func (s *chartSource) querier(ctx context.Context, p *trafficv1alpha1.TrafficMigrationPolicy) (promcheck.RangeQuerier, string) {
-	name := p.Spec.PrometheusSecret.Name
-	where := fmt.Sprintf("Secret %s/%s", p.Namespace, name)
-	secret, err := s.secrets.Secrets(p.Namespace).Get(ctx, name, metav1.GetOptions{})
+	q, err := s.clients.Get(ctx, p.Namespace, p.Spec.PrometheusSecret.Name)
+	var problem *promcheck.SecretError
+	if !errors.As(err, &problem) {
+		return q, ""
+	}
+	where := fmt.Sprintf("Secret %s/%s", p.Namespace, problem.Name)
 	switch {
-	case apierrors.IsForbidden(err):
+	case problem.Reason == trafficv1alpha1.ReasonSecretForbidden:
 		return nil, fmt.Sprintf("you may not read the policy's Prometheus %s (that needs get on secrets in %s), so the dashboard cannot ask Prometheus", where, p.Namespace)
 	case apierrors.IsNotFound(err):
 		return nil, fmt.Sprintf("the policy's Prometheus %s does not exist", where)
-	case err != nil:
-		return nil, shorten(fmt.Sprintf("read the policy's Prometheus %s: %v", where, err))
+	case problem.Reason == trafficv1alpha1.ReasonSecretNotFound:
+		return nil, shorten(fmt.Sprintf("read the policy's Prometheus %s: %v", where, problem.Err))
 	}
-	return s.cached(secret, where)
-}
-
-// cached returns the client of secret, built anew when the Secret changed.
-func (s *chartSource) cached(secret *corev1.Secret, where string) (promcheck.RangeQuerier, string) {
-	key := secret.Namespace + "/" + secret.Name
-	version := string(secret.UID) + "/" + secret.ResourceVersion
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.queriers[key]; ok && e.rv == version {
-		return e.querier, ""
-	}
-	delete(s.queriers, key)
-	cfg, err := promcheck.ConfigFromSecret(secret)
-	if err != nil {
-		return nil, shorten(fmt.Sprintf("the policy's Prometheus %s cannot be used: %v", where, err))
-	}
-	q, err := s.newQuerier(cfg)
-	if err != nil {
-		return nil, shorten(fmt.Sprintf("the policy's Prometheus %s cannot be used: %v", where, err))
-	}
-	s.queriers[key] = querierEntry{rv: version, querier: q}
-	return q, ""
+	return nil, shorten(fmt.Sprintf("the policy's Prometheus %s cannot be used: %v", where, problem.Err))
 }
 
 // rangeOf runs the range query of one cluster's chart.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
 
 	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
@@ -52,12 +53,11 @@ func TestChartSourceNotes(t *testing.T) {
 	}
 
 	kube := fake.NewClientset(secret(map[string]string{"url": "http://p:9090"}, "1"))
-	source := newChartSource(kube.CoreV1())
 	built := 0
-	source.newQuerier = func(cfg promcheck.Config) (promcheck.RangeQuerier, error) {
+	source := &chartSource{clients: promcheck.NewClients(kube.CoreV1(), clock.RealClock{}, func(cfg promcheck.Config) (promcheck.Client, error) {
 		built++
-		return promcheck.NewRangeQuerier(cfg)
-	}
+		return promcheck.NewClient(cfg)
+	})}
 	for range 3 {
 		source.querier(context.Background(), drainingPolicy())
 	}

@@ -37,6 +37,7 @@ import (
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 // ControllerName names the controller, its queue, its events and its field manager.
@@ -58,7 +59,6 @@ const (
 type Controller struct {
 	policyClient  trafficclient.Interface
 	clusterClient clusterclient.Interface
-	kubeClient    kubernetes.Interface
 
 	policies      trafficlisters.TrafficMigrationPolicyLister
 	policyIndex   cache.Indexer
@@ -71,7 +71,7 @@ type Controller struct {
 	recorder    kevents.EventRecorder
 	endpoints   *dns.Endpoints
 	limits      Limits
-	queriers    *querierCache
+	prometheus  *promcheck.Clients
 	evaluations *evaluator
 	querySlots  chan struct{}
 	metrics     *Metrics
@@ -127,7 +127,6 @@ func NewController(
 	c := &Controller{
 		policyClient:  policyClient,
 		clusterClient: clusterClient,
-		kubeClient:    kubeClient,
 		policies:      informers.Policies.Lister(),
 		policyIndex:   informers.Policies.Informer().GetIndexer(),
 		placements:    informers.Placements.Lister(),
@@ -138,7 +137,7 @@ func NewController(
 		recorder:      recorder,
 		endpoints:     endpoints,
 		limits:        limits,
-		queriers:      newQuerierCache(clk, limits),
+		prometheus:    promcheck.NewClients(kubeClient.CoreV1(), clk, limits.prometheusClient),
 		metrics:       metrics,
 		clock:         clk,
 		written:       newWritten(clk),

@@ -5,15 +5,11 @@ package policy
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
@@ -198,33 +194,22 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	return out, now
 }
 
-// querierFor returns a Prometheus client for the policy's Secret, or the evaluation
-// that every due cluster gets when the Secret is missing or invalid. The Secret is read
-// from the API, not from a cache of all Secrets: the manager reads only the Secrets
-// that policies name, in the policies' namespaces.
+// querierFor returns the Prometheus client of the policy's Secret, or the evaluation
+// that every due cluster gets when the Secret is missing, may not be read or is
+// invalid. The Secret is read from the API, not from a cache of all Secrets: the
+// manager reads only the Secrets that policies name, in the policies' namespaces.
 func (c *Controller) querierFor(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy) (promcheck.Querier, *promcheck.Evaluation) {
-	name := policy.Spec.PrometheusSecret.Name
-	// client-go logs response bodies at high verbosity with the request context's
-	// logger: this request gets none, so the Secret's data never reaches a log.
-	quiet := klog.NewContext(ctx, logr.Discard())
-	secret, err := c.kubeClient.CoreV1().Secrets(policy.Namespace).Get(quiet, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		c.queriers.forget(policy.Namespace, name)
-		return nil, &promcheck.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretNotFound,
-			Message: fmt.Sprintf("Secret %s not found in namespace %s", name, policy.Namespace)}
-	case apierrors.IsForbidden(err):
-		return nil, &promcheck.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretNotFound,
-			Message: fmt.Sprintf("the manager may not read Secret %s in namespace %s", name, policy.Namespace)}
-	case err != nil:
-		return nil, &promcheck.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonSecretNotFound,
-			Message: fmt.Sprintf("Secret %s in namespace %s cannot be read", name, policy.Namespace)}
-	}
-	q, err := c.queriers.get(secret)
-	if err != nil {
-		// An invalid Secret, or a url outside the hub admin's allowlist.
-		return nil, &promcheck.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: promcheck.ConfigErrorReason(err),
-			Message: fmt.Sprintf("Secret %s: %v", name, err)}
+	q, err := c.prometheus.Get(ctx, policy.Namespace, policy.Spec.PrometheusSecret.Name)
+	var problem *promcheck.SecretError
+	if errors.As(err, &problem) {
+		return nil, &promcheck.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: problem.Reason, Message: problem.Error()}
 	}
 	return q, nil
+}
+
+// prometheusClient builds a Prometheus client under the hub admin's bounds: where it
+// may connect and how much of an answer it reads.
+func (l Limits) prometheusClient(cfg promcheck.Config) (promcheck.Client, error) {
+	cfg.Allowlist, cfg.MaxAnswerBytes, cfg.MaxSeries = l.Allowlist, l.MaxAnswerBytes, l.MaxSeries
+	return promcheck.NewClient(cfg)
 }

@@ -3,9 +3,10 @@
 
 // Package promcheck checks one draining cluster against Prometheus (the metrics check
 // that the removal gate of package decision counts): it reads how to reach
-// Prometheus from the policy's Secret (ConfigFromSecret), builds a client
-// (NewQuerier), fills in the policy's query for the cluster (ResolveQuery) and runs
-// it, turning the answer or the failure into an Evaluation that the controller
+// Prometheus from the policy's Secret and keeps a client per version of it (Clients,
+// on ConfigFromSecret and NewClient; the manager, check and dashboard all read the
+// Secret through it), fills in the policy's query for the cluster (ResolveQuery) and
+// runs it, turning the answer or the failure into an Evaluation that the controller
 // records in the cluster's status row and the PrometheusReachable condition.
 //
 // Evaluate fails closed: anything other than a single readable number is never a

@@ -13,7 +13,7 @@ const (
 	// ConditionPrometheusReachable says whether the last checks of draining clusters
 	// reached Prometheus and read a usable result. Reasons: ReasonQuerySucceeded,
 	// ReasonWindowTooShort (True); ReasonNothingToEvaluate (Unknown, no cluster is draining);
-	// ReasonSecretNotFound, ReasonSecretInvalid, ReasonUnreachable,
+	// ReasonSecretNotFound, ReasonSecretForbidden, ReasonSecretInvalid, ReasonUnreachable,
 	// ReasonUnauthorized, ReasonTimeout, ReasonQueryFailed, ReasonTemplateFailed,
 	// ReasonUnexpectedResult, ReasonAnswerTooLarge, ReasonURLNotAllowed,
 	// ReasonNoData, ReasonTrafficTooLow (False).
@@ -47,6 +47,7 @@ const (
 	ReasonQuerySucceeded    = "QuerySucceeded"
 	ReasonNothingToEvaluate = "NothingToEvaluate"
 	ReasonSecretNotFound    = "SecretNotFound"
+	ReasonSecretForbidden   = "SecretForbidden" // the reader may not get the Secret
 	ReasonSecretInvalid     = "SecretInvalid"
 	ReasonUnreachable       = "Unreachable"
 	ReasonUnauthorized      = "Unauthorized"
