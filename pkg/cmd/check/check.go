@@ -26,6 +26,8 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/printer"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/gather"
 )
 
 // Options are the flags and arguments of the check command.
@@ -151,12 +153,11 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hub, err := gather(ctx, c, policy)
-	if err != nil {
-		return err
+	hub := gather.Read(ctx, c, policy, decision.PolicyFromSpec(&policy.Spec), o.now())
+	if hub.ProxyErr != nil {
+		return hub.ProxyErr
 	}
-	now := o.now()
-	report := run(ctx, policy, hub, querier, now)
+	report := run(ctx, policy, hub, querier)
 	report.Source, report.Prometheus = source, prometheus
 	if err := render(o.Out, &o.Print, report); err != nil {
 		return err

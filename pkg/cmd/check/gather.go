@@ -7,26 +7,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
-	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
-	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
 )
 
 // clients are the hub clients the command reads through.
@@ -93,83 +89,16 @@ func (o *Options) querier(ctx context.Context, c *clients, policy *trafficv1alph
 	return nil, "", fmt.Errorf("Secret %s: %w", name, problem.Err)
 }
 
-// hubState is what the check gathered from the hub for the decision.
-type hubState struct {
-	// real are the real Placement's decision groups; realProblem says why they are
-	// not known, when they are not.
-	real        []decision.Group
-	realProblem string
-	// proxy are the proxy's decision groups; none when it does not exist yet.
-	proxy []decision.Group
-	// managedClusters are the clusters whose ManagedCluster exists; nil when they
-	// cannot be read.
-	managedClusters sets.Set[string]
-	// ready are the clusters whose agent reports the target Gateway ready.
-	ready sets.Set[string]
-	// labels are the agents' metrics labels, by cluster.
-	labels map[string]map[string]string
+// The clients read the hub for gather.Read through the API server, as the manager
+// reads it through its caches.
+
+// Placement gets a Placement.
+func (c *clients) Placement(ctx context.Context, namespace, name string) (*clusterv1beta1.Placement, error) {
+	return c.cluster.ClusterV1beta1().Placements(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-// inReal reports whether the real Placement's decisions list the cluster.
-func (st *hubState) inReal(name string) bool {
-	for _, g := range st.real {
-		if slices.Contains(g.Clusters, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// gather reads the real and proxy decisions and, for each of their clusters, the
-// ManagedCluster and what its agent reports.
-func gather(ctx context.Context, c *clients, policy *trafficv1alpha1.TrafficMigrationPolicy) (*hubState, error) {
-	st := &hubState{ready: sets.New[string](), labels: map[string]map[string]string{}}
-	real, err := c.decisions(ctx, policy.Namespace, policy.Spec.PlacementRef.Name)
-	if err != nil {
-		return nil, err
-	}
-	if len(real) == 0 {
-		st.realProblem = fmt.Sprintf("Placement %s has no PlacementDecisions: the manager would keep every cluster of the proxy", policy.Spec.PlacementRef.Name)
-	}
-	st.real = proxy.Groups(real)
-	proxyDecisions, err := c.decisions(ctx, policy.Namespace, policy.ProxyPlacementName())
-	if err != nil {
-		return nil, err
-	}
-	st.proxy = proxy.Groups(proxyDecisions)
-
-	st.managedClusters = sets.New[string]()
-	gatewayCondition := trafficv1alpha1.GatewayConditionType(policy.TargetNamespace(), policy.Spec.TargetRef.Name)
-	for _, name := range sets.List(clusterNames(st.real, st.proxy)) {
-		if st.managedClusters != nil {
-			_, err := c.cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
-			switch {
-			case err == nil:
-				st.managedClusters.Insert(name)
-			case !apierrors.IsNotFound(err):
-				st.managedClusters = nil // not known: nothing is removed for being gone
-			}
-		}
-		addon, err := c.addon.AddonV1alpha1().ManagedClusterAddOns(name).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			continue // not installed or not readable: not ready, no labels
-		}
-		if l := meta.FindStatusCondition(addon.Status.Conditions, trafficv1alpha1.ConditionClusterLabels); l != nil && l.Status == metav1.ConditionTrue {
-			st.labels[name] = trafficv1alpha1.ParseClusterLabels(l.Message)
-		}
-		if meta.IsStatusConditionTrue(addon.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) &&
-			meta.IsStatusConditionTrue(addon.Status.Conditions, gatewayCondition) {
-			st.ready.Insert(name)
-		}
-	}
-	return st, nil
-}
-
-// decisions lists the PlacementDecisions of a Placement, by their label.
-func (c *clients) decisions(ctx context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error) {
+// Decisions lists the PlacementDecisions of a Placement, by their label.
+func (c *clients) Decisions(ctx context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error) {
 	sel := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement}).String()
 	list, err := c.cluster.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
@@ -182,13 +111,12 @@ func (c *clients) decisions(ctx context.Context, namespace, placement string) ([
 	return out, nil
 }
 
-// clusterNames are the clusters of some decision groups.
-func clusterNames(groups ...[]decision.Group) sets.Set[string] {
-	names := sets.New[string]()
-	for _, gs := range groups {
-		for _, g := range gs {
-			names.Insert(g.Clusters...)
-		}
-	}
-	return names
+// ManagedCluster gets a ManagedCluster.
+func (c *clients) ManagedCluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error) {
+	return c.cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+}
+
+// Addon gets a cluster's traffic-migration ManagedClusterAddOn.
+func (c *clients) Addon(ctx context.Context, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error) {
+	return c.addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
 }

@@ -9,16 +9,20 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/gather"
 )
 
 // TestQuerierFromSecret: the check reads the policy's Secret as the manager does, and
@@ -60,5 +64,37 @@ func TestQuerierFromSecret(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunRestoresLostDrains: a cluster whose row says it drains but that the proxy
+// lost (rule 12) is checked and reported as the manager decides it: draining, with its
+// gate.
+func TestRunRestoresLostDrains(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	start, last := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-time.Minute))
+	policy := &trafficv1alpha1.TrafficMigrationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+		Spec:       testSpec(),
+		Status: trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: []trafficv1alpha1.ClusterStatus{{
+			Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: &start,
+			ConsecutiveSuccesses: 1, LastEvaluationTime: &last, LastResult: trafficv1alpha1.EvaluationPass,
+		}}},
+	}
+	hub := readFrom(&gather.Hub{Input: decision.Input{
+		RealKnown:       true,
+		Real:            []decision.Group{{Clusters: []string{"c2"}}},
+		Proxy:           []decision.Group{{Clusters: []string{"c2"}}}, // c1 lost
+		ManagedClusters: sets.New("c1", "c2"),
+		GatewayReady:    sets.New("c1", "c2"),
+	}}, policy, now)
+	r := run(context.Background(), policy, hub, querier{"c1": 1, "c2": 99})
+	if len(r.Clusters) != 2 {
+		t.Fatalf("want rows for c1 and c2, got %+v", r.Clusters)
+	}
+	c1 := r.Clusters[0]
+	if c1.Name != "c1" || c1.Phase != trafficv1alpha1.ClusterDraining || c1.Result != trafficv1alpha1.EvaluationPass ||
+		c1.Gate == nil || c1.Gate.ConsecutiveSuccesses == nil || *c1.Gate.ConsecutiveSuccesses != 2 {
+		t.Errorf("c1 drains on, checked, with 2 passes in a row: %+v, gate %+v", c1, c1.Gate)
 	}
 }

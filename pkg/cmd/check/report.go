@@ -13,6 +13,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/gather"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
@@ -86,8 +87,8 @@ type ReplacementReport struct {
 type GateReport struct {
 	// WouldRemove says whether the manager would remove the cluster now.
 	WouldRemove bool `json:"wouldRemove"`
-	// RemovalReason is why it would be removed: GatePassed, MaxDrainDurationRemove
-	// or ManagedClusterGone.
+	// RemovalReason is why it would be removed: GatePassed, MaxDrainDurationRemove,
+	// ManagedClusterGone or ForceRemoved.
 	RemovalReason string `json:"removalReason,omitempty"`
 	// WaitingFor is what the removal still waits for, as the status row would say it.
 	WaitingFor string `json:"waitingFor,omitempty"`
@@ -144,34 +145,24 @@ func (r *Report) failedClusters() []string {
 	return names
 }
 
-// run checks every cluster of the real Placement and every draining one at now, and
-// asks the manager's decision function what it would do with these checks.
-func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hub *hubState, q promcheck.Querier, now time.Time) *Report {
-	at := now.Truncate(time.Second)
-	in := decision.Input{
-		Now:             now,
-		Policy:          decision.PolicyFromSpec(&policy.Spec),
-		RealKnown:       hub.realProblem == "",
-		Real:            hub.real,
-		Proxy:           hub.proxy,
-		Previous:        policy.Status.Clusters,
-		ManagedClusters: hub.managedClusters,
-		GatewayReady:    hub.ready,
-		Evaluations:     map[string]decision.Evaluation{},
-		DNS:             dnsAsLastSeen(policy),
-	}
-	report := &Report{Policy: policy.Name, Namespace: policy.Namespace, Time: metav1.NewTime(at), RealProblem: hub.realProblem}
+// run checks every cluster of the real Placement and every draining one at the time
+// the hub was read, and asks the manager's decision function what it would do with
+// what was read and these checks.
+func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hub *gather.Hub, q promcheck.Querier) *Report {
+	at := hub.Input.Now.Truncate(time.Second)
+	in := hub.Input
+	in.Evaluations, in.DNS = map[string]decision.Evaluation{}, dnsAsLastSeen(policy)
+	report := &Report{Policy: policy.Name, Namespace: policy.Namespace, Time: metav1.NewTime(at), RealProblem: hub.RealProblem}
 	if expect, err := policy.Spec.Expectation(); err == nil {
 		report.Expectation = expect.String()
 	}
 
-	names := clusterNames(hub.real, hub.proxy)
-	for _, name := range sets.List(names) {
-		data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: name, Labels: hub.labels[name]})
+	for _, name := range hub.Clusters() {
+		data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: name, Labels: hub.Labels[name]})
 		ev := promcheck.Evaluate(ctx, q, &policy.Spec, data, at)
 		in.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
 		report.Clusters = append(report.Clusters, ClusterReport{
-			Name: name, Phase: trafficv1alpha1.ClusterActive, GatewayReady: hub.ready.Has(name),
+			Name: name, Phase: trafficv1alpha1.ClusterActive, GatewayReady: in.GatewayReady.Has(name),
 			Query: ev.Query, Value: ev.Value, Result: ev.Result, Reason: ev.Reason, Message: ev.Message,
 		})
 	}
@@ -185,10 +176,10 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 		in.ReplacementEvaluations = map[string]decision.Evaluation{}
 		for i := range report.Clusters {
 			c := &report.Clusters[i]
-			if !hub.inReal(c.Name) {
+			if !hub.InReal(c.Name) {
 				continue
 			}
-			data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: c.Name, Labels: hub.labels[c.Name]})
+			data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: c.Name, Labels: hub.Labels[c.Name]})
 			ev := promcheck.Evaluate(ctx, q, replacement, data, at)
 			c.Replacement = &ReplacementReport{Query: ev.Query, Value: ev.Value, Result: ev.Result, Reason: ev.Reason, Message: ev.Message}
 			in.ReplacementEvaluations[c.Name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}

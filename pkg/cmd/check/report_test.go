@@ -18,6 +18,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/printer"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/gather"
 )
 
 // querier answers every query with the value of the cluster named in it.
@@ -46,17 +47,18 @@ func TestRun(t *testing.T) {
 		return trafficv1alpha1.ClusterStatus{Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: ago(time.Hour),
 			ConsecutiveSuccesses: successes, LastEvaluationTime: ago(lastCheck), LastResult: trafficv1alpha1.EvaluationPass}
 	}
-	hub := func(ready ...string) *hubState {
-		return &hubState{
-			real:            []decision.Group{{Clusters: []string{"c2"}}},
-			proxy:           []decision.Group{{Clusters: []string{"c1", "c2"}}},
-			managedClusters: sets.New("c1", "c2"),
-			ready:           sets.New(ready...),
-		}
+	hub := func(ready ...string) *gather.Hub {
+		return &gather.Hub{Input: decision.Input{
+			RealKnown:       true,
+			Real:            []decision.Group{{Clusters: []string{"c2"}}},
+			Proxy:           []decision.Group{{Clusters: []string{"c1", "c2"}}},
+			ManagedClusters: sets.New("c1", "c2"),
+			GatewayReady:    sets.New(ready...),
+		}}
 	}
 	tests := map[string]struct {
 		policy    *trafficv1alpha1.TrafficMigrationPolicy
-		hub       *hubState
+		hub       *gather.Hub
 		values    querier
 		wantGate  GateReport
 		wantWaits string
@@ -84,7 +86,7 @@ func TestRun(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			r := run(context.Background(), tc.policy, tc.hub, tc.values, now)
+			r := run(context.Background(), tc.policy, readFrom(tc.hub, tc.policy, now), tc.values)
 			if len(r.Clusters) != 2 {
 				t.Fatalf("want rows for c1 and c2, got %+v", r.Clusters)
 			}
@@ -112,6 +114,13 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readFrom fills in what gather.Read takes from the policy and the time.
+func readFrom(hub *gather.Hub, policy *trafficv1alpha1.TrafficMigrationPolicy, now time.Time) *gather.Hub {
+	h := *hub
+	h.Input.Now, h.Input.Policy, h.Input.Previous = now, decision.PolicyFromSpec(&policy.Spec), policy.Status.Clusters
+	return &h
 }
 
 // testSpec is the spec of the tests' policy: a 5% share, checked every 30 s, 3 times
@@ -289,12 +298,13 @@ func TestRunReplacement(t *testing.T) {
 	}
 	policy.Spec.Replacement = &trafficv1alpha1.Replacement{MinReadyClusters: 1,
 		MetricsQuery: `rps{cluster={{ .Cluster.Name | quote }}}`, ExpectedMetricsResult: "> 10"}
-	hub := &hubState{
-		real:            []decision.Group{{Clusters: []string{"c2"}}},
-		proxy:           []decision.Group{{Clusters: []string{"c1", "c2"}}},
-		managedClusters: sets.New("c1", "c2"),
-		ready:           sets.New("c1", "c2"),
-	}
+	hub := &gather.Hub{Input: decision.Input{
+		RealKnown:       true,
+		Real:            []decision.Group{{Clusters: []string{"c2"}}},
+		Proxy:           []decision.Group{{Clusters: []string{"c1", "c2"}}},
+		ManagedClusters: sets.New("c1", "c2"),
+		GatewayReady:    sets.New("c1", "c2"),
+	}}
 	for name, tc := range map[string]struct {
 		c2         float64
 		wantCounts bool
@@ -304,7 +314,7 @@ func TestRunReplacement(t *testing.T) {
 		"the replacement serves too little": {c2: 5},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := run(context.Background(), policy, hub, querier{"c1": 1, "c2": tc.c2}, now)
+			r := run(context.Background(), policy, readFrom(hub, policy, now), querier{"c1": 1, "c2": tc.c2})
 			c1, c2 := r.Clusters[0], r.Clusters[1]
 			if c1.Replacement != nil || c2.Replacement == nil {
 				t.Fatalf("want a replacement check of c2 only: c1 %+v, c2 %+v", c1.Replacement, c2.Replacement)

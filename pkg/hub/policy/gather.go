@@ -5,19 +5,19 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/gather"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
-	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
 )
 
 // state is what a sync gathered: the decision's input and what the status reports.
@@ -46,34 +46,20 @@ type state struct {
 	dns *dnsState
 }
 
-// gather reads everything a decision needs from the informers' caches; the Prometheus
-// checks run apart (see evaluator), so that a slow Prometheus never delays a sync. It
-// never fails: what cannot be read is reported in the state and decided on the safe
-// side.
+// gather reads everything a decision needs from the informers' caches (gather.Read,
+// which the check command reads the API with); the Prometheus checks run apart (see
+// evaluator), so that a slow Prometheus never delays a sync. It never fails: what
+// cannot be read is reported in the state and decided on the safe side.
 func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, now time.Time) *state {
 	st := &state{proxyName: policy.ProxyPlacementName()}
-	st.input = decision.Input{
-		Now:         now,
-		Policy:      c.limits.policyOf(&policy.Spec),
-		Previous:    policy.Status.Clusters,
-		ForceRemove: trafficv1alpha1.ParseForceRemove(policy.Annotations[trafficv1alpha1.ForceRemoveAnnotation]),
-	}
-
 	st.proxy, st.conflict = c.proxyPlacement(policy, st.proxyName)
-	var err error
-	if st.proxyDecisions, err = c.proxyDecisionsOf(policy.Namespace, st.proxyName); err != nil && st.conflict == "" {
+	hub := gather.Read(ctx, caches{c}, policy, c.limits.policyOf(&policy.Spec), now)
+	st.input, st.proxyDecisions, st.realProblem, st.clusterLabels = hub.Input, hub.ProxyDecisions, hub.RealProblem, hub.Labels
+	if hub.ProxyErr != nil && st.conflict == "" {
 		// Without P nothing can be decided safely: write nothing, as for a conflict.
-		st.conflict = err.Error() + ": nothing is written"
+		st.conflict = hub.ProxyErr.Error() + ": nothing is written"
 	}
-	st.input.Proxy = proxy.Groups(st.proxyDecisions)
-	st.input.Real, st.realProblem = c.realGroups(policy)
-	st.input.RealKnown = st.realProblem == ""
-
-	st.input.ManagedClusters = c.existingClusters(&st.input)
-
-	agents := c.readAgents(policy, st.input.Real, st.input.Proxy, drainingRows(policy))
-	st.input.GatewayReady = agents.ready
-	st.clusterLabels = agents.labels
+	agents := agentReports{ready: hub.Input.GatewayReady, labels: hub.Labels, addresses: hub.Addresses}
 	if st.conflict == "" {
 		c.gatherDNS(ctx, policy, st, agents)
 	}
@@ -83,40 +69,39 @@ func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.Traffic
 	return st
 }
 
-// existingClusters returns which of the clusters the decision can act on (the real and
-// proxy decisions' and the status's) have a ManagedCluster: a lookup per cluster of
-// the policy, so that a sync costs the same in a fleet of any size. Nil when the
-// ManagedClusters are not known yet.
-func (c *Controller) existingClusters(in *decision.Input) sets.Set[string] {
-	if !c.clusterSynced() {
-		return nil
+// caches reads the hub for gather.Read through the controller's informers' caches,
+// and the proxy's decisions as this controller last wrote them (see written).
+type caches struct{ c *Controller }
+
+// errNotSynced: the ManagedClusters are not known until their cache has synced.
+var errNotSynced = errors.New("the ManagedClusters are not synced yet")
+
+func (r caches) Placement(_ context.Context, namespace, name string) (*clusterv1beta1.Placement, error) {
+	return r.c.placements.Placements(namespace).Get(name)
+}
+
+// Decisions lists the cache's PlacementDecisions of a Placement, newer ones this
+// controller wrote in their place, without those it deleted and with those it created,
+// until the cache has caught up. Only the proxy's decisions are ever written.
+func (r caches) Decisions(_ context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error) {
+	cached, err := r.c.decisionsOf(namespace, placement)
+	if err != nil {
+		return nil, err
 	}
-	exists := sets.New[string]()
-	check := func(name string) {
-		if exists.Has(name) {
-			return
-		}
-		if _, err := c.clusters.Get(name); err == nil {
-			exists.Insert(name)
-		} else if !apierrors.IsNotFound(err) {
-			exists = nil
-		}
+	return r.c.written.decisions.list(cached, func(d *clusterv1beta1.PlacementDecision) bool {
+		return d.Namespace == namespace && d.Labels[clusterv1beta1.PlacementLabel] == placement
+	}), nil
+}
+
+func (r caches) ManagedCluster(_ context.Context, name string) (*clusterv1.ManagedCluster, error) {
+	if !r.c.clusterSynced() {
+		return nil, errNotSynced
 	}
-	for _, groups := range [][]decision.Group{in.Real, in.Proxy} {
-		for _, g := range groups {
-			for _, name := range g.Clusters {
-				if check(name); exists == nil {
-					return nil
-				}
-			}
-		}
-	}
-	for _, row := range in.Previous {
-		if check(row.Name); exists == nil {
-			return nil
-		}
-	}
-	return exists
+	return r.c.clusters.Get(name)
+}
+
+func (r caches) Addon(_ context.Context, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error) {
+	return r.c.addons.ManagedClusterAddOns(cluster).Get(trafficv1alpha1.AddonName)
 }
 
 // useEvaluations gives the decision the checks that finished for clusters that are due,
@@ -185,95 +170,10 @@ func (c *Controller) decisionsOf(namespace, placement string) ([]*clusterv1beta1
 	return ds, nil
 }
 
-// proxyDecisionsOf lists the proxy's PlacementDecisions as this controller last wrote
-// them: the cache's copies, newer ones this controller wrote, without those it deleted
-// and with those it created, until the cache has caught up (see written).
-func (c *Controller) proxyDecisionsOf(namespace, proxyName string) ([]*clusterv1beta1.PlacementDecision, error) {
-	cached, err := c.decisionsOf(namespace, proxyName)
-	if err != nil {
-		return nil, err
-	}
-	return c.written.decisions.list(cached, func(d *clusterv1beta1.PlacementDecision) bool {
-		return d.Namespace == namespace && d.Labels[clusterv1beta1.PlacementLabel] == proxyName
-	}), nil
-}
-
-// realGroups reads the real Placement's decision groups, or says why they are not
-// known: the Placement is missing or being deleted, or it has no decisions yet (its
-// scheduler has not run). Then the proxy keeps what it has (rule 7).
-func (c *Controller) realGroups(policy *trafficv1alpha1.TrafficMigrationPolicy) ([]decision.Group, string) {
-	name := policy.Spec.PlacementRef.Name
-	p, err := c.placements.Placements(policy.Namespace).Get(name)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, fmt.Sprintf("Placement %s not found: the proxy keeps its clusters", name)
-	case err != nil:
-		return nil, fmt.Sprintf("Placement %s cannot be read: the proxy keeps its clusters", name)
-	case p.DeletionTimestamp != nil:
-		return nil, fmt.Sprintf("Placement %s is being deleted: the proxy keeps its clusters", name)
-	}
-	ds, err := c.decisionsOf(policy.Namespace, name)
-	if err != nil {
-		return nil, fmt.Sprintf("Placement %s's decisions cannot be read (%v): the proxy keeps its clusters", name, err)
-	}
-	if len(ds) == 0 {
-		return nil, fmt.Sprintf("Placement %s has no PlacementDecisions yet: the proxy keeps its clusters", name)
-	}
-	return proxy.Groups(ds), ""
-}
-
 // agentReports are what the spoke agents say, by cluster.
 type agentReports struct {
 	ready  sets.Set[string]
 	labels map[string]map[string]string
 	// addresses are the target Gateway's addresses.
 	addresses map[string][]string
-}
-
-// readAgents reads the agent conditions of every cluster in the real or proxy
-// decisions: the target Gateway's readiness and the metrics labels. An agent that is
-// not installed or not available counts as not ready.
-func (c *Controller) readAgents(policy *trafficv1alpha1.TrafficMigrationPolicy, groups ...[]decision.Group) agentReports {
-	r := agentReports{ready: sets.New[string](), labels: map[string]map[string]string{}, addresses: map[string][]string{}}
-	gatewayCondition := trafficv1alpha1.GatewayConditionType(policy.TargetNamespace(), policy.Spec.TargetRef.Name)
-	gatewayKey := trafficv1alpha1.GatewayKey(policy.TargetNamespace(), policy.Spec.TargetRef.Name)
-	seen := sets.New[string]()
-	for _, gs := range groups {
-		for _, g := range gs {
-			for _, cluster := range g.Clusters {
-				if seen.Has(cluster) {
-					continue
-				}
-				seen.Insert(cluster)
-				addon, err := c.addons.ManagedClusterAddOns(cluster).Get(trafficv1alpha1.AddonName)
-				if err != nil {
-					continue
-				}
-				if l := meta.FindStatusCondition(addon.Status.Conditions, trafficv1alpha1.ConditionClusterLabels); l != nil && l.Status == metav1.ConditionTrue {
-					r.labels[cluster] = trafficv1alpha1.ParseClusterLabels(l.Message)
-				}
-				if trafficv1alpha1.GatewayReady(addon.Status.Conditions, gatewayCondition) {
-					r.ready.Insert(cluster)
-				}
-				if policy.Spec.DNS != nil {
-					if a := meta.FindStatusCondition(addon.Status.Conditions, trafficv1alpha1.ConditionGatewayAddresses); a != nil && a.Status == metav1.ConditionTrue {
-						r.addresses[cluster] = trafficv1alpha1.ParseGatewayAddresses(a.Message)[gatewayKey]
-					}
-				}
-			}
-		}
-	}
-	return r
-}
-
-// drainingRows is the group of the clusters that the policy's status says drain, so
-// that the agents of clusters the proxy lost (rule 12) are read too.
-func drainingRows(policy *trafficv1alpha1.TrafficMigrationPolicy) []decision.Group {
-	g := decision.Group{}
-	for _, row := range policy.Status.Clusters {
-		if row.Phase == trafficv1alpha1.ClusterDraining || row.Phase == trafficv1alpha1.ClusterHeld {
-			g.Clusters = append(g.Clusters, row.Name)
-		}
-	}
-	return []decision.Group{g}
 }

@@ -4,8 +4,10 @@
 package policy
 
 import (
+	"context"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
@@ -14,6 +16,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/gather"
 )
 
 // TestExistingClusters: the decision learns which of the policy's own clusters exist,
@@ -27,18 +30,22 @@ func TestExistingClusters(t *testing.T) {
 	}
 	synced := false
 	c := &Controller{clusters: clusterlisterv1.NewManagedClusterLister(indexer), clusterSynced: func() bool { return synced }}
+	r := caches{c}
 	in := &decision.Input{
 		Real:     []decision.Group{{Clusters: []string{"real-1", "real-gone"}}},
 		Proxy:    []decision.Group{{Clusters: []string{"proxy-1", "real-1"}}, {Index: 1, Clusters: []string{"proxy-gone"}}},
 		Previous: []trafficv1alpha1.ClusterStatus{{Name: "row-1"}, {Name: "row-gone"}},
 	}
-	if got := c.existingClusters(in); got != nil {
+	if got := gather.ExistingClusters(context.Background(), r, in); got != nil {
 		t.Fatalf("before the ManagedClusters are synced: got %v, want nil (not known)", sets.List(got))
 	}
 	synced = true
-	got := c.existingClusters(in)
+	got := gather.ExistingClusters(context.Background(), r, in)
 	want := sets.New("real-1", "proxy-1", "row-1")
 	if !got.Equal(want) {
 		t.Fatalf("existing clusters: got %v, want %v", sets.List(got), sets.List(want))
+	}
+	if _, err := r.ManagedCluster(context.Background(), "real-gone"); !apierrors.IsNotFound(err) {
+		t.Errorf("a cluster that is gone: %v, want NotFound", err)
 	}
 }
