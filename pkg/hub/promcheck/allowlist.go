@@ -262,10 +262,10 @@ func redactURL(rawURL string) string {
 // maxListedEntries bounds how many entries of the allowlist a message lists.
 const maxListedEntries = 10
 
-// NotAllowedError is a url that the manager's Allowlist does not allow: NewQuerier
-// and NewRangeQuerier return it, and a query returns it (inside the dial's error)
+// NotAllowedError is a url that the manager's Allowlist does not allow: NewClient
+// returns it, and a query returns it (inside the dial's error)
 // when the host's address is refused at connection time. Evaluate reports it with
-// ReasonURLNotAllowed; ConfigErrorReason tells it from other errors of NewQuerier.
+// ReasonURLNotAllowed; ConfigErrorReason tells it from other errors of NewClient.
 type NotAllowedError struct {
 	// URL is the refused url, without its user information and query.
 	URL string
@@ -288,7 +288,7 @@ func (e *NotAllowedError) Error() string {
 }
 
 // ConfigErrorReason is the reason of the PrometheusReachable condition for an error
-// of NewQuerier or NewRangeQuerier, or of ConfigFromSecret: ReasonURLNotAllowed for a
+// of NewClient, or of ConfigFromSecret: ReasonURLNotAllowed for a
 // *NotAllowedError, ReasonSecretInvalid for anything else (a mistake in the Secret).
 func ConfigErrorReason(err error) string {
 	var notAllowed *NotAllowedError

@@ -144,7 +144,7 @@ func TestAllowlistControl(t *testing.T) {
 	}
 }
 
-func TestNewQuerierRefusesAURLNotAllowed(t *testing.T) {
+func TestNewClientRefusesAURLNotAllowed(t *testing.T) {
 	a, err := ParseAllowlist([]string{"https://prom.example.com/", "*.monitoring.svc"})
 	if err != nil {
 		t.Fatal(err)
@@ -152,17 +152,14 @@ func TestNewQuerierRefusesAURLNotAllowed(t *testing.T) {
 	// A Config not built by ConfigFromSecret may hold user information and a query:
 	// neither is shown.
 	cfg := Config{URL: "https://user:pa55w0rd-value@evil.example:9090?token=s3cr3t", Allowlist: a}
-	_, qerr := NewQuerier(cfg)
-	_, rerr := NewRangeQuerier(cfg)
+	_, err = NewClient(cfg)
 	const want = "url https://evil.example:9090 is not in the manager's Prometheus allowlist (allowed: https://prom.example.com/, *.monitoring.svc); ask the hub admin, or use an allowed Prometheus"
-	for _, err := range []error{qerr, rerr} {
-		var notAllowed *NotAllowedError
-		if !errors.As(err, &notAllowed) || err.Error() != want {
-			t.Errorf("want %q, got %v", want, err)
-		}
-		if got := ConfigErrorReason(err); got != v1alpha1.ReasonURLNotAllowed {
-			t.Errorf("ConfigErrorReason: %s, want %s", got, v1alpha1.ReasonURLNotAllowed)
-		}
+	var notAllowed *NotAllowedError
+	if !errors.As(err, &notAllowed) || err.Error() != want {
+		t.Errorf("want %q, got %v", want, err)
+	}
+	if got := ConfigErrorReason(err); got != v1alpha1.ReasonURLNotAllowed {
+		t.Errorf("ConfigErrorReason: %s, want %s", got, v1alpha1.ReasonURLNotAllowed)
 	}
 	if got := ConfigErrorReason(keyError(KeyURL, "missing")); got != v1alpha1.ReasonSecretInvalid {
 		t.Errorf("ConfigErrorReason of a Secret mistake: %s, want %s", got, v1alpha1.ReasonSecretInvalid)
@@ -173,7 +170,7 @@ func TestNewQuerierRefusesAURLNotAllowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewQuerier(Config{URL: "http://127.0.0.1:9090", Allowlist: cidrs}); ConfigErrorReason(err) != v1alpha1.ReasonURLNotAllowed {
+	if _, err := NewClient(Config{URL: "http://127.0.0.1:9090", Allowlist: cidrs}); ConfigErrorReason(err) != v1alpha1.ReasonURLNotAllowed {
 		t.Errorf("an IP address outside the CIDRs: %v, want it refused", err)
 	}
 }
@@ -200,7 +197,7 @@ func TestEvaluateRefusesAnAddressNotAllowed(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			q, err := NewQuerier(configAllowing(t, byName, tc.entries...))
+			q, err := NewClient(configAllowing(t, byName, tc.entries...))
 			if err != nil {
 				t.Fatal(err)
 			}

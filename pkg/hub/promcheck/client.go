@@ -27,18 +27,6 @@ type Querier interface {
 	Query(ctx context.Context, query string, ts time.Time) (model.Value, error)
 }
 
-// NewQuerier builds a Querier for cfg on the client_golang Prometheus API client.
-// Each query is bounded by cfg.Timeout (DefaultQueryTimeout when zero) on top of the
-// caller's context, and its answer by cfg.MaxAnswerBytes and cfg.MaxSeries. Redirects
-// are not followed, so that the credentials only ever go to cfg.URL. A URL that
-// cfg.Allowlist does not allow is refused with a *NotAllowedError.
-//
-// The Querier holds a connection pool: build one per version of the Secret and reuse
-// it rather than one per query.
-func NewQuerier(cfg Config) (Querier, error) {
-	return newPromQuerier(cfg)
-}
-
 // RangeQuerier runs range queries: the values of a query over a time span, which
 // the dashboard charts.
 type RangeQuerier interface {
@@ -46,14 +34,26 @@ type RangeQuerier interface {
 	QueryRange(ctx context.Context, query string, r promv1.Range) (model.Value, error)
 }
 
-// NewRangeQuerier builds a RangeQuerier for cfg with the same client as NewQuerier:
-// the same credentials, TLS, tenant header, timeout, limits, allowlist and redirect
-// handling.
-func NewRangeQuerier(cfg Config) (RangeQuerier, error) {
+// Client runs a policy's queries against its Prometheus: the instant queries of the
+// checks and the range queries of the dashboard's charts.
+type Client interface {
+	Querier
+	RangeQuerier
+}
+
+// NewClient builds a Client for cfg on the client_golang Prometheus API client.
+// Each query is bounded by cfg.Timeout (DefaultQueryTimeout when zero) on top of the
+// caller's context, and its answer by cfg.MaxAnswerBytes and cfg.MaxSeries. Redirects
+// are not followed, so that the credentials only ever go to cfg.URL. A URL that
+// cfg.Allowlist does not allow is refused with a *NotAllowedError.
+//
+// The Client holds a connection pool: keep one per version of the Secret (Clients
+// does) rather than one per query.
+func NewClient(cfg Config) (Client, error) {
 	return newPromQuerier(cfg)
 }
 
-// newPromQuerier builds the client of NewQuerier and NewRangeQuerier.
+// newPromQuerier builds the client of NewClient.
 func newPromQuerier(cfg Config) (*promQuerier, error) {
 	transport, err := newTransport(cfg)
 	if err != nil {
@@ -128,7 +128,7 @@ func promQuerierOn(cfg Config, transport http.RoundTripper) (*promQuerier, error
 	return &promQuerier{api: promv1.NewAPI(statusClient{Client: client}), timeout: timeout, maxSeries: maxSeries}, nil
 }
 
-// promQuerier is the Querier of NewQuerier.
+// promQuerier is the Client of NewClient.
 type promQuerier struct {
 	api       promv1.API
 	timeout   time.Duration
@@ -187,7 +187,7 @@ func (p *promQuerier) timedOut(ctx, qctx context.Context, err error) error {
 	return err
 }
 
-// TimeoutError is returned by a Querier of NewQuerier when Prometheus did not answer
+// TimeoutError is returned by a Client of NewClient when Prometheus did not answer
 // within the query timeout.
 type TimeoutError struct {
 	// Timeout is how long the query was given.

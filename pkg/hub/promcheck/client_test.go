@@ -137,7 +137,7 @@ func TestEvaluateBoundsTheSeries(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := configFor(t, KeyURL, prom.URL)
 			cfg.MaxSeries = tc.maxSeries
-			q, err := NewQuerier(cfg)
+			q, err := NewClient(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +182,7 @@ func TestRangeQuerierLimits(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := configFor(t, KeyURL, srv.URL)
 			cfg.MaxAnswerBytes, cfg.MaxSeries = tc.maxBytes, tc.maxSeries
-			q, err := NewRangeQuerier(cfg)
+			q, err := NewClient(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

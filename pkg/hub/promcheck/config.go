@@ -70,8 +70,8 @@ type Config struct {
 	// sent to Prometheus as the query's limit, and a vector or matrix of more series
 	// fails the query with an *AnswerTooLargeError.
 	MaxSeries int
-	// Allowlist is where the client may connect; nil allows any URL. NewQuerier and
-	// NewRangeQuerier refuse a URL it does not allow with a *NotAllowedError.
+	// Allowlist is where the client may connect; nil allows any URL. NewClient
+	// refuses a URL it does not allow with a *NotAllowedError.
 	Allowlist *Allowlist
 
 	// secrets returns the credentials. It is a function because package fmt prints

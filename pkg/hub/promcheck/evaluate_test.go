@@ -41,7 +41,7 @@ func querierFor(t *testing.T, timeout time.Duration, kv ...string) Querier {
 		t.Fatal(err)
 	}
 	cfg.Timeout = timeout
-	q, err := NewQuerier(cfg)
+	q, err := NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

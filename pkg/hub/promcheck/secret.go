@@ -27,18 +27,6 @@ import (
 // simply built again.
 const ClientIdleTTL = 10 * time.Minute
 
-// Client runs a policy's queries against its Prometheus: the instant queries of the
-// checks and the range queries of the dashboard's charts.
-type Client interface {
-	Querier
-	RangeQuerier
-}
-
-// NewClient builds the client of cfg, as NewQuerier does.
-func NewClient(cfg Config) (Client, error) {
-	return newPromQuerier(cfg)
-}
-
 // SecretError says why a policy's Prometheus Secret gives no client. Its message names
 // the Secret and holds none of its values.
 type SecretError struct {
