@@ -132,3 +132,24 @@ func ParseForceRemove(value string) []string {
 	slices.Sort(names)
 	return names
 }
+
+// VerifyMode is how the manager confirms a withdrawal from DNS: verify.mode, and
+// Authoritative when it is unset.
+func (d *DNSPublishing) VerifyMode() DNSVerificationMode {
+	if d == nil || d.Verify == nil || d.Verify.Mode == "" {
+		return DNSVerifyAuthoritative
+	}
+	return d.Verify.Mode
+}
+
+// VerifyNameservers are verify.nameservers as strings; none asks the zones' own.
+func (d *DNSPublishing) VerifyNameservers() []string {
+	if d == nil || d.Verify == nil {
+		return nil
+	}
+	out := make([]string, 0, len(d.Verify.Nameservers))
+	for _, n := range d.Verify.Nameservers {
+		out = append(out, string(n))
+	}
+	return out
+}

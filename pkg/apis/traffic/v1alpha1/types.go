@@ -244,7 +244,69 @@ type DNSPublishing struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]{1,5}(h|m|s)){1,3}$')",message="dns.ttl must be a duration in whole seconds, such as 60s or 5m"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]{1,5}(h|m|s)){1,3}$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",message="dns.ttl must be between 1s and 24h"
 	TTL *metav1.Duration `json:"ttl,omitempty"`
+
+	// verify says how the manager confirms that DNS let go of a leaving cluster, the
+	// moment its drain clock (dnsWithdrawalTime) starts. Unset: mode Authoritative,
+	// with the name servers of each hostname's zone.
+	// +optional
+	Verify *DNSVerification `json:"verify,omitempty"`
 }
+
+// DNSVerificationMode is how the manager confirms a withdrawal from DNS.
+// +kubebuilder:validation:Enum=Authoritative;ExternalDNS
+type DNSVerificationMode string
+
+const (
+	// DNSVerifyAuthoritative: a leaving cluster is withdrawn once external-dns has
+	// read the generation of the DNSEndpoint that drops it and every authoritative
+	// name server of the zone answers each hostname without its addresses.
+	DNSVerifyAuthoritative DNSVerificationMode = "Authoritative"
+	// DNSVerifyExternalDNS: a leaving cluster is withdrawn once external-dns has read
+	// the generation of the DNSEndpoint that drops it (its status.observedGeneration),
+	// whatever DNS serves: for hubs that cannot reach the zone's name servers.
+	DNSVerifyExternalDNS DNSVerificationMode = "ExternalDNS"
+)
+
+// MaxVerifyNameservers is the most name servers spec.dns.verify.nameservers lists.
+const MaxVerifyNameservers = 10
+
+// DNSVerification says how the manager confirms that DNS let go of a leaving cluster.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'ExternalDNS' || !has(self.nameservers) || size(self.nameservers) == 0",message="dns.verify.nameservers goes with mode Authoritative: with ExternalDNS no name server is asked"
+type DNSVerification struct {
+	// mode is Authoritative (the default) or ExternalDNS. Authoritative: a leaving
+	// cluster counts as withdrawn from DNS only once external-dns has read the
+	// generation of the DNSEndpoint that drops it AND every authoritative name server
+	// of the zone, asked directly (every address of each, without recursion), answers
+	// each hostname's A and AAAA records without any of the cluster's addresses, and
+	// with an address for each record set that is published. A server that does not
+	// answer, refuses, fails or still answers an old address keeps the cluster
+	// "still published in DNS", its row's message naming the server and its answer.
+	// ExternalDNS: external-dns having read that generation suffices; for hubs that
+	// cannot reach the zone's name servers (a private zone, for instance).
+	// +optional
+	// +kubebuilder:default=Authoritative
+	Mode DNSVerificationMode `json:"mode,omitempty"`
+
+	// nameservers are the authoritative name servers to ask, each "host" or
+	// "host:port" (an IPv6 address in brackets with a port), port 53 by default; a
+	// host name is resolved with the manager's resolver, and each of its addresses is
+	// asked. At most 10. Empty: the manager finds each hostname's zone (the closest
+	// enclosing name with an SOA record) and asks its NS servers, through the
+	// manager's resolver (the system's /etc/resolv.conf).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=10
+	Nameservers []Nameserver `json:"nameservers,omitempty"`
+}
+
+// Nameserver is a name server's "host" or "host:port": a host name, an IPv4 address,
+// an IPv6 address, or an IPv6 address in brackets with a port.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=261
+// +kubebuilder:validation:XValidation:rule="self.matches('^(([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)(\\\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*(:[0-9]{1,5})?|\\\\[[0-9a-fA-F:.]+\\\\](:[0-9]{1,5})?|[0-9a-fA-F.]*:[0-9a-fA-F.]*:[0-9a-fA-F:.]*)$')",message="dns.verify.nameservers must be host or host:port, such as ns1.example.com, 192.0.2.53:5353, 2001:db8::53 or [2001:db8::53]:5353, host names in lower case"
+// +kubebuilder:validation:XValidation:rule="!self.matches('^([^:]+|\\\\[.*\\\\]):[0-9]{1,5}$') || (int(self.substring(self.lastIndexOf(':') + 1)) >= 1 && int(self.substring(self.lastIndexOf(':') + 1)) <= 65535)",message="dns.verify.nameservers: the port must be between 1 and 65535"
+type Nameserver string
 
 // Hostname is a fully qualified DNS name without the final dot, optionally a wildcard
 // ("*." and a name).
