@@ -112,8 +112,11 @@ type GateReport struct {
 }
 
 // dnsAsLastSeen is what the policy's DNS says, as its status last recorded it: the
-// clusters its applied records no longer hold. Nil without spec.dns, or when the hub
-// serves no DNSEndpoints (then drains do not follow DNS, as in the manager).
+// clusters its applied records no longer hold and, with spec.dns.verify mode
+// Authoritative, that the manager saw the name servers let go of (their rows have a
+// dnsWithdrawalTime; the others wait, with the manager's note on why). Nil without
+// spec.dns, or when the hub serves no DNSEndpoints (then drains do not follow DNS, as
+// in the manager).
 func dnsAsLastSeen(policy *trafficv1alpha1.TrafficMigrationPolicy) *decision.DNS {
 	if policy.Spec.DNS == nil {
 		return nil
@@ -122,16 +125,25 @@ func dnsAsLastSeen(policy *trafficv1alpha1.TrafficMigrationPolicy) *decision.DNS
 		c.Reason == trafficv1alpha1.ReasonDNSEndpointCRDNotInstalled {
 		return nil
 	}
-	withdrawn := sets.New[string]()
+	withdrawn, waiting := sets.New[string](), map[string]string{}
+	authoritative := policy.Spec.DNS.VerifyMode() == trafficv1alpha1.DNSVerifyAuthoritative
 	if d := policy.Status.DNS; d != nil && d.Generation > 0 && d.ObservedGeneration >= d.Generation {
 		published := sets.New(d.PublishedClusters...)
 		for _, row := range policy.Status.Clusters {
-			if !published.Has(row.Name) {
+			switch {
+			case published.Has(row.Name):
+			case authoritative && row.DNSWithdrawalTime == nil:
+				// Only the manager asks the name servers: until it saw them let go of
+				// the cluster, it waits, for what the manager's row last said.
+				if note := decision.DNSWaitingNote(row.Message); note != "" {
+					waiting[row.Name] = note
+				}
+			default:
 				withdrawn.Insert(row.Name)
 			}
 		}
 	}
-	return &decision.DNS{Withdrawn: withdrawn}
+	return &decision.DNS{Withdrawn: withdrawn, Waiting: waiting}
 }
 
 // failedClusters are the clusters whose query could not be run.

@@ -185,8 +185,21 @@ func TestDNSAsLastSeen(t *testing.T) {
 		t.Errorf("not applied yet: %+v, want nothing withdrawn", got)
 	}
 	p.Status.DNS.ObservedGeneration = 2
+	// Mode Authoritative (the default): read by external-dns is not enough; the
+	// manager's row says what the name servers answer.
+	p.Status.Clusters[0].Message = "still published in DNS: name server 192.0.2.53:53 answers 192.0.2.11 for gw.example.com A; minimum drain duration not reached"
+	if got := dnsAsLastSeen(p); got == nil || got.Withdrawn.Len() != 0 ||
+		got.Waiting["c1"] != "name server 192.0.2.53:53 answers 192.0.2.11 for gw.example.com A" {
+		t.Errorf("read, the name servers not confirmed: %+v, want nothing withdrawn and c1 waiting on the name server", got)
+	}
+	p.Status.Clusters[0].DNSWithdrawalTime = &metav1.Time{Time: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
 	if got := dnsAsLastSeen(p); got == nil || !got.Withdrawn.Has("c1") || got.Withdrawn.Has("c2") {
-		t.Errorf("applied: %+v, want c1 withdrawn", got)
+		t.Errorf("read and confirmed: %+v, want c1 withdrawn", got)
+	}
+	p.Status.Clusters[0].DNSWithdrawalTime = nil
+	p.Spec.DNS.Verify = &trafficv1alpha1.DNSVerification{Mode: trafficv1alpha1.DNSVerifyExternalDNS}
+	if got := dnsAsLastSeen(p); got == nil || !got.Withdrawn.Has("c1") || got.Withdrawn.Has("c2") {
+		t.Errorf("mode ExternalDNS, applied: %+v, want c1 withdrawn", got)
 	}
 	p.Status.Conditions = []metav1.Condition{{Type: trafficv1alpha1.ConditionDNSPublished, Status: metav1.ConditionFalse,
 		Reason: trafficv1alpha1.ReasonDNSEndpointCRDNotInstalled}}

@@ -18,6 +18,15 @@ func (b *builder) dns(ttl time.Duration, withdrawn ...string) *builder {
 	return b
 }
 
+// waiting says why the cluster is still taken to be in DNS (DNS.Waiting).
+func (b *builder) waiting(cluster, note string) *builder {
+	if b.in.DNS.Waiting == nil {
+		b.in.DNS.Waiting = map[string]string{}
+	}
+	b.in.DNS.Waiting[cluster] = note
+	return b
+}
+
 // left sets when the cluster's addresses left DNS.
 func (r row) left(t *metav1.Time) row {
 	r.DNSWithdrawalTime = t
@@ -42,6 +51,18 @@ var dnsCases = map[string]struct {
 				draining("c2").started(ago(time.Hour)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
 					msg("still published in DNS; minimum drain duration not reached")),
 			RequeueAt: now.Add(30 * time.Second),
+		},
+	},
+	"a cluster the name servers still answer says which, and what": {
+		in: input().real("c1").proxy("c1", "c2").ready("c1").dns(time.Minute).
+			waiting("c2", "name server 192.0.2.53:53 answers 192.0.2.12 for gw.example.com A; and a semicolon").
+			rows(active("c1"), draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 3, pass)),
+		out: Output{
+			Proxy: []Group{grp(0, "", "c1", "c2")},
+			Clusters: rows(active("c1"),
+				draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 3, pass).next(after(20*time.Second)).
+					msg("still published in DNS: name server 192.0.2.53:53 answers 192.0.2.12 for gw.example.com A, and a semicolon; minimum drain duration not reached")),
+			RequeueAt: now.Add(20 * time.Second),
 		},
 	},
 	"the drain clock starts when DNS lets go": {
@@ -116,5 +137,26 @@ func TestDecideFollowsDNS(t *testing.T) {
 			checkEqual(t, "rows of the second decision", asJSON(second.Clusters), asJSON(out.Clusters))
 			checkEqual(t, "clocks started by the second decision", second.DNSWithdrawn, []string(nil))
 		})
+	}
+}
+
+// DNSWaitingNote reads back, from a row's message, the note Decide wrote into it.
+func TestDNSWaitingNote(t *testing.T) {
+	note := "name server 192.0.2.53:53 did not answer"
+	in := input().real("c1").proxy("c1", "c2").ready("c1").dns(time.Minute).waiting("c2", note).
+		rows(active("c1"), draining("c2").started(ago(time.Hour))).build()
+	var message string
+	for _, r := range Decide(in).Clusters {
+		if r.Name == "c2" {
+			message = r.Message
+		}
+	}
+	if got := DNSWaitingNote(message); got != note {
+		t.Errorf("DNSWaitingNote(%q) = %q, want %q", message, got, note)
+	}
+	for _, m := range []string{"", "still published in DNS", "minimum drain duration not reached"} {
+		if got := DNSWaitingNote(m); got != "" {
+			t.Errorf("DNSWaitingNote(%q) = %q, want none", m, got)
+		}
 	}
 }

@@ -5,6 +5,7 @@ package decision
 
 import (
 	"fmt"
+	"strings"
 
 	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
@@ -63,9 +64,32 @@ func notSuspended(pl *plan, _ *drainRow, _ int) string {
 	return unless(!pl.policy.Suspend, msgSuspended)
 }
 
-// dnsWithdrawn: while DNS is followed, the cluster left the published records.
+// dnsWithdrawn: while DNS is followed, the cluster left the published records. The
+// row says why it is still taken to be in DNS when the caller knows (DNS.Waiting).
 func dnsWithdrawn(pl *plan, d *drainRow, _ int) string {
-	return unless(!pl.followDNS() || d.row.DNSWithdrawalTime != nil, msgStillInDNS)
+	if !pl.followDNS() || d.row.DNSWithdrawalTime != nil {
+		return ""
+	}
+	if note := strings.TrimSpace(pl.in.DNS.Waiting[d.row.Name]); note != "" {
+		// A note never holds the separator of the message's parts (DNSWaitingNote).
+		return msgStillInDNS + msgNoteSeparator + strings.ReplaceAll(note, ";", ",")
+	}
+	return msgStillInDNS
+}
+
+// msgNoteSeparator separates "still published in DNS" from why.
+const msgNoteSeparator = ": "
+
+// DNSWaitingNote returns, from a row's message as Decide wrote it, why the cluster is
+// still taken to be in DNS: the DNS.Waiting note it was given; "" when there is none.
+// It is for showing what the manager last saw (the check command), never state.
+func DNSWaitingNote(message string) string {
+	for _, part := range strings.Split(message, msgSeparator) {
+		if note, ok := strings.CutPrefix(part, msgStillInDNS+msgNoteSeparator); ok {
+			return note
+		}
+	}
+	return ""
 }
 
 // minDrainDuration: the cluster drained at least minDrainDuration (and the TTL) since

@@ -118,9 +118,14 @@ type Input struct {
 // DNS is what the policy's published DNS records say now.
 type DNS struct {
 	// Withdrawn are the clusters whose addresses the published records no longer hold,
-	// in a generation that external-dns has applied. A draining cluster that is not in
-	// it is taken to be still in DNS.
+	// in a generation that external-dns has read and, with spec.dns.verify mode
+	// Authoritative, that every authoritative name server of the zone answers without
+	// them. A draining cluster that is not in it is taken to be still in DNS.
 	Withdrawn sets.Set[string]
+	// Waiting says, by draining cluster not in Withdrawn, why it is still taken to be
+	// in DNS (the name servers that still answer its addresses, or did not answer),
+	// for its row's message; none says only that it is.
+	Waiting map[string]string
 }
 
 // RemovalReason says why a cluster left the proxy. The values double as event reasons.
