@@ -74,6 +74,7 @@ type Controller struct {
 	prometheus  *promcheck.Clients
 	evaluations *evaluator
 	querySlots  chan struct{}
+	nameServers *nameServerChecks
 	metrics     *Metrics
 	clock       clock.PassiveClock
 
@@ -147,6 +148,7 @@ func NewController(
 	}
 	c.querySlots = make(chan struct{}, maxParallelQueries)
 	c.evaluations = newEvaluator(c.evaluate)
+	c.nameServers = newNameServerChecks(limits.DNSVerifier, clk)
 	ctrl := factory.New().
 		WithInformersQueueKeysFunc(queueKeyOf, informers.Policies.Informer()).
 		WithInformersQueueKeysFunc(c.policiesOfPlacement, informers.Placements.Informer()).
@@ -161,6 +163,7 @@ func NewController(
 	// has, must not wake any policy.
 	queue := ctrl.SyncContext().Queue()
 	c.evaluations.wake = queue.Add
+	c.nameServers.wake = queue.Add
 	if endpoints != nil {
 		wakeClaimants := func(hostnames []string) {
 			for _, h := range hostnames {
@@ -229,6 +232,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 		// Rule 11: a deleted policy leaves its proxy as last written.
 		c.metrics.forget(ns, name)
 		c.evaluations.forget(key)
+		c.nameServers.forget(key)
 		c.written.policies.forget(ns, name)
 		if c.endpoints != nil {
 			c.endpoints.Forget(ns, name)

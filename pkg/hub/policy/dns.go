@@ -62,6 +62,10 @@ type dnsState struct {
 	// event; addresses are the clusters' reported addresses, to name them in it.
 	previous  *dns.Endpoint
 	addresses map[string][]string
+	// verifyAgain is how soon the policy must sync again to ask its name servers
+	// again, while a withdrawal waits on them; zero when nothing waits on a round
+	// that is not in flight.
+	verifyAgain time.Duration
 }
 
 // usable reports whether the DNSEndpoint was read and is the manager's to write.
@@ -119,7 +123,49 @@ func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 	// drain clock starts (the safe side) while another holds them.
 	if d.current != nil && len(d.held) > 0 {
 		st.input.DNS.Withdrawn = dns.Withdrawn(&d.current.Endpoint, d.current.Applied(), proxied)
+		if policy.Spec.DNS.VerifyMode() == trafficv1alpha1.DNSVerifyAuthoritative {
+			c.verifyWithdrawals(ctx, policy, st, d, agents)
+		}
 	}
+}
+
+// verifyWithdrawals keeps in the decision's Withdrawn only the clusters that every
+// authoritative name server of the zone answers without (spec.dns.verify, mode
+// Authoritative): of the draining clusters that external-dns read the records
+// without and whose drain clock has not started, those the last round of queries
+// since then confirms. The others wait, with why in DNS.Waiting; the round that
+// decides them is started here, apart from the sync, at most once per interval.
+func (c *Controller) verifyWithdrawals(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, d *dnsState, agents agentReports) {
+	real := sets.New[string]()
+	for _, g := range st.input.Real {
+		real.Insert(g.Clusters...)
+	}
+	started := sets.New[string]()
+	for _, row := range policy.Status.Clusters {
+		if row.DNSWithdrawalTime != nil {
+			started.Insert(row.Name)
+		}
+	}
+	leaving := map[string][]string{}
+	for cluster := range st.input.DNS.Withdrawn {
+		if !real.Has(cluster) && !started.Has(cluster) {
+			leaving[cluster] = agents.addresses[cluster]
+		}
+	}
+	if len(leaving) == 0 {
+		return
+	}
+	key := policy.Namespace + "/" + policy.Name
+	nameservers := policy.Spec.DNS.VerifyNameservers()
+	q := questionOf(policy.UID, d.current.Generation, d.held, nameservers)
+	v := c.nameServers.verify(ctx, key, q, d.held, nameservers, d.current.Endpoint, leaving, st.input.Policy.Interval)
+	for cluster := range leaving {
+		if !v.confirmed.Has(cluster) {
+			st.input.DNS.Withdrawn.Delete(cluster)
+		}
+	}
+	st.input.DNS.Waiting = v.waiting
+	d.verifyAgain = v.again
 }
 
 // claimHostnames decides which of the policy's hostnames it publishes (dns.HoldsHostname):
@@ -336,8 +382,9 @@ func noteRefusedOnRows(rows []trafficv1alpha1.ClusterStatus, d *dnsState) {
 
 // dnsRequeue is how soon the policy must be synced again for its DNS: shortly while
 // its DNSEndpoint cache starts; while the hub serves no DNSEndpoints, when the manager
-// asks again (nothing else would tell it that the CRD came); zero otherwise (a change
-// of the DNSEndpoint wakes it).
+// asks again (nothing else would tell it that the CRD came); when the next Gateway
+// settles, or the next round of name server queries may start, whichever comes first;
+// zero otherwise (a change of the DNSEndpoint, or the end of a round, wakes it).
 func dnsRequeue(d *dnsState, now time.Time) time.Duration {
 	switch {
 	case d == nil:
@@ -346,8 +393,10 @@ func dnsRequeue(d *dnsState, now time.Time) time.Duration {
 		return dnsRetry
 	case d.notServed:
 		return dns.CRDRecheck
-	case !d.settleAt.IsZero():
+	case !d.settleAt.IsZero() && (d.verifyAgain <= 0 || d.settleAt.Sub(now) < d.verifyAgain):
 		return max(d.settleAt.Sub(now), 0) + 10*time.Millisecond
+	case d.verifyAgain > 0:
+		return d.verifyAgain + 10*time.Millisecond
 	}
 	return 0
 }

@@ -55,4 +55,16 @@
 //   - A round writes nothing: its checks reach the API in the next sync's one status
 //     write, with the row's history (a bounded ring of checks), never in a write of
 //     their own.
+//
+// # Name server rounds (verify.go)
+//
+// With spec.dns.verify mode Authoritative, a leaving cluster's drain clock starts only
+// once the zone's authoritative name servers answer without its addresses. A sync
+// never asks them: like the checks, the queries run in a round apart (nameServerChecks),
+// at most one per policy in flight and one started per interval, each query bounded
+// (dns.QueryTimeout) and the round too (dns.RoundTimeout). The last round's result is
+// kept per policy with its question (the DNSEndpoint's generation, read by external-dns
+// before the round started, the hostnames and the servers), and answers no other. A
+// round wakes its policy when it ends; a withdrawal that waits requeues the policy for
+// the next round.
 package policy

@@ -28,6 +28,10 @@ type Limits struct {
 	DNSDomains *dns.Domains
 	// DNSAddresses say which reported addresses may be published.
 	DNSAddresses dns.AddressRules
+	// DNSVerifier asks the zones' authoritative name servers whether they still
+	// answer a leaving cluster's addresses (spec.dns.verify, mode Authoritative); nil
+	// is dns.NameServers with the system's resolver (/etc/resolv.conf).
+	DNSVerifier dns.Verifier
 }
 
 // policyOf is what the decision needs of a spec, under the hub's ceiling.

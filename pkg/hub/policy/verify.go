@@ -1,0 +1,141 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package policy
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
+
+	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
+)
+
+// msgNotAskedYet is a leaving cluster's note while no round of the question has ended.
+const msgNotAskedYet = "waiting for the zone's authoritative name servers to be asked"
+
+// nsQuestion is what a round of name server queries answers: the DNSEndpoint's
+// generation (a round starts only once external-dns has read it, so its answers come
+// after the records dropped the leaving clusters), the hostnames asked about, and the
+// servers asked. A round answers only its own question.
+type nsQuestion struct {
+	uid         types.UID
+	generation  int64
+	hostnames   string
+	nameservers string
+}
+
+// nsResult is a finished round.
+type nsResult struct {
+	question nsQuestion
+	obs      dns.Observation
+}
+
+// nsRounds is what the manager knows of one policy's rounds.
+type nsRounds struct {
+	// last is the last round that ended; nil before.
+	last *nsResult
+	// running: a round is in flight.
+	running bool
+	// lastStart is when the last round started: the next starts an interval later at
+	// the earliest.
+	lastStart time.Time
+}
+
+// nameServerChecks runs the policies' rounds of name server queries (spec.dns.verify,
+// mode Authoritative) apart from their syncs, as evaluator runs the checks: a sync
+// that needs a round starts it and returns, and the round wakes the policy when it
+// ends. At most one round per policy is in flight, and one starts at most once per
+// interval; the last result is kept per policy, with its question.
+type nameServerChecks struct {
+	verifier dns.Verifier
+	clock    clock.PassiveClock
+	// wake enqueues a policy's key.
+	wake func(key string)
+
+	mu     sync.Mutex
+	rounds map[string]*nsRounds
+}
+
+func newNameServerChecks(verifier dns.Verifier, clk clock.PassiveClock) *nameServerChecks {
+	if verifier == nil {
+		verifier = &dns.NameServers{}
+	}
+	return &nameServerChecks{verifier: verifier, clock: clk, wake: func(string) {}, rounds: map[string]*nsRounds{}}
+}
+
+// verdict is what the name servers say of a policy's leaving clusters.
+type verdict struct {
+	// confirmed are the clusters no name server answers any more.
+	confirmed sets.Set[string]
+	// waiting says, by cluster still published, why.
+	waiting map[string]string
+	// again is how soon the policy must sync again for a round (zero: a round in
+	// flight, or none needed, wakes it).
+	again time.Duration
+}
+
+// verify says which of the leaving clusters (with their addresses) the policy's name
+// servers let go of, from the last round of the same question, and starts a round
+// when the leaving clusters wait on one and the last started at least every ago.
+// ctx ends a round early when the controller stops.
+func (n *nameServerChecks) verify(ctx context.Context, key string, q nsQuestion, hostnames, nameservers []string,
+	published dns.Endpoint, leaving map[string][]string, every time.Duration) verdict {
+	v := verdict{confirmed: sets.New[string](), waiting: map[string]string{}}
+	if len(leaving) == 0 {
+		return v
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	r := n.rounds[key]
+	if r == nil {
+		r = &nsRounds{}
+		n.rounds[key] = r
+	}
+	if r.last != nil && r.last.question == q {
+		v.confirmed, v.waiting = dns.Confirm(r.last.obs, published, leaving)
+	} else {
+		for c := range leaving {
+			v.waiting[c] = msgNotAskedYet
+		}
+	}
+	if len(v.waiting) == 0 || r.running {
+		return v
+	}
+	now := n.clock.Now()
+	if next := r.lastStart.Add(every); !r.lastStart.IsZero() && now.Before(next) {
+		v.again = next.Sub(now)
+		return v
+	}
+	r.running, r.lastStart = true, now
+	go func() {
+		obs := n.verifier.Observe(ctx, hostnames, nameservers)
+		n.mu.Lock()
+		r.running = false
+		if ctx.Err() == nil {
+			r.last = &nsResult{question: q, obs: obs}
+		}
+		n.mu.Unlock()
+		if ctx.Err() == nil {
+			n.wake(key)
+		}
+	}()
+	return v
+}
+
+// forget drops what is known of a deleted policy; a round in flight ends unused.
+func (n *nameServerChecks) forget(key string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.rounds, key)
+}
+
+// questionOf is the question of a round for the policy's DNSEndpoint generation.
+func questionOf(uid types.UID, generation int64, hostnames, nameservers []string) nsQuestion {
+	return nsQuestion{uid: uid, generation: generation, hostnames: strings.Join(hostnames, ","), nameservers: strings.Join(nameservers, ",")}
+}
