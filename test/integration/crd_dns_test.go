@@ -83,3 +83,65 @@ func TestCRDValidationOfDNS(t *testing.T) {
 		}
 	})
 }
+
+// The validation rules of spec.dns.verify, against the real kube-apiserver.
+func TestCRDValidationOfDNSVerify(t *testing.T) {
+	ns := bed.Hub.Namespace(t, "crd-dns-verify")
+	client := policyClient(t).TrafficV1alpha1().TrafficMigrationPolicies(ns)
+	withVerify := func(mode trafficv1alpha1.DNSVerificationMode, nameservers ...string) func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		return func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+			p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"gw.example.com"},
+				Verify: &trafficv1alpha1.DNSVerification{Mode: mode}}
+			for _, n := range nameservers {
+				p.Spec.DNS.Verify.Nameservers = append(p.Spec.DNS.Verify.Nameservers, trafficv1alpha1.Nameserver(n))
+			}
+		}
+	}
+	const badServer = "dns.verify.nameservers must be host or host:port"
+	const badPort = "dns.verify.nameservers: the port must be between 1 and 65535"
+	eleven := make([]string, 11)
+	for i := range eleven {
+		eleven[i] = fmt.Sprintf("192.0.2.%d", i+1)
+	}
+	tests := map[string]struct {
+		mutate     func(p *trafficv1alpha1.TrafficMigrationPolicy)
+		wantErrors []string
+	}{
+		"the zone's own servers": {mutate: withVerify("")},
+		"ExternalDNS":            {mutate: withVerify(trafficv1alpha1.DNSVerifyExternalDNS)},
+		"servers of every form": {mutate: withVerify(trafficv1alpha1.DNSVerifyAuthoritative,
+			"ns1.example.com", "ns2.example.com:5353", "192.0.2.53", "192.0.2.54:53", "2001:db8::53", "[2001:db8::54]:5353")},
+		"an unknown mode": {mutate: withVerify("Recursive"), wantErrors: []string{"spec.dns.verify.mode", "Unsupported value"}},
+		"servers with ExternalDNS": {mutate: withVerify(trafficv1alpha1.DNSVerifyExternalDNS, "192.0.2.53"),
+			wantErrors: []string{"dns.verify.nameservers goes with mode Authoritative"}},
+		"more than 10 servers":  {mutate: withVerify("", eleven...), wantErrors: []string{"spec.dns.verify.nameservers", "must have at most 10 items"}},
+		"a URL":                 {mutate: withVerify("", "udp://192.0.2.53"), wantErrors: []string{"spec.dns.verify.nameservers[0]", badServer}},
+		"upper case":            {mutate: withVerify("", "NS1.example.com"), wantErrors: []string{badServer}},
+		"a space":               {mutate: withVerify("", "ns1 example.com"), wantErrors: []string{badServer}},
+		"port 0":                {mutate: withVerify("", "192.0.2.53:0"), wantErrors: []string{badPort}},
+		"port 65536":            {mutate: withVerify("", "[2001:db8::53]:65536"), wantErrors: []string{badPort}},
+		"the same server twice": {mutate: withVerify("", "192.0.2.53", "192.0.2.53"), wantErrors: []string{"Duplicate value"}},
+	}
+	i := 0
+	for name, tc := range tests {
+		i++
+		t.Run(name, func(t *testing.T) {
+			p := sharePolicy(fmt.Sprintf("dns-verify-%d", i))
+			tc.mutate(p)
+			_, err := client.Create(t.Context(), p, metav1.CreateOptions{})
+			checkErrors(t, err, tc.wantErrors)
+		})
+	}
+
+	t.Run("the mode defaults to Authoritative", func(t *testing.T) {
+		p := sharePolicy("dns-verify-default")
+		withVerify("", "192.0.2.53")(p)
+		created, err := client.Create(t.Context(), p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := created.Spec.DNS.Verify.Mode; got != trafficv1alpha1.DNSVerifyAuthoritative {
+			t.Errorf("dns.verify.mode defaulted to %q, want Authoritative", got)
+		}
+	})
+}

@@ -48,18 +48,22 @@ func TestDNSGuard(t *testing.T) {
 	a := newMigration(t, "dnsguard-a")
 	b := newMigrationIn(t, a.f, "dnsguard-b")
 	f := a.f
-	// external-dns's engine for each tenant's namespace, as it applies their records.
+	// external-dns's engine for each tenant's namespace, as it applies their records,
+	// and the CoreDNS that serves them, which the tenant's policy asks.
+	servers := map[*migration]string{}
 	for _, m := range []*migration{a, b} {
 		dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"guard.test."}, Namespace: m.ns, OwnerID: m.ns})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(dns.Stop)
+		servers[m] = dns.Addr()
 	}
 	hostname := trafficv1alpha1.Hostname(a.ns + ".guard.test")
 	withDNS := func(m *migration) *trafficv1alpha1.TrafficMigrationPolicy {
 		p := m.policy()
-		p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{hostname}}
+		p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{hostname},
+			Verify: &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(servers[m])}}}
 		return p
 	}
 	refused := map[string]string{

@@ -5,6 +5,7 @@ package integration
 
 import (
 	"context"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -30,8 +31,9 @@ import (
 //     drain clock has not started: its checks pass, yet it stays, "still published in
 //     DNS".
 //   - Once cluster2 is Programmed, CoreDNS answers cluster2's address only, cluster1's
-//     row records when DNS let go (after external-dns applied it), and cluster1 leaves
-//     no sooner than the TTL after that.
+//     row records when DNS let go (after external-dns applied it and CoreDNS, the
+//     zone's authoritative server in spec.dns.verify.nameservers, stopped answering
+//     cluster1's address), and cluster1 leaves no sooner than the TTL after that.
 func TestDNSFollowsRealPlacement(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -56,7 +58,8 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	const ttl = 3 * time.Second
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: time.Second} // the TTL is the floor
 	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(hostname)},
-		TTL: &metav1.Duration{Duration: ttl}}
+		TTL:    &metav1.Duration{Duration: ttl},
+		Verify: &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(dns.Addr())}}}
 	f.createPolicy(t, p)
 
 	published := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
@@ -86,6 +89,7 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	// address, and no version of the DNSEndpoint swaps an address for another.
 	writes := watchTargets(ctx, t, m.ns, p.Name)
 	answers := dns.WatchAnswers(ctx, hostname, 50*time.Millisecond)
+	lastOld := watchLastAnswered(ctx, dns, hostname, "192.0.2.11")
 	programmed := time.Now()
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
 	waitAnswer(ctx, t, dns, hostname, "192.0.2.12")
@@ -96,6 +100,12 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	left := fixture.PolicyRow(withdrawn, m.c1).DNSWithdrawalTime.Time
 	if left.Before(programmed.Truncate(time.Second)) {
 		t.Errorf("cluster1 left DNS at %s, before cluster2 was Programmed at %s", left, programmed)
+	}
+	// CoreDNS answered cluster1's address to a query sent at stillAnswered: DNS had not
+	// let go of it by then.
+	if stillAnswered := lastOld(); left.Before(stillAnswered) {
+		t.Errorf("cluster1 left DNS at %s, before CoreDNS stopped answering its address (it still did to a query at %s)",
+			left.Format(time.RFC3339Nano), stillAnswered.Format(time.RFC3339Nano))
 	}
 	checkDNSEndpoint(ctx, t, m.ns, p.Name, hostname, 3, []string{m.c2}, "192.0.2.12")
 
@@ -116,6 +126,37 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	want := [][]string{{"192.0.2.11"}, {"192.0.2.11", "192.0.2.12"}, {"192.0.2.12"}}
 	if !slices.EqualFunc(versions, want, slices.Equal) {
 		t.Errorf("the DNSEndpoint's targets went %v, want %v: the new address beside the old, then the old withdrawn", versions, want)
+	}
+}
+
+// watchLastAnswered polls CoreDNS for name every 20 ms from now on, and returns a
+// function that stops the polls and returns when the last query that got addr in its
+// answer was sent (zero when none did): CoreDNS still answered addr then.
+func watchLastAnswered(ctx context.Context, dns *testbed.DNS, name, addr string) func() time.Time {
+	ctx, cancel := context.WithCancel(ctx)
+	want := netip.MustParseAddr(addr)
+	var last time.Time
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			sent := time.Now()
+			if got, err := dns.Lookup(ctx, name); err == nil && slices.Contains(got, want) {
+				last = sent
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() time.Time {
+		cancel()
+		<-done
+		return last
 	}
 }
 
@@ -185,7 +226,9 @@ func TestDNSEndpointNotOurs(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := m.policy()
-	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"gw.conflict.test"}}
+	// No DNS server runs: nothing could confirm a withdrawal but external-dns.
+	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"gw.conflict.test"},
+		Verify: &trafficv1alpha1.DNSVerification{Mode: trafficv1alpha1.DNSVerifyExternalDNS}}
 	foreign := createDNSEndpoint(ctx, t, client, m.ns, p.Name, aRecord("gw.conflict.test", "A", 60, "127.0.0.99"))
 	reportAddresses(t, f, m.c1, "192.0.2.11")
 	f.createPolicy(t, p)

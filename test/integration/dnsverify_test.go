@@ -1,0 +1,109 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/fixture"
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// TestDNSWithdrawalWaitsForEveryNameServer is spec.dns.verify with two authoritative
+// servers of the zone, both real CoreDNS: the primary, written by external-dns's
+// engine, and a secondary whose copy of the zone the test brings up to date only when
+// it chooses (a zone transfer). When the Placement moves, external-dns reads and
+// applies the records without cluster1, and the primary lets go of it at once; the
+// secondary still answers its address. cluster1's drain clock does not start until
+// the secondary lets go too: its row says "still published in DNS", naming the
+// secondary and the address it answers, and its dnsWithdrawalTime is not before the
+// transfer.
+func TestDNSWithdrawalWaitsForEveryNameServer(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	m := newMigration(t, "dnsverify")
+	f := m.f
+	hostname := m.ns + ".verify.test"
+	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
+		t.Fatal(err)
+	}
+	primary, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"verify.test."}, Namespace: m.ns, OwnerID: m.ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(primary.Stop)
+	secondary, err := bed.StartSecondaryDNS(ctx, primary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(secondary.Stop)
+	reportAddresses(t, f, m.c1, "192.0.2.21")
+	reportAddresses(t, f, m.c2, "192.0.2.22")
+	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
+
+	p := m.policy()
+	p.Spec.MinDrainDuration = &metav1.Duration{Duration: time.Second}
+	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{
+		Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(hostname)},
+		TTL:       &metav1.Duration{Duration: 2 * time.Second},
+		Verify: &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{
+			trafficv1alpha1.Nameserver(primary.Addr()), trafficv1alpha1.Nameserver(secondary.Addr()),
+		}},
+	}
+	f.createPolicy(t, p)
+	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		return meta.IsStatusConditionTrue(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
+	})
+	waitAnswer(ctx, t, primary, hostname, "192.0.2.21")
+	if err := secondary.Transfer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantAnswer(ctx, t, secondary.DNS, hostname, "192.0.2.21")
+
+	// The move: the primary follows, the secondary lags.
+	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
+	m.moveToC2(t)
+	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
+	waitAnswer(ctx, t, primary, hostname, "192.0.2.22")
+	wantNote := "still published in DNS: name server " + secondary.Addr() + " answers 192.0.2.21 for " + hostname + " A"
+	lagging := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		return r != nil && strings.Contains(r.Message, wantNote)
+	})
+	if r := fixture.PolicyRow(lagging, m.c1); r.DNSWithdrawalTime != nil {
+		t.Fatalf("cluster1's drain clock started while the secondary still answers its address: %+v", *r)
+	}
+	if d := lagging.Status.DNS; d == nil || d.ObservedGeneration < d.Generation {
+		t.Fatalf("external-dns has not read the records without cluster1 yet (status.dns %+v): the wait proves nothing", d)
+	}
+	wantAnswer(ctx, t, primary, hostname, "192.0.2.22")
+	wantAnswer(ctx, t, secondary.DNS, hostname, "192.0.2.21")
+	if r := fixture.PolicyRow(lagging, m.c1); strings.Contains(r.Message, primary.Addr()) {
+		t.Errorf("cluster1's row names the primary, which let go of it: %q", r.Message)
+	}
+
+	// The secondary catches up: cluster1's clock starts, not before.
+	transferred := time.Now()
+	if err := secondary.Transfer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantAnswer(ctx, t, secondary.DNS, hostname, "192.0.2.22")
+	withdrawn := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		return r != nil && r.DNSWithdrawalTime != nil
+	})
+	if left := fixture.PolicyRow(withdrawn, m.c1).DNSWithdrawalTime.Time; left.Before(transferred) {
+		t.Errorf("cluster1 left DNS at %s, before the secondary let go of it at %s", left.Format(time.RFC3339Nano), transferred.Format(time.RFC3339Nano))
+	}
+	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
+	})
+}
