@@ -218,7 +218,14 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 	if d.hub, err = newHubClients(d.bed.Hub.Config); err != nil {
 		return err
 	}
-	policy := policyObject(d.cfg)
+	// DNS before the policy: the policy asks its CoreDNS, the zone's authoritative
+	// server, whether it let go of a cluster (spec.dns.verify.nameservers).
+	if d.dns, err = startDNS(ctx, d.bed); err != nil {
+		return err
+	}
+	d.con.step("CoreDNS serves %s at %s from the bed's etcd, where external-dns's engine (its planner, TXT registry and CoreDNS provider) writes the records of the DNSEndpoints in %s, as external-dns --source=crd --provider=coredns does",
+		dnsZone, d.dns.Addr(), namespace)
+	policy := policyObject(d.cfg, d.dns.Addr())
 	if err := prepareHub(ctx, d.hub, policy, d.bed.Prometheus.URL); err != nil {
 		return err
 	}
@@ -228,20 +235,15 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 	return nil
 }
 
-// startPlayers starts the DNS, real DNS software run by the test bed (CoreDNS, written
-// by external-dns's engine from the policy's DNSEndpoint), and, once CoreDNS answers
-// with cluster1's Gateway (Traefik's address on cluster1's node), which the manager
-// publishes once cluster1's agent reports it Programmed, the clients.
+// startPlayers waits until the DNS, real DNS software run by the test bed (CoreDNS,
+// written by external-dns's engine from the policy's DNSEndpoint; startFleet started
+// it), answers with cluster1's Gateway (Traefik's address on cluster1's node), which
+// the manager publishes once cluster1's agent reports it Programmed, and starts the
+// clients.
 func (d *demo) startPlayers(ctx context.Context) error {
-	var err error
-	if d.dns, err = startDNS(ctx, d.bed); err != nil {
-		return err
-	}
-	d.con.step("CoreDNS serves %s at %s from the bed's etcd, where external-dns's engine (its planner, TXT registry and CoreDNS provider) writes the records of the DNSEndpoints in %s, as external-dns --source=crd --provider=coredns does",
-		dnsZone, d.dns.Addr(), namespace)
 	cluster1IP := netip.MustParseAddr(d.traefik[cluster1].Address)
 	var answer []netip.Addr
-	err = waitFor(ctx, "CoreDNS to answer "+gatewayHostname+" with cluster1's Gateway", func(ctx context.Context) error {
+	err := waitFor(ctx, "CoreDNS to answer "+gatewayHostname+" with cluster1's Gateway", func(ctx context.Context) error {
 		got, err := d.dns.Lookup(ctx, gatewayHostname)
 		if err != nil {
 			return err

@@ -30,11 +30,14 @@ const (
 )
 
 // dnsSpec is the policy's spec.dns: the manager keeps one DNSEndpoint of the policy's
-// name with the addresses of the REAL Placement's Programmed Gateways.
-func dnsSpec() *trafficv1alpha1.DNSPublishing {
+// name with the addresses of the REAL Placement's Programmed Gateways, and starts a
+// leaving cluster's drain clock once nameserver (the bed's CoreDNS, the zone's
+// authoritative server) no longer answers its address.
+func dnsSpec(nameserver string) *trafficv1alpha1.DNSPublishing {
 	return &trafficv1alpha1.DNSPublishing{
 		Hostnames: []trafficv1alpha1.Hostname{gatewayHostname},
 		TTL:       &metav1.Duration{Duration: dnsRecordTTL},
+		Verify:    &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(nameserver)}},
 	}
 }
 

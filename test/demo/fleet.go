@@ -193,7 +193,7 @@ func movePlacement(ctx context.Context, h *hubClients, region string) error {
 // policyObject is the TrafficMigrationPolicy of the demo: trafficShare on Traefik's
 // request counter, by the cluster label of the metrics pipeline, and spec.dns: the
 // manager publishes the REAL Placement's Programmed Gateways under the demo's name.
-func policyObject(cfg config) *trafficv1alpha1.TrafficMigrationPolicy {
+func policyObject(cfg config, nameserver string) *trafficv1alpha1.TrafficMigrationPolicy {
 	return &trafficv1alpha1.TrafficMigrationPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: trafficv1alpha1.SchemeGroupVersion.String(), Kind: "TrafficMigrationPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: policyName, Namespace: namespace},
@@ -213,7 +213,7 @@ func policyObject(cfg config) *trafficv1alpha1.TrafficMigrationPolicy {
 			Interval:             &metav1.Duration{Duration: cfg.interval},
 			ConsecutiveSuccesses: cfg.consecutiveSuccesses,
 			MinDrainDuration:     &metav1.Duration{Duration: cfg.minDrainDuration},
-			DNS:                  dnsSpec(),
+			DNS:                  dnsSpec(nameserver),
 		},
 	}
 }

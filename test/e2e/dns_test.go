@@ -56,7 +56,9 @@ func (a *addonTest) dnsWithoutCRD(t *testing.T) {
 			TrafficShare: &trafficv1alpha1.TrafficShare{
 				Metric: trafficMetric, Selector: trafficSelector, ClusterLabel: trafficClusterKey, Window: "10s", MaxPercent: 5,
 			},
-			DNS: &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"no-crd.e2e.test"}},
+			// No DNS server serves the name: external-dns alone would confirm a withdrawal.
+			DNS: &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"no-crd.e2e.test"},
+				Verify: &trafficv1alpha1.DNSVerification{Mode: trafficv1alpha1.DNSVerifyExternalDNS}},
 		},
 	}
 	policies := a.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns)

@@ -139,6 +139,9 @@ func (a *addonTest) seedStory(t *testing.T) {
 			DNS: &trafficv1alpha1.DNSPublishing{
 				Hostnames: []trafficv1alpha1.Hostname{storyHostname},
 				TTL:       &metav1.Duration{Duration: storyDNSTTL},
+				// The manager's pod asks the bed's CoreDNS, the zone's authoritative
+				// server, whether it let go of cluster1.
+				Verify: &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(dns.Addr())}},
 			},
 		},
 	}

@@ -183,11 +183,7 @@ func TestStrategies(t *testing.T) {
 		}
 	}()
 	traefik := prepareSpokes(t, rs)
-	prepareHub(t, h, sz, rs)
-	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{dnsZone}, Namespace: namespace, OwnerID: "strategies"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dns := prepareHub(t, h, sz, rs)
 	defer dns.Stop()
 	follower := startDNSFollower(t, h, traefik, seconds(sz.RecordTTLSeconds), rs)
 
@@ -487,9 +483,15 @@ func prepareSpokes(t *testing.T, rs []*row) map[string]*testbed.Traefik {
 // Placement on cluster1's region (and a timer row's own Placement), the policies of
 // the traffic-migration rows, and each row's ManifestWorkReplicaSet of its Gateway
 // and HTTPRoute.
-func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) {
+func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) *testbed.DNS {
 	ctx := t.Context()
 	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
+		t.Fatal(err)
+	}
+	// The zone's DNS first: the policies with spec.dns ask its CoreDNS whether it let
+	// go of a cluster (spec.dns.verify.nameservers).
+	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{dnsZone}, Namespace: namespace, OwnerID: "strategies"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	manifests, err := testbed.ManifestsDir()
@@ -540,7 +542,7 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) {
 			}
 		}
 		if r.follows == followsProxy {
-			if _, err := h.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Create(ctx, policy(sz, r), metav1.CreateOptions{}); err != nil {
+			if _, err := h.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Create(ctx, policy(sz, r, dns.Addr()), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -554,11 +556,13 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) {
 			t.Fatal(err)
 		}
 	}
+	return dns
 }
 
 // policy is the TrafficMigrationPolicy of a traffic-migration row: trafficShare on
-// Traefik's counter of the row's entry point.
-func policy(sz sizes, r *row) *trafficv1alpha1.TrafficMigrationPolicy {
+// Traefik's counter of the row's entry point, and with spec.dns, nameserver (the bed's
+// CoreDNS) the zone's authoritative server that confirms a withdrawal.
+func policy(sz sizes, r *row, nameserver string) *trafficv1alpha1.TrafficMigrationPolicy {
 	p := &trafficv1alpha1.TrafficMigrationPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: namespace},
 		Spec: trafficv1alpha1.TrafficMigrationPolicySpec{
@@ -578,6 +582,7 @@ func policy(sz sizes, r *row) *trafficv1alpha1.TrafficMigrationPolicy {
 		p.Spec.DNS = &trafficv1alpha1.DNSPublishing{
 			Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(r.hostname())},
 			TTL:       &metav1.Duration{Duration: seconds(sz.RecordTTLSeconds)},
+			Verify:    &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(nameserver)}},
 		}
 	}
 	return p
