@@ -576,9 +576,11 @@ type ClusterStatus struct {
 	DrainStartTime *metav1.Time `json:"drainStartTime,omitempty"`
 
 	// dnsWithdrawalTime is, with spec.dns, when the manager saw the cluster's
-	// addresses gone from the published records and external-dns having applied that
-	// generation of the DNSEndpoint: its drain clock. minDrainDuration counts from it.
-	// Unset while the cluster is still published, and without spec.dns.
+	// addresses gone from the published records, external-dns having read that
+	// generation of the DNSEndpoint and, with spec.dns.verify.mode Authoritative (the
+	// default), every authoritative name server of the zone answering without them:
+	// its drain clock. minDrainDuration counts from it. Unset while the cluster is
+	// still published, and without spec.dns.
 	// +optional
 	DNSWithdrawalTime *metav1.Time `json:"dnsWithdrawalTime,omitempty"`
 
