@@ -136,6 +136,12 @@ func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 // since then confirms. The others wait, with why in DNS.Waiting; the round that
 // decides them is started here, apart from the sync, at most once per interval.
 func (c *Controller) verifyWithdrawals(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, d *dnsState, agents agentReports) {
+	if !st.input.RealKnown {
+		// Which clusters leave is not known: none is asked about, and none is let go
+		// of (nothing is removed meanwhile anyway, rule 7).
+		st.input.DNS.Withdrawn = sets.New[string]()
+		return
+	}
 	real := sets.New[string]()
 	for _, g := range st.input.Real {
 		real.Insert(g.Clusters...)
