@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,13 +21,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficv1alpha1client "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/typed/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
 
 // Exit codes of wait.
@@ -35,9 +40,17 @@ const (
 	ExitDone = 0
 	// ExitTimedOut: --timeout passed first.
 	ExitTimedOut = 1
-	// ExitError: the wait could not be made (no such policy, no access, a bad flag).
+	// ExitError: the wait could not be made (no such policy, no access, a bad flag,
+	// a cluster that is not the policy's).
 	ExitError = 2
+	// ExitStuck: the drain is stuck longer than --grace: a cluster is Held past its
+	// deadline, or the policy is not Ready or cannot reach Prometheus.
+	ExitStuck = 3
 )
+
+// resync is how often the wait looks again at the real Placement's decisions and at
+// how long the drain has been stuck, between the policy's changes.
+const resync = 5 * time.Second
 
 // ExitCodeError is an error with the exit code the process should end with.
 type ExitCodeError struct {
@@ -54,12 +67,17 @@ func (e *ExitCodeError) ExitCode() int { return e.Code }
 // userAgent is how the hub's audit log names the CLI's requests.
 const userAgent = "traffic-migration-cli"
 
-// condition tells from a policy whether the wait is over, and what to say of where it
-// stands.
+// condition tells from a policy, and the clusters of its real Placement, whether the
+// wait is over, and what to say of where it stands.
 type condition struct {
 	// what is what is waited for, in words.
 	what string
-	met  func(*trafficv1alpha1.TrafficMigrationPolicy) (bool, string)
+	met  func(p *trafficv1alpha1.TrafficMigrationPolicy, real []string) (bool, string)
+	// drain: a wait for the drain to end, which a stuck drain ends (ExitStuck); a
+	// wait for a condition is not.
+	drain bool
+	// cluster is the cluster of removed=CLUSTER, which must be the policy's.
+	cluster string
 }
 
 // Options are the wait command's flags and where it writes.
@@ -67,16 +85,22 @@ type Options struct {
 	flags   hubclient.Flags
 	forArg  string
 	timeout time.Duration
+	grace   time.Duration
 	out     io.Writer
-	// terminal says whether out is a terminal, where progress is shown.
+	// terminal says whether out is a terminal, where changes are shown with the time
+	// of day; elsewhere each change is a line with the full time.
 	terminal bool
+	// resync is how often the real decisions and the grace are looked at again.
+	resync time.Duration
 	// policies returns the client of the policies and their namespace.
 	policies func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error)
+	// decisions returns the clusters of the Placement's decisions.
+	decisions func(ctx context.Context, namespace, placement string) ([]string, error)
 }
 
 // NewCommand returns the wait command.
 func NewCommand(out io.Writer) *cobra.Command {
-	o := &Options{out: out, timeout: 30 * time.Minute, forArg: "drained"}
+	o := &Options{out: out, timeout: 30 * time.Minute, grace: 10 * time.Minute, forArg: "drained", resync: resync}
 	if f, ok := out.(*os.File); ok {
 		o.terminal = term.IsTerminal(int(f.Fd()))
 	}
@@ -85,9 +109,29 @@ func NewCommand(out io.Writer) *cobra.Command {
 		if err != nil {
 			return nil, "", err
 		}
+		o.decisions = func(ctx context.Context, namespace, placement string) ([]string, error) {
+			return placementClusters(ctx, clients.Cluster, namespace, placement)
+		}
 		return clients.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace), namespace, nil
 	}
 	return newCommand(o)
+}
+
+// placementClusters lists the clusters of a Placement's decisions.
+func placementClusters(ctx context.Context, client clusterclient.Interface, namespace, placement string) ([]string, error) {
+	selector := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement}).String()
+	list, err := client.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, fmt.Errorf("read the decisions of Placement %s/%s: %w", namespace, placement, err)
+	}
+	var clusters []string
+	for _, d := range list.Items {
+		for _, c := range d.Status.Decisions {
+			clusters = append(clusters, c.ClusterName)
+		}
+	}
+	slices.Sort(clusters)
+	return slices.Compact(clusters), nil
 }
 
 func newCommand(o *Options) *cobra.Command {
@@ -97,17 +141,23 @@ func newCommand(o *Options) *cobra.Command {
 		Long: `Wait for a TrafficMigrationPolicy, for example in a pipeline that has just moved a
 Placement, until what --for names holds:
 
-  drained               no cluster drains (the default): every cluster that left the
-                        real Placement has left the proxy too
-  removed=CLUSTER       CLUSTER is in the proxy no more
+  drained               the drain is over (the default): the policy's status shows
+                        every cluster of the real Placement's current decisions
+                        Active and none draining, so a wait started right after a
+                        Placement moved does not end before the manager saw the move
+  removed=CLUSTER       CLUSTER is in the proxy no more; CLUSTER must be a cluster
+                        of the policy (in its status or its real Placement)
   condition=TYPE[=STATUS]
                         the policy's condition TYPE has STATUS (default True), for
                         example condition=Ready or condition=Held=False
 
 The policy's status decides: wait reads only. It exits 0 once that holds, 1 when
---timeout passes first, and 2 when it cannot wait (no such policy, no access). At a
-terminal it shows each change of where the drain stands; elsewhere it prints one line
-at the end.`,
+--timeout passes first, 2 when it cannot wait (no such policy, no access, a cluster
+that is not the policy's), and 3 when a drain is stuck longer than --grace: a cluster
+Held past its deadline, or the policy's Ready or PrometheusReachable condition False,
+with the reason. --grace=0 waits through these; a wait for a condition never exits
+3. Each change of where the drain stands is one line: with the time of day at a
+terminal, with the full time elsewhere (a pipeline's log).`,
 		Example: `  # After moving the Placement: block until cluster1 is free, for at most an hour
   traffic-migration wait example-traffic-migration -n gateway-system --for=removed=cluster1 --timeout=1h
 
@@ -123,6 +173,7 @@ at the end.`,
 	o.flags.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&o.forArg, "for", o.forArg, "what to wait for: drained, removed=CLUSTER, or condition=TYPE[=STATUS]")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait at most")
+	cmd.Flags().DurationVar(&o.grace, "grace", o.grace, "how long a drain may be stuck (a cluster Held, Ready or PrometheusReachable False) before wait exits 3; 0: wait through it")
 	return cmd
 }
 
@@ -131,15 +182,20 @@ func parseFor(s string) (condition, error) {
 	kind, arg, _ := strings.Cut(s, "=")
 	switch {
 	case kind == "drained" && arg == "":
-		return condition{what: "no cluster drains", met: func(p *trafficv1alpha1.TrafficMigrationPolicy) (bool, string) {
-			draining := drainingNames(p)
-			if len(draining) == 0 && p.Status.ObservedGeneration == p.Generation {
-				return true, "no cluster drains"
+		return condition{what: "the drain is over", drain: true, met: func(p *trafficv1alpha1.TrafficMigrationPolicy, real []string) (bool, string) {
+			if draining := drainingNames(p); len(draining) > 0 {
+				return false, "draining: " + strings.Join(draining, ", ")
 			}
-			return false, "draining: " + strings.Join(draining, ", ")
+			if p.Status.ObservedGeneration != p.Generation {
+				return false, "the manager has not seen the policy's last change yet"
+			}
+			if missing := notActive(p, real); len(missing) > 0 {
+				return false, "the manager has not seen the real Placement's decisions yet: " + strings.Join(missing, ", ") + " not Active"
+			}
+			return true, "no cluster drains, and every cluster of the real Placement is Active"
 		}}, nil
 	case kind == "removed" && arg != "":
-		return condition{what: arg + " left the proxy", met: func(p *trafficv1alpha1.TrafficMigrationPolicy) (bool, string) {
+		return condition{what: arg + " left the proxy", drain: true, cluster: arg, met: func(p *trafficv1alpha1.TrafficMigrationPolicy, _ []string) (bool, string) {
 			for _, r := range p.Status.Clusters {
 				if r.Name == arg && r.Phase != trafficv1alpha1.ClusterRemoved {
 					return false, arg + " is " + string(r.Phase) + progress(r)
@@ -152,7 +208,7 @@ func parseFor(s string) (condition, error) {
 		if status == "" {
 			status = string(metav1.ConditionTrue)
 		}
-		return condition{what: typ + " is " + status, met: func(p *trafficv1alpha1.TrafficMigrationPolicy) (bool, string) {
+		return condition{what: typ + " is " + status, met: func(p *trafficv1alpha1.TrafficMigrationPolicy, _ []string) (bool, string) {
 			for _, c := range p.Status.Conditions {
 				if c.Type == typ {
 					return strings.EqualFold(string(c.Status), status), fmt.Sprintf("%s is %s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
@@ -162,6 +218,41 @@ func parseFor(s string) (condition, error) {
 		}}, nil
 	}
 	return condition{}, fmt.Errorf("--for=%q: want drained, removed=CLUSTER or condition=TYPE[=STATUS]", s)
+}
+
+// notActive are the clusters of real that the policy's status does not show Active.
+func notActive(p *trafficv1alpha1.TrafficMigrationPolicy, real []string) []string {
+	active := map[string]bool{}
+	for _, r := range p.Status.Clusters {
+		active[r.Name] = r.Phase == trafficv1alpha1.ClusterActive
+	}
+	var out []string
+	for _, c := range real {
+		if !active[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// isPolicyCluster reports whether cluster is a cluster of the policy: a row of its
+// status (Removed rows stay for a while) or a cluster of its real Placement.
+func isPolicyCluster(p *trafficv1alpha1.TrafficMigrationPolicy, real []string, cluster string) bool {
+	return slices.Contains(real, cluster) || slices.ContainsFunc(p.Status.Clusters, func(r trafficv1alpha1.ClusterStatus) bool { return r.Name == cluster })
+}
+
+// stuck says why the drain is stuck and since when: a cluster Held past its deadline
+// (the Held condition), or the Ready or PrometheusReachable condition False; "" when
+// it is not.
+func stuck(p *trafficv1alpha1.TrafficMigrationPolicy) (why string, since time.Time) {
+	for _, c := range p.Status.Conditions {
+		bad := (c.Type == trafficv1alpha1.ConditionHeld && c.Status == metav1.ConditionTrue) ||
+			((c.Type == trafficv1alpha1.ConditionReady || c.Type == trafficv1alpha1.ConditionPrometheusReachable) && c.Status == metav1.ConditionFalse)
+		if bad && (why == "" || c.LastTransitionTime.Time.Before(since)) {
+			why, since = fmt.Sprintf("%s is %s (%s): %s", c.Type, c.Status, c.Reason, c.Message), c.LastTransitionTime.Time
+		}
+	}
+	return why, since
 }
 
 // drainingNames are the draining and held clusters of a policy's status.
@@ -216,24 +307,47 @@ func (o *Options) run(ctx context.Context, name string) error {
 		}
 		return fail(fmt.Errorf("read trafficmigrationpolicy %s: %w", ref, err))
 	}
+	real, err := o.realClusters(ctx, p, cond)
+	if err != nil {
+		return fail(err)
+	}
+	if cond.cluster != "" && !isPolicyCluster(p, real, cond.cluster) {
+		return fail(fmt.Errorf("%s is not a cluster of trafficmigrationpolicy %s: neither in its status nor in Placement %s (a cluster removed more than %s ago is no longer listed)",
+			cond.cluster, ref, p.Spec.PlacementRef.Name, removedRowRetention))
+	}
 	last := ""
-	// seen reports whether the wait is over with p, and shows where it stands.
-	seen := func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		done, where := cond.met(p)
-		if o.terminal && where != last {
-			fmt.Fprintf(o.out, "%s  %s\n", time.Now().Format(time.TimeOnly), where)
+	// seen reports whether the wait is over with p and the real decisions, and shows
+	// where it stands when that changed.
+	seen := func(p *trafficv1alpha1.TrafficMigrationPolicy, real []string) (bool, error) {
+		done, where := cond.met(p, real)
+		if where != last {
+			if o.terminal {
+				fmt.Fprintf(o.out, "%s  %s\n", time.Now().Format(time.TimeOnly), where)
+			} else {
+				fmt.Fprintf(o.out, "%s  trafficmigrationpolicy %s: %s\n", time.Now().UTC().Format(time.RFC3339), ref, where)
+			}
 		}
 		last = where
-		return done
+		if done || !cond.drain || o.grace <= 0 {
+			return done, nil
+		}
+		if why, since := stuck(p); why != "" && time.Since(since) >= o.grace {
+			return false, &ExitCodeError{Code: ExitStuck, Err: fmt.Errorf("trafficmigrationpolicy %s is stuck for %s (--grace %s): %s",
+				ref, time.Since(since).Round(time.Second), o.grace, why)}
+		}
+		return false, nil
 	}
-	err = nil
-	if !seen(p) {
-		err = o.watch(ctx, policies, name, p.ResourceVersion, ref, seen)
+	done, err := seen(p, real)
+	if err == nil && !done {
+		err = o.watch(ctx, policies, p, real, ref, cond, seen)
 	}
+	var coded *ExitCodeError
 	switch {
 	case err == nil:
 		fmt.Fprintf(o.out, "trafficmigrationpolicy %s: %s\n", ref, cond.what)
 		return nil
+	case errors.As(err, &coded):
+		return err
 	case errors.Is(err, context.DeadlineExceeded):
 		msg := fmt.Sprintf("timed out after %s waiting until %s in trafficmigrationpolicy %s", o.timeout, cond.what, ref)
 		if last != "" {
@@ -245,28 +359,52 @@ func (o *Options) run(ctx context.Context, name string) error {
 	}
 }
 
-// watch follows the policy from resourceVersion until seen says the wait is over, the
-// policy is deleted, or ctx ends (its error then).
-func (o *Options) watch(ctx context.Context, policies trafficv1alpha1client.TrafficMigrationPolicyInterface, name, resourceVersion, ref string,
-	seen func(*trafficv1alpha1.TrafficMigrationPolicy) bool) error {
-	selector := fields.OneTermEqualSelector("metadata.name", name).String()
+// removedRowRetention is how long a Removed row stays in a policy's status.
+const removedRowRetention = decision.RemovedRowRetention
+
+// realClusters reads the clusters of the policy's real Placement, for a wait that
+// needs them (drained, removed=CLUSTER); nil for the others.
+func (o *Options) realClusters(ctx context.Context, p *trafficv1alpha1.TrafficMigrationPolicy, cond condition) ([]string, error) {
+	if !cond.drain || o.decisions == nil {
+		return nil, nil
+	}
+	return o.decisions(ctx, p.Namespace, p.Spec.PlacementRef.Name)
+}
+
+// watch follows the policy from p until seen says the wait is over or fails, the
+// policy is deleted, or ctx ends (its error then). Every o.resync it looks again,
+// with the real decisions read anew, so that a grace runs out and a move of the
+// Placement counts without a change of the policy.
+func (o *Options) watch(ctx context.Context, policies trafficv1alpha1client.TrafficMigrationPolicyInterface, p *trafficv1alpha1.TrafficMigrationPolicy, real []string, ref string,
+	cond condition, seen func(*trafficv1alpha1.TrafficMigrationPolicy, []string) (bool, error)) error {
+	selector := fields.OneTermEqualSelector("metadata.name", p.Name).String()
 	lw := &cache.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
 			options.FieldSelector = selector
 			return policies.Watch(ctx, options)
 		},
 	}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, lw)
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, p.ResourceVersion, lw)
 	if err != nil {
 		return err
 	}
 	defer w.Stop()
+	every := o.resync
+	if every <= 0 {
+		every = resync
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-tick.C:
 		case ev, ok := <-w.ResultChan():
 			if !ok {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
 				return fmt.Errorf("the watch of trafficmigrationpolicy %s ended", ref)
 			}
 			switch ev.Type {
@@ -275,9 +413,18 @@ func (o *Options) watch(ctx context.Context, policies trafficv1alpha1client.Traf
 			case watch.Error:
 				return fmt.Errorf("watch trafficmigrationpolicy %s: %v", ref, apierrors.FromObject(ev.Object))
 			}
-			if p, ok := ev.Object.(*trafficv1alpha1.TrafficMigrationPolicy); ok && seen(p) {
-				return nil
+			if updated, ok := ev.Object.(*trafficv1alpha1.TrafficMigrationPolicy); ok {
+				p = updated
 			}
+		}
+		// A failed read keeps the decisions last read: the next look tries again.
+		if read, err := o.realClusters(ctx, p, cond); err == nil {
+			real = read
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if done, err := seen(p, real); done || err != nil {
+			return err
 		}
 	}
 }
