@@ -300,7 +300,9 @@ func TestChartValues(t *testing.T) {
 		"args": {container["args"], []any{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=registry.example/tm-agent:v9", "-v=5", "--logging-format=json",
 			"--prometheus-allowlist=https://prom.example.com/,thanos.monitoring.svc,*.monitoring.svc,10.0.0.0/8",
 			"--prometheus-max-answer-bytes=16777216", "--prometheus-max-series=500",
-			"--max-drain-duration=24h", "--on-max-drain-duration=Remove", "--kube-api-qps=100", "--kube-api-burst=200"}},
+			"--max-drain-duration=24h", "--on-max-drain-duration=Remove",
+			"--dns-domains=team-a=*.a.example.com,team-b=shop.example.com", "--dns-allow-private=false", "--dns-owner-id=hub-eu",
+			"--kube-api-qps=100", "--kube-api-burst=200"}},
 		// Helm merges maps: the limit changes, the default requests stay.
 		"resources": {container["resources"], map[string]any{"limits": map[string]any{"memory": "1Gi"}, "requests": map[string]any{"cpu": "50m", "memory": "128Mi"}}},
 	}

@@ -21,6 +21,7 @@ var managerValues = map[string]any{
 	"prometheusAllowlist": []any{"https://prom.example.com/", "thanos.monitoring.svc", "*.monitoring.svc", "10.0.0.0/8"},
 	"prometheus":          map[string]any{"maxAnswerBytes": 16777216, "maxSeries": 500},
 	"drainCeiling":        map[string]any{"maxDrainDuration": "24h", "action": "Remove"},
+	"dns":                 map[string]any{"domains": []any{"team-a=*.a.example.com", "team-b=shop.example.com"}, "allowPrivate": false, "ownerID": "hub-eu"},
 	"networkPolicy": map[string]any{
 		"enabled":     true,
 		"metricsFrom": []any{monitoringNamespace},
@@ -83,6 +84,7 @@ func TestChartManagerFlags(t *testing.T) {
 			"prometheusAllowlist": []any{},
 			"prometheus":          map[string]any{"maxAnswerBytes": 8388608, "maxSeries": 100},
 			"drainCeiling":        map[string]any{"maxDrainDuration": "", "action": "Hold"},
+			"dns":                 map[string]any{"domains": []any{}, "allowPrivate": true, "ownerID": ""},
 		}, nil},
 		"one allowlist entry": {map[string]any{"prometheusAllowlist": []any{"*.monitoring.svc"}},
 			[]any{"--prometheus-allowlist=*.monitoring.svc"}},
@@ -96,6 +98,12 @@ func TestChartManagerFlags(t *testing.T) {
 		"a drain ceiling": {map[string]any{"drainCeiling": map[string]any{"maxDrainDuration": "1h30m"}}, []any{"--max-drain-duration=1h30m"}},
 		"a drain ceiling that removes": {map[string]any{"drainCeiling": map[string]any{"maxDrainDuration": "36h", "action": "Remove"}},
 			[]any{"--max-drain-duration=36h", "--on-max-drain-duration=Remove"}},
+		"one DNS domain": {map[string]any{"dns": map[string]any{"domains": []any{"team-a=*.a.example.com"}}},
+			[]any{"--dns-domains=team-a=*.a.example.com"}},
+		"DNS domains": {map[string]any{"dns": map[string]any{"domains": []any{"team-a=*.a.example.com", "team-b=shop.example.com", "*=*.shared.example.com"}}},
+			[]any{"--dns-domains=team-a=*.a.example.com,team-b=shop.example.com,*=*.shared.example.com"}},
+		"no private addresses in DNS": {map[string]any{"dns": map[string]any{"allowPrivate": false}}, []any{"--dns-allow-private=false"}},
+		"a DNS owner id":              {map[string]any{"dns": map[string]any{"ownerID": "hub-eu.traffic"}}, []any{"--dns-owner-id=hub-eu.traffic"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var values map[string]any
@@ -245,12 +253,17 @@ func TestChartManagerSchema(t *testing.T) {
 		manager map[string]any
 		want    string
 	}{
-		"an action the manager lacks": {map[string]any{"drainCeiling": map[string]any{"maxDrainDuration": "1h", "action": "Later"}}, "/manager/drainCeiling/action"},
-		"no series":                   {map[string]any{"prometheus": map[string]any{"maxSeries": 0}}, "/manager/prometheus/maxSeries"},
-		"no answer":                   {map[string]any{"prometheus": map[string]any{"maxAnswerBytes": 0}}, "/manager/prometheus/maxAnswerBytes"},
-		"a ceiling in days":           {map[string]any{"drainCeiling": map[string]any{"maxDrainDuration": "1d"}}, "/manager/drainCeiling/maxDrainDuration"},
-		"an entry with a comma":       {map[string]any{"prometheusAllowlist": []any{"a.svc,b.svc"}}, "/manager/prometheusAllowlist/0"},
-		"a misspelt NetworkPolicy":    {map[string]any{"networkPolicy": map[string]any{"enable": true}}, "'enable' not allowed"},
+		"an action the manager lacks":        {map[string]any{"drainCeiling": map[string]any{"maxDrainDuration": "1h", "action": "Later"}}, "/manager/drainCeiling/action"},
+		"no series":                          {map[string]any{"prometheus": map[string]any{"maxSeries": 0}}, "/manager/prometheus/maxSeries"},
+		"no answer":                          {map[string]any{"prometheus": map[string]any{"maxAnswerBytes": 0}}, "/manager/prometheus/maxAnswerBytes"},
+		"a ceiling in days":                  {map[string]any{"drainCeiling": map[string]any{"maxDrainDuration": "1d"}}, "/manager/drainCeiling/maxDrainDuration"},
+		"an entry with a comma":              {map[string]any{"prometheusAllowlist": []any{"a.svc,b.svc"}}, "/manager/prometheusAllowlist/0"},
+		"a DNS domain without its namespace": {map[string]any{"dns": map[string]any{"domains": []any{"*.a.example.com"}}}, "/manager/dns/domains/0"},
+		"two DNS domains in one entry":       {map[string]any{"dns": map[string]any{"domains": []any{"team-a=a.example.com,b.example.com"}}}, "/manager/dns/domains/0"},
+		"private addresses as a word":        {map[string]any{"dns": map[string]any{"allowPrivate": "no"}}, "/manager/dns/allowPrivate"},
+		"a DNS owner id with a space":        {map[string]any{"dns": map[string]any{"ownerID": "hub eu"}}, "/manager/dns/ownerID"},
+		"a misspelt DNS value":               {map[string]any{"dns": map[string]any{"domain": []any{"team-a=a.example.com"}}}, "'domain' not allowed"},
+		"a misspelt NetworkPolicy":           {map[string]any{"networkPolicy": map[string]any{"enable": true}}, "'enable' not allowed"},
 		"an API server by name": {map[string]any{"networkPolicy": map[string]any{"enabled": true,
 			"apiServer": map[string]any{"cidrs": []any{"kubernetes.default.svc"}}}}, "/manager/networkPolicy/apiServer/cidrs/0"},
 	} {

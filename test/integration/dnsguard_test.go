@@ -170,3 +170,133 @@ func waitTargets(ctx context.Context, t *testing.T, client dynamic.Interface, ns
 		t.Fatalf("DNSEndpoint %s/%s publishes %v, want %v: %v", ns, name, got, want, err)
 	}
 }
+
+// TestDNSOwners is the hub admin's --dns-domains and the holder of a hostname across a
+// restart, on a hub and manager of the test's own:
+//
+//   - a namespace outside the domains the admin lets it publish publishes nothing
+//     and says which names and why;
+//   - of two policies of one namespace that claim one hostname, the first created
+//     holds it, although the second's name sorts first; the second says which policy
+//     holds it;
+//   - a new manager process keeps it so: the holder's DNSEndpoint is not written
+//     again, and the second policy gets none.
+func TestDNSOwners(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	own, err := testbed.New(ctx, testbed.Options{})
+	if err != nil {
+		t.Fatalf("start a hub of the test's own: %v", err)
+	}
+	t.Cleanup(own.Stop)
+	if _, err := own.StartPlacementController(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := testbed.InstallDNSEndpointCRD(ctx, own.Hub.Config); err != nil {
+		t.Fatal(err)
+	}
+	client, err := dynamic.NewForConfig(own.Hub.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFleetOn(t, own.Hub)
+	a := newMigrationIn(t, f, "owners-a")
+	b := newMigrationIn(t, f, "owners-b")
+	dns, err := own.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"owners.test."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dns.Stop)
+	startManager := func() *testbed.Manager {
+		t.Helper()
+		mgr, err := own.StartManager(ctx, testbed.ManagerOptions{Args: []string{"-v=2", "--dns-domains=" + a.ns + "=*.owners.test"}})
+		if err != nil {
+			t.Fatalf("start the manager: %v", err)
+		}
+		return mgr
+	}
+	mgr := startManager()
+	reportAddresses(t, f, a.c1, "192.0.2.70")
+	reportAddresses(t, f, b.c1, "198.51.100.70")
+	withDNS := func(p *trafficv1alpha1.TrafficMigrationPolicy, hostname string) *trafficv1alpha1.TrafficMigrationPolicy {
+		p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(hostname)}}
+		return p
+	}
+	reason := func(p *trafficv1alpha1.TrafficMigrationPolicy) (string, string) {
+		c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
+		if c == nil || c.ObservedGeneration != p.Generation {
+			return "", ""
+		}
+		return c.Reason, c.Message
+	}
+
+	// B may publish nothing under owners.test.
+	bName := b.ns + ".owners.test"
+	pb := withDNS(b.policy(), bName)
+	f.createPolicy(t, pb)
+	notAllowed := f.waitForPolicy(t, b.ns, pb.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r, _ := reason(p)
+		return r == trafficv1alpha1.ReasonHostnameNotAllowed
+	})
+	if _, msg := reason(notAllowed); !strings.Contains(msg, "namespace "+b.ns+" publish "+bName) || !strings.Contains(msg, "--dns-domains") {
+		t.Errorf("B's condition should name the hostname it may not publish and the admin's setting: %q", msg)
+	}
+
+	// Two policies of A claim one name: the first created holds it.
+	const shop = "shop.owners.test"
+	first := withDNS(a.policy(), shop)
+	first.Name = "z-first"
+	f.createPolicy(t, first)
+	f.waitForPolicy(t, a.ns, first.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		return meta.IsStatusConditionTrue(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
+	})
+	waitTargets(ctx, t, client, a.ns, first.Name, "192.0.2.70")
+	f.placement(t, a.ns, "gateway-2", map[string]string{a.siteLabel: a.site1})
+	f.waitForClusters(t, a.ns, "gateway-2", []string{a.c1}, 30*time.Second)
+	second := withDNS(a.policy(), shop)
+	second.Name = "a-second"
+	second.Spec.PlacementRef.Name = "gateway-2"
+	f.createPolicy(t, second)
+	isTaken := func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r, msg := reason(p)
+		return r == trafficv1alpha1.ReasonHostnameTaken && strings.Contains(msg, shop+" by policy "+first.Name)
+	}
+	f.waitForPolicy(t, a.ns, second.Name, 60*time.Second, isTaken)
+	created := func(name string) time.Time { return f.getPolicy(t, a.ns, name).CreationTimestamp.Time }
+	if !created(first.Name).Before(created(second.Name)) {
+		t.Fatalf("the policies were created in the same second (%v): the test needs the holder older", created(first.Name))
+	}
+	held, err := client.Resource(dnsEndpointsResource).Namespace(a.ns).Get(ctx, first.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A new manager process: it has read both policies once it reports their
+	// changed specs, and the holder still holds the name.
+	mgr.Process.Stop()
+	startManager()
+	for _, name := range []string{first.Name, second.Name} {
+		f.patchPolicy(t, a.ns, name, map[string]any{"spec": map[string]any{"trafficShare": map[string]any{"maxPercent": 6}}})
+	}
+	f.waitForPolicy(t, a.ns, first.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r, _ := reason(p)
+		return r == trafficv1alpha1.ReasonDNSPublished
+	})
+	f.waitForPolicy(t, a.ns, second.Name, 60*time.Second, isTaken)
+	list, err := client.Resource(dnsEndpointsResource).Namespace(a.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Items[0].GetName() != first.Name {
+		var names []string
+		for _, o := range list.Items {
+			names = append(names, o.GetName())
+		}
+		t.Fatalf("DNSEndpoints of %s after the restart: %v, want only the holder's %s", a.ns, names, first.Name)
+	}
+	if got := list.Items[0]; got.GetGeneration() != held.GetGeneration() || got.GetUID() != held.GetUID() {
+		t.Errorf("the holder's DNSEndpoint was written again by the new manager: uid %s generation %d, was %s %d",
+			got.GetUID(), got.GetGeneration(), held.GetUID(), held.GetGeneration())
+	}
+	waitTargets(ctx, t, client, a.ns, first.Name, "192.0.2.70")
+}
