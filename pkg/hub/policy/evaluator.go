@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
@@ -36,6 +38,19 @@ type evaluator struct {
 
 	mu     sync.Mutex
 	rounds map[string]*round
+	// spacing is each policy's last measure of its series' sample spacing.
+	spacing map[string]spacingMeasure
+}
+
+// spacingMeasure is a policy's last measure of the spacing of its trafficShare
+// series' samples in Prometheus: what it says of the window, for which spec, and when.
+type spacingMeasure struct {
+	uid        types.UID
+	generation int64
+	// next is when to measure again.
+	next time.Time
+	// note says why the window is too short; "" when it is not, or when nothing could be measured.
+	note string
 }
 
 // dueChecks are the checks a round makes: the draining clusters' checks and the Active
@@ -53,6 +68,9 @@ func (d dueChecks) empty() bool { return len(d.draining) == 0 && len(d.replaceme
 type roundResults struct {
 	draining     map[string]promcheck.Evaluation
 	replacements map[string]promcheck.Evaluation
+	// windowNote says why trafficShare.window is too short for the spacing of its
+	// series' samples (promcheck.WindowTooShort); "" when it is not.
+	windowNote string
 }
 
 // round is one policy's checks, in flight or done.
@@ -66,7 +84,7 @@ type round struct {
 }
 
 func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationPolicy, dueChecks, map[string]map[string]string) (roundResults, time.Time)) *evaluator {
-	return &evaluator{check: check, rounds: map[string]*round{}}
+	return &evaluator{check: check, rounds: map[string]*round{}, spacing: map[string]spacingMeasure{}}
 }
 
 // take returns the results of the policy's finished round with the time its queries
@@ -120,6 +138,53 @@ func (e *evaluator) forget(key string) {
 	if r, ok := e.rounds[key]; ok && r.done {
 		delete(e.rounds, key)
 	}
+	delete(e.spacing, key)
+}
+
+// windowNote returns what the policy's last measure of its sample spacing says of its
+// trafficShare window, measuring again, with one of the manager's query slots, when the
+// last measure is older than promcheck.SpacingInterval (sooner when nothing could be
+// measured yet) or was of another spec. A
+// measure that fails keeps the last note: the checks say what is wrong with Prometheus.
+func (c *Controller) windowNote(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, q promcheck.Querier, now time.Time) string {
+	ts := policy.Spec.TrafficShare
+	if ts == nil {
+		return ""
+	}
+	e, key := c.evaluations, policy.Namespace+"/"+policy.Name
+	e.mu.Lock()
+	last, ok := e.spacing[key]
+	e.mu.Unlock()
+	sameSpec := ok && last.uid == policy.UID && last.generation == policy.Generation
+	if sameSpec && now.Before(last.next) {
+		return last.note
+	}
+	select {
+	case c.querySlots <- struct{}{}:
+	case <-ctx.Done():
+		return last.note
+	}
+	spacing, measured, err := promcheck.SampleSpacing(ctx, q, ts, now)
+	<-c.querySlots
+	next := spacingMeasure{uid: policy.UID, generation: policy.Generation, next: now.Add(promcheck.SpacingInterval)}
+	switch {
+	case err != nil:
+		klog.FromContext(ctx).V(2).Info("Could not measure the sample spacing of trafficShare's series", "err", err)
+		if sameSpec {
+			next.note = last.note
+		}
+	case measured:
+		next.note = promcheck.WindowTooShort(ts.WithDefaults().Window, spacing)
+	default:
+		// No series is old enough yet: measure again once one may be.
+		if window, err := model.ParseDuration(ts.WithDefaults().Window); err == nil {
+			next.next = now.Add(min(promcheck.SpacingLookbacks(time.Duration(window))[0], promcheck.SpacingInterval))
+		}
+	}
+	e.mu.Lock()
+	e.spacing[key] = next
+	e.mu.Unlock()
+	return next.note
 }
 
 // evaluate checks the due clusters against Prometheus, a few at a time: the draining
@@ -158,6 +223,9 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 			c.metrics.evaluation(policy, problem)
 		}
 		return out, now
+	}
+	if len(due.draining) > 0 {
+		out.windowNote = c.windowNote(ctx, policy, querier, now)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

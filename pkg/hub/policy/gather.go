@@ -38,6 +38,9 @@ type state struct {
 	// replacementEvaluations are the Active clusters' replacement checks this sync
 	// decides with, by cluster.
 	replacementEvaluations map[string]promcheck.Evaluation
+	// windowNote says why trafficShare.window is too short for the spacing of its
+	// series' samples, from the round this sync decides with; "" when it is not.
+	windowNote string
 	// due are the checks that are due and have no result yet.
 	due dueChecks
 	// clusterLabels are the agents' metrics labels, by cluster, for the checks' queries.
@@ -109,6 +112,7 @@ func (r caches) Addon(_ context.Context, cluster string) (*addonv1alpha1.Managed
 func (st *state) useEvaluations(results roundResults, at time.Time) {
 	st.due.draining = useChecks(st.due.draining, results.draining, at, &st.evaluations, &st.input.Evaluations)
 	st.due.replacements = useChecks(st.due.replacements, results.replacements, at, &st.replacementEvaluations, &st.input.ReplacementEvaluations)
+	st.windowNote = results.windowNote
 }
 
 // useChecks moves the results of the due clusters into evaluations, with their

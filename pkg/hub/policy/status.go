@@ -120,6 +120,10 @@ func prometheusCondition(st *state, draining int32) (metav1.Condition, bool) {
 	}
 	c.Status, c.Reason = metav1.ConditionTrue, trafficv1alpha1.ReasonQuerySucceeded
 	c.Message = "The last checks of the draining clusters got a result from Prometheus"
+	if st.windowNote != "" {
+		c.Reason = trafficv1alpha1.ReasonWindowTooShort
+		c.Message = "The last checks of the draining clusters got a result from Prometheus, but " + st.windowNote
+	}
 	return c, true
 }
 

@@ -4,6 +4,8 @@
 package policy
 
 import (
+	"time"
+
 	"errors"
 	"fmt"
 	"testing"
@@ -77,6 +79,28 @@ func TestBuildStatus(t *testing.T) {
 			state: state{evaluations: map[string]promcheck.Evaluation{"b": {Result: trafficv1alpha1.EvaluationPass, Reason: trafficv1alpha1.ReasonQuerySucceeded}}},
 			conditions: map[string]want{
 				trafficv1alpha1.ConditionPrometheusReachable: {metav1.ConditionTrue, trafficv1alpha1.ReasonQuerySucceeded},
+			},
+			active: 1, draining: 1,
+		},
+		"draining with passing checks and a window too short for the samples": {
+			out: draining,
+			state: state{
+				evaluations: map[string]promcheck.Evaluation{"b": {Result: trafficv1alpha1.EvaluationPass, Reason: trafficv1alpha1.ReasonQuerySucceeded}},
+				windowNote:  promcheck.WindowTooShort("1m", 30*time.Second),
+			},
+			conditions: map[string]want{
+				trafficv1alpha1.ConditionPrometheusReachable: {metav1.ConditionTrue, trafficv1alpha1.ReasonWindowTooShort},
+			},
+			active: 1, draining: 1,
+		},
+		"draining with a failed check and a window too short: the failure says more": {
+			out: draining,
+			state: state{
+				evaluations: map[string]promcheck.Evaluation{"b": {Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonTimeout}},
+				windowNote:  promcheck.WindowTooShort("1m", 30*time.Second),
+			},
+			conditions: map[string]want{
+				trafficv1alpha1.ConditionPrometheusReachable: {metav1.ConditionFalse, trafficv1alpha1.ReasonTimeout},
 			},
 			active: 1, draining: 1,
 		},

@@ -24,48 +24,58 @@ const MinSamplesPerWindow = 4
 // pipeline that feeds Prometheus rarely changes.
 const SpacingInterval = 10 * time.Minute
 
-// spacingLookback is how far back the spacing is measured: long enough for several
-// samples of a series scraped every minute, and for many of one scraped every second.
-func spacingLookback(window time.Duration) time.Duration {
-	return max(8*window, 5*time.Minute)
+// SpacingLookbacks are the ranges the spacing of a window's series is measured over,
+// the shorter first: 8 windows, which hold 8 samples or more when a sample comes at
+// least once per window; else a longer range, to measure a spacing longer than that.
+func SpacingLookbacks(window time.Duration) []time.Duration {
+	return []time.Duration{8 * window, max(64*window, SpacingInterval)}
 }
 
-// SampleSpacingQuery is the query that measures the spacing of trafficShare's
-// series: the most samples one series holds in the lookback. The densest series
-// counts, so that a series that began lately, or a cluster that stopped reporting,
-// does not make the pipeline look slower than it is.
-func SampleSpacingQuery(spec *v1alpha1.TrafficShare) (query string, lookback time.Duration, err error) {
+// SampleSpacingQuery is the query that measures the spacing of trafficShare's series
+// over lookback: the most samples one series holds in it, of the series that already
+// had samples a lookback earlier. A series younger than the lookback would look
+// sparser than its pipeline is; the densest series counts, so that one that stopped
+// reporting does not either.
+func SampleSpacingQuery(spec *v1alpha1.TrafficShare, lookback time.Duration) string {
 	ts := spec.WithDefaults()
-	window, err := model.ParseDuration(ts.Window)
-	if err != nil {
-		return "", 0, fmt.Errorf("trafficShare.window %q is not a Prometheus duration: %w", ts.Window, err)
-	}
-	lookback = spacingLookback(time.Duration(window))
 	series := ts.Metric
 	if selector := strings.TrimSpace(ts.Selector); selector != "" {
 		series += "{" + selector + "}"
 	}
-	return fmt.Sprintf("max(count_over_time(%s[%s]))", series, model.Duration(lookback)), lookback, nil
+	l := model.Duration(lookback)
+	return fmt.Sprintf("max(count_over_time(%s[%s]) and count_over_time(%s[%s] offset %s))", series, l, series, l, l)
 }
 
 // SampleSpacing measures, in Prometheus, how far apart the samples of trafficShare's
-// series are: the lookback over the most samples one series holds in it. ok is false
-// when no series has two samples in it (nothing to measure; no warning).
+// series are: a lookback over the most samples one series holds in it, over the first
+// of SpacingLookbacks that holds at least 2 × MinSamplesPerWindow of them, or else at
+// least 2 in the longest. ok is false when nothing could be measured: no series is old
+// enough, or its samples are too sparse even so (no warning then).
 func SampleSpacing(ctx context.Context, q Querier, spec *v1alpha1.TrafficShare, now time.Time) (spacing time.Duration, ok bool, err error) {
-	query, lookback, err := SampleSpacingQuery(spec)
+	window, err := model.ParseDuration(spec.WithDefaults().Window)
 	if err != nil {
-		return 0, false, err
+		return 0, false, fmt.Errorf("trafficShare.window %q is not a Prometheus duration: %w", spec.WithDefaults().Window, err)
 	}
-	value, err := q.Query(ctx, query, now)
-	if err != nil {
-		return 0, false, err
+	lookbacks := SpacingLookbacks(time.Duration(window))
+	for i, lookback := range lookbacks {
+		value, err := q.Query(ctx, SampleSpacingQuery(spec, lookback), now)
+		if err != nil {
+			return 0, false, err
+		}
+		var ev Evaluation
+		count, read := readValue(value, &ev)
+		if !read || math.IsNaN(float64(count)) {
+			continue
+		}
+		enough := 2 * MinSamplesPerWindow
+		if i == len(lookbacks)-1 {
+			enough = 2
+		}
+		if int(count) >= enough {
+			return time.Duration(float64(lookback) / float64(count)), true, nil
+		}
 	}
-	var ev Evaluation
-	count, read := readValue(value, &ev)
-	if !read || math.IsNaN(float64(count)) || count < 2 {
-		return 0, false, nil
-	}
-	return time.Duration(float64(lookback) / float64(count)), true, nil
+	return 0, false, nil
 }
 
 // WindowTooShort says, for a trafficShare window and the spacing of its series'

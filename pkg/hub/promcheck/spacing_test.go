@@ -14,15 +14,20 @@ import (
 	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 )
 
-// countQuerier answers every query with count, and records the query.
+// countQuerier answers each lookback's query with its count, and records the queries.
 type countQuerier struct {
-	count model.Value
-	query string
+	counts  map[time.Duration]model.Value
+	queries []string
 }
 
 func (q *countQuerier) Query(_ context.Context, query string, _ time.Time) (model.Value, error) {
-	q.query = query
-	return q.count, nil
+	q.queries = append(q.queries, query)
+	for lookback, v := range q.counts {
+		if strings.Contains(query, "["+model.Duration(lookback).String()+"]") {
+			return v, nil
+		}
+	}
+	return model.Vector{}, nil
 }
 
 func vectorOf(v float64) model.Value {
@@ -31,32 +36,39 @@ func vectorOf(v float64) model.Value {
 
 func TestSampleSpacing(t *testing.T) {
 	spec := &v1alpha1.TrafficShare{Metric: "traefik_entrypoint_requests_total", Selector: `entrypoint="web"`, Window: "30s"}
+	short, long := 4*time.Minute, 32*time.Minute // 8 and 64 windows
 	for name, tc := range map[string]struct {
-		answer model.Value
-		want   time.Duration
-		ok     bool
+		counts  map[time.Duration]model.Value
+		want    time.Duration
+		ok      bool
+		queries int
 	}{
-		"scraped every 15s":   {vectorOf(20), 15 * time.Second, true},
-		"scraped every 1s":    {vectorOf(300), time.Second, true},
-		"one sample":          {vectorOf(1), 0, false},
-		"no series":           {model.Vector{}, 0, false},
-		"as a scalar":         {&model.Scalar{Value: 10}, 30 * time.Second, true},
-		"several series, odd": {model.Vector{&model.Sample{Value: 1}, &model.Sample{Value: 2}}, 0, false},
+		"scraped every 15s":                         {map[time.Duration]model.Value{short: vectorOf(16)}, 15 * time.Second, true, 1},
+		"scraped every 1s":                          {map[time.Duration]model.Value{short: vectorOf(240)}, time.Second, true, 1},
+		"scraped every minute: measured over more":  {map[time.Duration]model.Value{short: vectorOf(4), long: vectorOf(32)}, time.Minute, true, 2},
+		"once in 10 minutes":                        {map[time.Duration]model.Value{long: vectorOf(3)}, 32 * time.Minute / 3, true, 2},
+		"one sample in the longest":                 {map[time.Duration]model.Value{short: vectorOf(1), long: vectorOf(1)}, 0, false, 2},
+		"no series old enough":                      {nil, 0, false, 2},
+		"as a scalar":                               {map[time.Duration]model.Value{short: &model.Scalar{Value: 24}}, 10 * time.Second, true, 1},
+		"several series, odd: the longer one tried": {map[time.Duration]model.Value{short: model.Vector{&model.Sample{Value: 1}, &model.Sample{Value: 2}}}, 0, false, 2},
 	} {
 		t.Run(name, func(t *testing.T) {
-			q := &countQuerier{count: tc.answer}
+			q := &countQuerier{counts: tc.counts}
 			got, ok, err := SampleSpacing(t.Context(), q, spec, time.Time{})
 			if err != nil || ok != tc.ok || got != tc.want {
 				t.Errorf("SampleSpacing = %v, %v, %v; want %v, %v", got, ok, err, tc.want, tc.ok)
 			}
-			if want := `max(count_over_time(traefik_entrypoint_requests_total{entrypoint="web"}[5m]))`; q.query != want {
-				t.Errorf("query %q, want %q", q.query, want)
+			if len(q.queries) != tc.queries {
+				t.Errorf("%d queries, want %d: %q", len(q.queries), tc.queries, q.queries)
+			}
+			const want = `max(count_over_time(traefik_entrypoint_requests_total{entrypoint="web"}[4m]) and count_over_time(traefik_entrypoint_requests_total{entrypoint="web"}[4m] offset 4m))`
+			if q.queries[0] != want {
+				t.Errorf("query %q, want %q", q.queries[0], want)
 			}
 		})
 	}
-	long := &v1alpha1.TrafficShare{Metric: "m", Window: "2m"}
-	if query, lookback, err := SampleSpacingQuery(long); err != nil || lookback != 16*time.Minute || query != "max(count_over_time(m[16m]))" {
-		t.Errorf("a 2m window: %q over %v (%v), want 8 windows back", query, lookback, err)
+	if got := SpacingLookbacks(2 * time.Second); got[0] != 16*time.Second || got[1] != SpacingInterval {
+		t.Errorf("a 2s window is measured over %v, want 16s, then %v", got, SpacingInterval)
 	}
 }
 
