@@ -5,15 +5,18 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"open-cluster-management.io/traffic-migration/pkg/cmd/agent"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/check"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/control"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/dashboard"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/manager"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/status"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/version"
@@ -35,19 +38,70 @@ its Gateway.`,
 	}
 	root.SetOut(out)
 	root.SetErr(errOut)
+	// kubectl's flags for the hub, before or after any command's name, as kubectl
+	// plugins take them; the commands that talk to the hub share them.
+	hubFlags := &hubclient.Flags{}
+	hubFlags.AddFlags(root.PersistentFlags())
+
 	root.AddCommand(version.NewCommand(out))
 	hubOptions := hub.NewOptions()
 	managerCmd := manager.NewCommand(out, errOut, hubOptions.Start)
 	hubOptions.AddFlags(managerCmd.Flags())
 	managerCmd.PreRunE = func(*cobra.Command, []string) error { return hubOptions.Validate() }
-	root.AddCommand(managerCmd)
-	root.AddCommand(agent.NewCommand(out, errOut))
-	root.AddCommand(status.NewCommand(out, errOut))
-	root.AddCommand(check.NewCommand(out, errOut))
-	root.AddCommand(dashboard.NewCommand(out, errOut))
-	root.AddCommand(control.NewSuspendCommand(os.Stdin, out, errOut))
-	root.AddCommand(control.NewResumeCommand(os.Stdin, out, errOut))
-	root.AddCommand(control.NewForceRemoveCommand(os.Stdin, out, errOut))
-	root.AddCommand(wait.NewCommand(out))
+	root.AddCommand(serverCommand(managerCmd))
+	root.AddCommand(serverCommand(agent.NewCommand(out, errOut)))
+	root.AddCommand(status.NewCommand(hubFlags, out, errOut))
+	root.AddCommand(check.NewCommand(hubFlags, out, errOut))
+	root.AddCommand(dashboard.NewCommand(hubFlags, out, errOut))
+	root.AddCommand(control.NewSuspendCommand(hubFlags, os.Stdin, out, errOut))
+	root.AddCommand(control.NewResumeCommand(hubFlags, os.Stdin, out, errOut))
+	root.AddCommand(control.NewForceRemoveCommand(hubFlags, os.Stdin, out, errOut))
+	root.AddCommand(wait.NewCommand(hubFlags, out))
 	return root
+}
+
+// serverCommand keeps the root's flags for the hub (kubectl's) off c, a command that
+// runs in a pod (manager, agent) and reads its kubeconfigs from flags of its own
+// (--kubeconfig, --hub-kubeconfig): its help does not list them, and it refuses them
+// rather than ignore them.
+func serverCommand(c *cobra.Command) *cobra.Command {
+	names := hubclient.Names()
+	inherited := func(cmd *cobra.Command) []*pflag.Flag {
+		var flags []*pflag.Flag
+		for _, name := range names {
+			if f := cmd.InheritedFlags().Lookup(name); f != nil {
+				flags = append(flags, f)
+			}
+		}
+		return flags
+	}
+	preRun := c.PreRunE
+	c.PreRunE = func(cmd *cobra.Command, args []string) error {
+		for _, f := range inherited(cmd) {
+			if f.Changed {
+				return fmt.Errorf("--%s is for the commands that people run against the hub: %s does not take it", f.Name, cmd.Name())
+			}
+		}
+		if preRun != nil {
+			return preRun(cmd, args)
+		}
+		return nil
+	}
+	help := c.HelpFunc()
+	c.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		var hidden []*pflag.Flag
+		for _, f := range inherited(cmd) {
+			if !f.Hidden {
+				f.Hidden = true
+				hidden = append(hidden, f)
+			}
+		}
+		defer func() {
+			for _, f := range hidden {
+				f.Hidden = false
+			}
+		}()
+		help(cmd, args)
+	})
+	return c
 }

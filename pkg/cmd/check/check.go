@@ -33,7 +33,8 @@ import (
 
 // Options are the flags and arguments of the check command.
 type Options struct {
-	hubclient.Flags
+	// Flags are kubectl's flags for the hub.
+	*hubclient.Flags
 	// File is a policy manifest to check instead of a policy on the hub.
 	File string
 	// PrometheusURL, when set, is queried without credentials instead of reading the
@@ -57,14 +58,18 @@ type Options struct {
 
 // NewOptions returns the default options, writing to out and errOut.
 func NewOptions(out, errOut io.Writer) *Options {
-	o := &Options{Out: out, ErrOut: errOut, Timeout: 10 * time.Second, now: time.Now}
+	o := &Options{Flags: &hubclient.Flags{}, Out: out, ErrOut: errOut, Timeout: 10 * time.Second, now: time.Now}
 	o.newClients = o.loadClients
 	return o
 }
 
-// NewCommand returns the check command.
-func NewCommand(out, errOut io.Writer) *cobra.Command {
+// NewCommand returns the check command. hub are the flags for the hub that the root
+// command shares with its commands; nil gives the command flags of its own.
+func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
 	o := NewOptions(out, errOut)
+	if hub != nil {
+		o.Flags = hub
+	}
 	cmd := &cobra.Command{
 		Use:   "check [NAME | -f FILE]",
 		Short: "Run a policy's metrics check now, as a dry run, for every cluster it concerns",
@@ -117,7 +122,7 @@ fails is not an error.`,
 // AddFlags adds the command's flags.
 func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	o.Flags.AddFlags(fs)
+	o.Flags.AddTo(cmd)
 	fs.StringVarP(&o.File, "filename", "f", o.File, `a policy manifest to check instead of a policy on the hub ("-": standard input)`)
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL, "query this Prometheus, without credentials, instead of the one the policy's Secret names")
 	o.Print.AddFlags(cmd)

@@ -35,7 +35,7 @@ const userAgent = "traffic-migration-cli"
 
 // options are what the three commands share.
 type options struct {
-	flags  hubclient.Flags
+	flags  *hubclient.Flags
 	in     io.Reader
 	out    io.Writer
 	errOut io.Writer
@@ -47,8 +47,13 @@ type options struct {
 	policies func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error)
 }
 
-func newOptions(in io.Reader, out, errOut io.Writer) *options {
-	o := &options{in: in, out: out, errOut: errOut, isTerminal: isTerminal}
+// newOptions returns the options of a command. hub are the flags for the hub that the
+// root command shares with its commands; nil gives the command flags of its own.
+func newOptions(hub *hubclient.Flags, in io.Reader, out, errOut io.Writer) *options {
+	if hub == nil {
+		hub = &hubclient.Flags{}
+	}
+	o := &options{flags: hub, in: in, out: out, errOut: errOut, isTerminal: isTerminal}
 	o.policies = func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error) {
 		clients, namespace, err := o.flags.Clients(userAgent)
 		if err != nil {
@@ -66,13 +71,13 @@ func isTerminal(r io.Reader) bool {
 }
 
 // NewSuspendCommand returns the suspend command.
-func NewSuspendCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
-	return newSuspendCommand(newOptions(in, out, errOut), true)
+func NewSuspendCommand(hub *hubclient.Flags, in io.Reader, out, errOut io.Writer) *cobra.Command {
+	return newSuspendCommand(newOptions(hub, in, out, errOut), true)
 }
 
 // NewResumeCommand returns the resume command.
-func NewResumeCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
-	return newSuspendCommand(newOptions(in, out, errOut), false)
+func NewResumeCommand(hub *hubclient.Flags, in io.Reader, out, errOut io.Writer) *cobra.Command {
+	return newSuspendCommand(newOptions(hub, in, out, errOut), false)
 }
 
 func newSuspendCommand(o *options, suspend bool) *cobra.Command {
@@ -100,7 +105,7 @@ clusters leave their proxy Placement again when their checks pass (or at their d
 			return o.setSuspend(cmd, args[0], suspend)
 		},
 	}
-	o.flags.AddFlags(cmd.Flags())
+	o.flags.AddTo(cmd)
 	return cmd
 }
 
@@ -151,8 +156,8 @@ func suspendedWord(suspend bool) string {
 }
 
 // NewForceRemoveCommand returns the force-remove command.
-func NewForceRemoveCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
-	return newForceRemoveCommand(newOptions(in, out, errOut))
+func NewForceRemoveCommand(hub *hubclient.Flags, in io.Reader, out, errOut io.Writer) *cobra.Command {
+	return newForceRemoveCommand(newOptions(hub, in, out, errOut))
 }
 
 func newForceRemoveCommand(o *options) *cobra.Command {
@@ -177,7 +182,7 @@ unless --yes is given.`,
 			return o.forceRemove(cmd, args[0], args[1])
 		},
 	}
-	o.flags.AddFlags(cmd.Flags())
+	o.flags.AddTo(cmd)
 	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "remove without asking for confirmation")
 	return cmd
 }

@@ -38,7 +38,7 @@ func run(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, newCmd func(*o
 	t.Helper()
 	client := trafficfake.NewSimpleClientset(p)
 	var out, errOut bytes.Buffer
-	o := newOptions(strings.NewReader(stdin), &out, &errOut)
+	o := newOptions(nil, strings.NewReader(stdin), &out, &errOut)
 	o.isTerminal = func(io.Reader) bool { return terminal }
 	o.policies = func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error) {
 		return client.TrafficV1alpha1().TrafficMigrationPolicies(testNamespace), testNamespace, nil

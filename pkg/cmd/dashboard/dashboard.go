@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -45,7 +44,7 @@ const DefaultAddress = "localhost:3100"
 // Options are the flags of the dashboard command.
 type Options struct {
 	// Hub finds the hub's kubeconfig and the namespace of the policies to show.
-	Hub hubclient.Flags
+	Hub *hubclient.Flags
 	// AllNamespaces shows the policies of every namespace.
 	AllNamespaces bool
 	// Address is the host:port to listen on.
@@ -69,14 +68,19 @@ type clients struct {
 
 // NewOptions returns the default options, writing to out and errOut.
 func NewOptions(out, errOut io.Writer) *Options {
-	o := &Options{Address: DefaultAddress, Out: out, ErrOut: errOut, listening: func(string) {}}
+	o := &Options{Hub: &hubclient.Flags{}, Address: DefaultAddress, Out: out, ErrOut: errOut, listening: func(string) {}}
 	o.newClients = o.loadClients
 	return o
 }
 
-// NewCommand returns the dashboard command.
-func NewCommand(out, errOut io.Writer) *cobra.Command {
-	return newCommand(NewOptions(out, errOut))
+// NewCommand returns the dashboard command. hub are the flags for the hub that the
+// root command shares with its commands; nil gives the command flags of its own.
+func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
+	o := NewOptions(out, errOut)
+	if hub != nil {
+		o.Hub = hub
+	}
+	return newCommand(o)
 }
 
 func newCommand(o *Options) *cobra.Command {
@@ -112,7 +116,7 @@ the binary: it needs nothing from the internet.`,
 	}
 	cmd.SetOut(o.Out)
 	cmd.SetErr(o.ErrOut)
-	o.AddFlags(cmd.Flags())
+	o.AddFlags(cmd)
 	logs := logflags.Add(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := logs.Apply(cmd.ErrOrStderr()); err != nil {
@@ -123,9 +127,10 @@ the binary: it needs nothing from the internet.`,
 	return cmd
 }
 
-// AddFlags adds the command's flags to fs.
-func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	o.Hub.AddFlags(fs)
+// AddFlags adds the command's flags to cmd.
+func (o *Options) AddFlags(cmd *cobra.Command) {
+	o.Hub.AddTo(cmd)
+	fs := cmd.Flags()
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "show the policies of every namespace")
 	fs.StringVar(&o.Address, "address", o.Address, "the host:port to serve the dashboard on")
 }

@@ -2,15 +2,18 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package hubclient reaches the hub for the commands that talk to it (status, check,
-// wait, dashboard, suspend, resume, force-remove) with kubectl's own flags: those of
-// k8s.io/cli-runtime's ConfigFlags (--kubeconfig, --context, --namespace, --as,
-// --as-group, --request-timeout, --cluster, --user, --server, ...), read the way kubectl
-// reads them.
+// wait, dashboard, suspend, resume, force-remove, version, and the shell completion of
+// policy and cluster names) with kubectl's own flags: those of k8s.io/cli-runtime's
+// ConfigFlags (--kubeconfig, --context, --namespace, --as, --as-group,
+// --request-timeout, --cluster, --user, --server, ...), read the way kubectl reads them.
+// The root command has them among its persistent flags, as kubectl plugins do, so that
+// every command takes them before or after its name.
 package hubclient
 
 import (
 	"fmt"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
@@ -33,6 +36,8 @@ type Flags struct {
 	Namespace string
 
 	config *genericclioptions.ConfigFlags
+	// added is true once AddFlags added the flags to a flag set.
+	added bool
 }
 
 // ConfigFlags returns kubectl's flags, whose kubeconfig, context and namespace are
@@ -48,6 +53,25 @@ func (f *Flags) ConfigFlags() *genericclioptions.ConfigFlags {
 // AddFlags adds kubectl's flags to fs.
 func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	f.ConfigFlags().AddFlags(fs)
+	f.added = true
+}
+
+// AddTo adds kubectl's flags to cmd's own flags, unless they were added already: the
+// root command adds the flags it shares with its commands to its persistent flags
+// first, and a command built alone (as tests build them) takes them as its own.
+func (f *Flags) AddTo(cmd *cobra.Command) {
+	if !f.added {
+		f.AddFlags(cmd.Flags())
+	}
+}
+
+// Names are the names of kubectl's flags that AddFlags adds.
+func Names() []string {
+	fs := pflag.NewFlagSet("names", pflag.ContinueOnError)
+	(&Flags{}).AddFlags(fs)
+	var names []string
+	fs.VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
+	return names
 }
 
 // Load reads the kubeconfig as kubectl finds it (--kubeconfig, then $KUBECONFIG, then

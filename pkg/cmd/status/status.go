@@ -31,7 +31,7 @@ import (
 type Options struct {
 	// Flags are kubectl's flags for the hub; their Namespace is the policies'
 	// namespace, empty for the context's.
-	hubclient.Flags
+	*hubclient.Flags
 	// AllNamespaces shows the policies of every namespace.
 	AllNamespaces bool
 	// Watch renders again whenever a policy, decision or add-on changes.
@@ -54,17 +54,23 @@ type Options struct {
 	terminal func() bool
 }
 
-// NewOptions returns the default options, writing to out and errOut.
+// NewOptions returns the default options, writing to out and errOut, with flags of
+// their own for the hub.
 func NewOptions(out, errOut io.Writer) *Options {
-	o := &Options{Out: out, ErrOut: errOut, now: time.Now}
+	o := &Options{Flags: &hubclient.Flags{}, Out: out, ErrOut: errOut, now: time.Now}
 	o.newClients = o.loadClients
 	o.terminal = func() bool { return isTerminal(o.Out) }
 	return o
 }
 
-// NewCommand returns the status command.
-func NewCommand(out, errOut io.Writer) *cobra.Command {
-	return newCommand(NewOptions(out, errOut))
+// NewCommand returns the status command. hub are the flags for the hub that the root
+// command shares with its commands; nil gives the command flags of its own.
+func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
+	o := NewOptions(out, errOut)
+	if hub != nil {
+		o.Flags = hub
+	}
+	return newCommand(o)
 }
 
 func newCommand(o *Options) *cobra.Command {
@@ -127,7 +133,7 @@ until interrupted.`,
 // AddFlags adds the command's flags.
 func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	o.Flags.AddFlags(fs)
+	o.Flags.AddTo(cmd)
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "list the policies of every namespace")
 	fs.BoolVarP(&o.Watch, "watch", "w", o.Watch, "show the view again whenever a policy, PlacementDecision or add-on changes, until interrupted")
 	o.Print.AddFlags(cmd)

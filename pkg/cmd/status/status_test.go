@@ -355,12 +355,12 @@ current-context: hub
 		wantNamespace string
 		wantErr       string
 	}{
-		"the current context's namespace": {opts: Options{Flags: hubclient.Flags{Kubeconfig: kubeconfig}}, wantNamespace: "gateway-system"},
-		"--namespace wins":                {opts: Options{Flags: hubclient.Flags{Kubeconfig: kubeconfig, Namespace: "payments"}}, wantNamespace: "payments"},
-		"--context":                       {opts: Options{Flags: hubclient.Flags{Kubeconfig: kubeconfig, Context: "other"}}, wantNamespace: "default"},
-		"$KUBECONFIG":                     {env: kubeconfig, wantNamespace: "gateway-system"},
-		"an unknown context":              {opts: Options{Flags: hubclient.Flags{Kubeconfig: kubeconfig, Context: "nope"}}, wantErr: `context "nope" does not exist`},
-		"a missing file":                  {opts: Options{Flags: hubclient.Flags{Kubeconfig: filepath.Join(dir, "none")}}, wantErr: "load the kubeconfig"},
+		"the current context's namespace": {opts: Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig}}, wantNamespace: "gateway-system"},
+		"--namespace wins":                {opts: Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig, Namespace: "payments"}}, wantNamespace: "payments"},
+		"--context":                       {opts: Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig, Context: "other"}}, wantNamespace: "default"},
+		"$KUBECONFIG":                     {opts: Options{Flags: &hubclient.Flags{}}, env: kubeconfig, wantNamespace: "gateway-system"},
+		"an unknown context":              {opts: Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig, Context: "nope"}}, wantErr: `context "nope" does not exist`},
+		"a missing file":                  {opts: Options{Flags: &hubclient.Flags{Kubeconfig: filepath.Join(dir, "none")}}, wantErr: "load the kubeconfig"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -385,7 +385,7 @@ current-context: hub
 
 func TestStatusCommandHelp(t *testing.T) {
 	var out bytes.Buffer
-	cmd := NewCommand(&out, &out)
+	cmd := NewCommand(nil, &out, &out)
 	cmd.SetArgs([]string{"--help"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)

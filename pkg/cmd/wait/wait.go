@@ -82,7 +82,7 @@ type condition struct {
 
 // Options are the wait command's flags and where it writes.
 type Options struct {
-	flags   hubclient.Flags
+	flags   *hubclient.Flags
 	forArg  string
 	timeout time.Duration
 	grace   time.Duration
@@ -98,9 +98,13 @@ type Options struct {
 	decisions func(ctx context.Context, namespace, placement string) ([]string, error)
 }
 
-// NewCommand returns the wait command.
-func NewCommand(out io.Writer) *cobra.Command {
-	o := &Options{out: out, timeout: 30 * time.Minute, grace: 10 * time.Minute, forArg: "drained", resync: resync}
+// NewCommand returns the wait command. hub are the flags for the hub that the root
+// command shares with its commands; nil gives the command flags of its own.
+func NewCommand(hub *hubclient.Flags, out io.Writer) *cobra.Command {
+	if hub == nil {
+		hub = &hubclient.Flags{}
+	}
+	o := &Options{flags: hub, out: out, timeout: 30 * time.Minute, grace: 10 * time.Minute, forArg: "drained", resync: resync}
 	if f, ok := out.(*os.File); ok {
 		o.terminal = term.IsTerminal(int(f.Fd()))
 	}
@@ -135,6 +139,9 @@ func placementClusters(ctx context.Context, client clusterclient.Interface, name
 }
 
 func newCommand(o *Options) *cobra.Command {
+	if o.flags == nil {
+		o.flags = &hubclient.Flags{}
+	}
 	cmd := &cobra.Command{
 		Use:   "wait NAME",
 		Short: "Wait until a policy's drain is over, a cluster left its proxy, or a condition holds",
@@ -170,7 +177,7 @@ terminal, with the full time elsewhere (a pipeline's log).`,
 			return o.run(cmd.Context(), args[0])
 		},
 	}
-	o.flags.AddFlags(cmd.Flags())
+	o.flags.AddTo(cmd)
 	cmd.Flags().StringVar(&o.forArg, "for", o.forArg, "what to wait for: drained, removed=CLUSTER, or condition=TYPE[=STATUS]")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait at most")
 	cmd.Flags().DurationVar(&o.grace, "grace", o.grace, "how long a drain may be stuck (a cluster Held, Ready or PrometheusReachable False) before wait exits 3; 0: wait through it")

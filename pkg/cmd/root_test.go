@@ -1,0 +1,115 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeKubeconfig writes a kubeconfig of one hub, whose context's namespace is
+// gateway-system, and points $KUBECONFIG and $HOME at it.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(path, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: hub
+  cluster: {server: "`+server+`"}
+users:
+- name: admin
+  user: {token: "`+testToken+`"}
+contexts:
+- name: hub
+  context: {cluster: hub, user: admin, namespace: gateway-system}
+current-context: hub
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", path)
+	t.Setenv("HOME", dir)
+	return path
+}
+
+// testToken is the bearer token of writeKubeconfig's user.
+const testToken = "tm-test-token-0123456789abcdef"
+
+// TestConnectionFlagsOnTheRoot: kubectl's flags for the hub are the root's persistent
+// flags, as a kubectl plugin has them: every command that talks to the hub lists them
+// as global flags and takes them before or after its name.
+func TestConnectionFlagsOnTheRoot(t *testing.T) {
+	writeKubeconfig(t, "https://127.0.0.1:1")
+	for _, c := range []string{"status", "check", "wait", "dashboard", "suspend", "resume", "force-remove", "version"} {
+		var out bytes.Buffer
+		root := NewRootCommand(&out, &out)
+		root.SetArgs([]string{c, "--help"})
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		global := out.String()[strings.Index(out.String(), "Global Flags:")+1:]
+		for _, want := range []string{"--kubeconfig", "--context", "-n, --namespace", "--as", "--request-timeout"} {
+			if !strings.Contains(global, want) {
+				t.Errorf("%s --help has no global %s:\n%s", c, want, out.String())
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{"--context", "nope", "status"},
+		{"status", "--context", "nope"},
+		{"--context=nope", "suspend", "move"},
+		{"-n", "payments", "--context=nope", "wait", "move"},
+	} {
+		var out bytes.Buffer
+		root := NewRootCommand(&out, &out)
+		root.SetArgs(args)
+		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), `context "nope" does not exist`) {
+			t.Errorf("%v: got %v, want the unknown context refused", args, err)
+		}
+	}
+}
+
+// TestServerCommandsRefuseConnectionFlags: the manager and the agent read their
+// kubeconfigs from flags of their own; the root's flags for the hub are neither in
+// their help nor taken.
+func TestServerCommandsRefuseConnectionFlags(t *testing.T) {
+	for _, c := range []string{"manager", "agent"} {
+		var out bytes.Buffer
+		root := NewRootCommand(&out, &out)
+		root.SetArgs([]string{c, "--help"})
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "--kubeconfig") {
+			t.Errorf("%s --help lacks its own --kubeconfig:\n%s", c, out.String())
+		}
+		for _, unwanted := range []string{"--context", "--namespace", "--as-group", "--server"} {
+			if strings.Contains(out.String(), unwanted) {
+				t.Errorf("%s --help lists %s:\n%s", c, unwanted, out.String())
+			}
+		}
+		out.Reset()
+		root = NewRootCommand(&out, &out)
+		root.SetArgs([]string{"--context=other", c})
+		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "--context is for the commands that people run against the hub: "+c+" does not take it") {
+			t.Errorf("%s --context: got %v", c, err)
+		}
+	}
+	// The help of the other commands lists them again after the manager's.
+	var out bytes.Buffer
+	root := NewRootCommand(&out, &out)
+	root.SetArgs([]string{"manager", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	root.SetArgs([]string{"status", "--help"})
+	if err := root.Execute(); err != nil || !strings.Contains(out.String(), "--context") {
+		t.Errorf("status --help after manager --help: %v\n%s", err, out.String())
+	}
+}
