@@ -17,6 +17,7 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/cmd/control"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/dashboard"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/logflags"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/manager"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/status"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/version"
@@ -42,6 +43,9 @@ its Gateway.`,
 	// plugins take them; the commands that talk to the hub share them.
 	hubFlags := &hubclient.Flags{}
 	hubFlags.AddFlags(root.PersistentFlags())
+	// Kubernetes components' logging flags (-v, --logging-format, ...) on every
+	// command; the manager and the agent have them as flags of their own.
+	logflags.AddTo(root)
 
 	root.AddCommand(version.NewCommand(out))
 	hubOptions := hub.NewOptions()

@@ -5,10 +5,15 @@ package cmd
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
 // writeKubeconfig writes a kubeconfig of one hub, whose context's namespace is
@@ -21,7 +26,7 @@ func writeKubeconfig(t *testing.T, server string) string {
 kind: Config
 clusters:
 - name: hub
-  cluster: {server: "`+server+`"}
+  cluster: {server: "`+server+`", insecure-skip-tls-verify: true}
 users:
 - name: admin
   user: {token: "`+testToken+`"}
@@ -111,5 +116,83 @@ func TestServerCommandsRefuseConnectionFlags(t *testing.T) {
 	root.SetArgs([]string{"status", "--help"})
 	if err := root.Execute(); err != nil || !strings.Contains(out.String(), "--context") {
 		t.Errorf("status --help after manager --help: %v\n%s", err, out.String())
+	}
+}
+
+// TestLoggingFlagsOnEveryCommand: every command takes Kubernetes components' logging
+// flags (k8s.io/component-base's logs/api/v1).
+func TestLoggingFlagsOnEveryCommand(t *testing.T) {
+	var out bytes.Buffer
+	root := NewRootCommand(&out, &out)
+	var names []string
+	for _, c := range root.Commands() {
+		names = append(names, c.Name())
+	}
+	for _, want := range []string{"status", "check", "wait", "dashboard", "suspend", "resume", "force-remove", "version", "manager", "agent"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no command %s among %v", want, names)
+		}
+	}
+	names = append(names, "completion")
+	for _, c := range names {
+		if c == "help" {
+			continue
+		}
+		out.Reset()
+		root := NewRootCommand(&out, &out)
+		root.SetArgs([]string{c, "--help"})
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"-v, --v Level", "--vmodule", "--logging-format string", "--log-flush-frequency"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s --help lacks %s:\n%s", c, want, out.String())
+			}
+		}
+	}
+}
+
+// TestStatusAtV10KeepsTheTokenOut: status at -v=10 logs its requests, with their
+// headers and bodies, to its error output, and the kubeconfig's bearer token is not
+// among them.
+func TestStatusAtV10KeepsTheTokenOut(t *testing.T) {
+	resetLogging := func() {
+		if err := logsapi.ResetForTest(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resetLogging()
+	t.Cleanup(resetLogging)
+	// TLS: client-go sends a kubeconfig's credentials to no other server.
+	server := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+testToken {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		if r.URL.Path != "/apis/traffic.open-cluster-management.io/v1alpha1/namespaces/gateway-system/trafficmigrationpolicies" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"TrafficMigrationPolicyList","apiVersion":"traffic.open-cluster-management.io/v1alpha1","metadata":{},"items":[]}`))
+	}))
+	defer server.Close()
+	writeKubeconfig(t, server.URL)
+	var out, errOut bytes.Buffer
+	root := NewRootCommand(&out, &errOut)
+	root.SetArgs([]string{"status", "-v=10"})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "No TrafficMigrationPolicies found in namespace gateway-system") {
+		t.Errorf("output %q", out.String())
+	}
+	for _, want := range []string{"Authorization: Bearer <masked>", `\"kind\":\"TrafficMigrationPolicyList\"`} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("the log lacks %s:\n%s", want, errOut.String())
+		}
+	}
+	if strings.Contains(errOut.String(), testToken) || strings.Contains(out.String(), testToken) {
+		t.Errorf("the bearer token is in the output:\n%s\n%s", out.String(), errOut.String())
 	}
 }

@@ -56,11 +56,8 @@ line.`,
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
 	o.AddFlags(cmd.Flags())
-	logs := logflags.Add(cmd)
+	logflags.AddTo(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := logs.Apply(cmd.ErrOrStderr()); err != nil {
-			return err
-		}
 		defer klog.Flush()
 		return o.Run(cmd.Context())
 	}

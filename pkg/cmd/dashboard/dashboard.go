@@ -35,7 +35,6 @@ import (
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
-	"open-cluster-management.io/traffic-migration/pkg/cmd/logflags"
 )
 
 // DefaultAddress is where the dashboard listens unless --address says otherwise.
@@ -117,11 +116,7 @@ the binary: it needs nothing from the internet.`,
 	cmd.SetOut(o.Out)
 	cmd.SetErr(o.ErrOut)
 	o.AddFlags(cmd)
-	logs := logflags.Add(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := logs.Apply(cmd.ErrOrStderr()); err != nil {
-			return err
-		}
 		return o.ValidateAndRun(cmd.Context())
 	}
 	return cmd

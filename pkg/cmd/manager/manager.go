@@ -41,11 +41,8 @@ verbosity is set with -v, and --logging-format=json writes one JSON object per l
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
 	o.AddFlags(cmd.Flags())
-	logs := logflags.Add(cmd)
+	logflags.AddTo(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := logs.Apply(cmd.ErrOrStderr()); err != nil {
-			return err
-		}
 		defer klog.Flush()
 		return process.Run(cmd.Context(), o, start)
 	}

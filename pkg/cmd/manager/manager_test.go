@@ -6,7 +6,6 @@ package manager
 import (
 	"bytes"
 	"context"
-	goflag "flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
 	"open-cluster-management.io/traffic-migration/pkg/hub/process"
@@ -69,12 +69,15 @@ func TestManagerCommandHelp(t *testing.T) {
 }
 
 func TestManagerCommandRuns(t *testing.T) {
-	t.Cleanup(func() {
-		// -v below changes klog's global verbosity; put it back.
-		fs := goflag.NewFlagSet("reset", goflag.ContinueOnError)
-		klog.InitFlags(fs)
-		_ = fs.Set("v", "0")
-	})
+	// -v below changes the process's logging configuration, which the commands of
+	// the other tests applied already: start from none, and put the default back.
+	resetLogging := func() {
+		if err := logsapi.ResetForTest(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resetLogging()
+	t.Cleanup(resetLogging)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
 kind: Config
