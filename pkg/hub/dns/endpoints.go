@@ -70,6 +70,9 @@ type Observed struct {
 	obj *unstructured.Unstructured
 }
 
+// Object is the DNSEndpoint's metadata as read or written.
+func (o *Observed) Object() metav1.Object { return o.obj }
+
 // Applied reports whether external-dns applied the DNSEndpoint's current generation.
 func (o *Observed) Applied() bool {
 	return o.Generation > 0 && o.ObservedGeneration >= o.Generation
@@ -91,14 +94,14 @@ type Endpoints struct {
 	// ownerID is the manager's id on its DNSEndpoints (DNSOwnerAnnotation).
 	ownerID string
 
-	mu          sync.Mutex
-	served      bool
-	lastCheck   time.Time
-	informer    cache.SharedIndexInformer
-	lastWritten map[string]*unstructured.Unstructured
+	mu        sync.Mutex
+	served    bool
+	lastCheck time.Time
+	informer  cache.SharedIndexInformer
+	// handlers are added to the informer when it starts (AddEventHandler).
+	handlers []cache.ResourceEventHandler
 	// written is, for each DNSEndpoint, the object and generation of this manager's
-	// last write, kept after the cache has it (lastWritten is not), to tell a change
-	// or a deletion by someone else.
+	// last write, to tell a change or a deletion by someone else.
 	written map[string]ownWrite
 	// deletedByOthers are the DNSEndpoints this manager wrote that someone deleted.
 	deletedByOthers map[string]bool
@@ -118,7 +121,7 @@ const byHostname = "byHostname"
 // ownerID. The informer starts, once the hub serves DNSEndpoints, with ctx.
 func NewEndpoints(ctx context.Context, client dynamic.Interface, disc discovery.DiscoveryInterface, clk clock.PassiveClock, fieldManager, ownerID string) *Endpoints {
 	return &Endpoints{client: client, discovery: disc, clock: clk, fieldManager: fieldManager, ownerID: ownerID,
-		lastWritten: map[string]*unstructured.Unstructured{}, written: map[string]ownWrite{}, deletedByOthers: map[string]bool{},
+		written: map[string]ownWrite{}, deletedByOthers: map[string]bool{},
 		stopCtx: ctx, enqueue: func(string, []string) {}}
 }
 
@@ -129,6 +132,35 @@ func (e *Endpoints) SetEnqueue(enqueue func(key string, hostnames []string)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.enqueue = enqueue
+}
+
+// AddEventHandler makes handler see the changes of the manager's DNSEndpoints, from
+// when the informer starts.
+func (e *Endpoints) AddEventHandler(handler cache.ResourceEventHandler) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.handlers = append(e.handlers, handler)
+	if e.informer != nil {
+		_, err := e.informer.AddEventHandler(handler)
+		return err
+	}
+	return nil
+}
+
+// Cached returns the cache's copy of a DNSEndpoint of the manager's, if it has one.
+func (e *Endpoints) Cached(namespace, name string) (metav1.Object, bool) {
+	e.mu.Lock()
+	informer := e.informer
+	e.mu.Unlock()
+	if informer == nil {
+		return nil, false
+	}
+	item, exists, err := informer.GetStore().GetByKey(namespace + "/" + name)
+	if err != nil || !exists {
+		return nil, false
+	}
+	u, ok := item.(*unstructured.Unstructured)
+	return u, ok
 }
 
 // Get returns the DNSEndpoint of the given name, nil when there is none; ErrNotServed
@@ -150,13 +182,6 @@ func (e *Endpoints) Get(ctx context.Context, namespace, name string) (*Observed,
 	}
 	edited := false
 	e.mu.Lock()
-	if w := e.lastWritten[key]; w != nil {
-		if obj == nil || (obj.GetUID() == w.GetUID() && obj.GetGeneration() < w.GetGeneration()) {
-			obj = w // the cache is behind this manager's own write
-		} else {
-			delete(e.lastWritten, key)
-		}
-	}
 	if own, ok := e.written[key]; ok && obj != nil {
 		edited = obj.GetUID() == own.uid && obj.GetGeneration() > own.generation
 	}
@@ -292,7 +317,6 @@ func (e *Endpoints) Apply(ctx context.Context, policy *trafficv1alpha1.TrafficMi
 	}
 	key := policy.Namespace + "/" + policy.Name
 	e.mu.Lock()
-	e.lastWritten[key] = written
 	e.written[key] = ownWrite{uid: written.GetUID(), generation: written.GetGeneration()}
 	recreated := current == nil && e.deletedByOthers[key]
 	delete(e.deletedByOthers, key)
@@ -306,21 +330,16 @@ func (e *Endpoints) Apply(ctx context.Context, policy *trafficv1alpha1.TrafficMi
 func (e *Endpoints) Forget(namespace, name string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	delete(e.lastWritten, namespace+"/"+name)
 	delete(e.written, namespace+"/"+name)
 	delete(e.deletedByOthers, namespace+"/"+name)
 }
 
 // deleted notes that a DNSEndpoint was deleted: one this manager wrote was deleted by
-// someone else (the manager never deletes one), and the cache no longer lags behind
-// the manager's write of it.
+// someone else (the manager never deletes one).
 func (e *Endpoints) deleted(obj *unstructured.Unstructured) {
 	key := obj.GetNamespace() + "/" + obj.GetName()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if w := e.lastWritten[key]; w != nil && w.GetUID() == obj.GetUID() {
-		delete(e.lastWritten, key)
-	}
 	if own, ok := e.written[key]; ok && own.uid == obj.GetUID() {
 		delete(e.written, key)
 		e.deletedByOthers[key] = true
@@ -398,6 +417,11 @@ func (e *Endpoints) ensureInformer(ctx context.Context) (cache.SharedIndexInform
 		},
 	}); err != nil {
 		return nil, fmt.Errorf("watch DNSEndpoints: %w", err)
+	}
+	for _, h := range e.handlers {
+		if _, err := informer.AddEventHandler(h); err != nil {
+			return nil, fmt.Errorf("watch DNSEndpoints: %w", err)
+		}
 	}
 	klog.FromContext(ctx).Info("The hub serves DNSEndpoints: watching those of the policies with spec.dns", "resource", Resource.String())
 	factory.Start(e.stopCtx.Done())

@@ -30,17 +30,17 @@ func (c *Controller) apply(ctx context.Context, policy *trafficv1alpha1.TrafficM
 		return err
 	}
 	desired := proxy.Decisions(policy.Namespace, st.proxyName, groups)
-	if err := c.applyDecisions(ctx, placement, desired, st.proxyDecisions); err != nil {
+	if err := c.applyDecisions(ctx, policy, placement, desired, st.proxyDecisions); err != nil {
 		return err
 	}
-	return c.applyProxyStatus(ctx, placement, desired)
+	return c.applyProxyStatus(ctx, policy, placement, desired)
 }
 
 // ensureProxyPlacement creates the proxy Placement, or adopts one that a deleted policy
 // left (rule 11). Scheduling is disabled on it, so OCM's placement controller leaves its
 // decisions to this controller (rule 10).
 func (c *Controller) ensureProxyPlacement(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state) (*clusterv1beta1.Placement, error) {
-	w := c.placementWriter(policy.Namespace)
+	w := c.placementWriter(policy)
 	if st.proxy == nil {
 		created, err := w.create(ctx, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{
 			Name:        st.proxyName,
@@ -71,8 +71,8 @@ func (c *Controller) ensureProxyPlacement(ctx context.Context, policy *trafficv1
 
 // applyDecisions makes the proxy's PlacementDecisions the desired ones: first every
 // addition (new objects, and clusters added to existing ones), then every removal.
-func (c *Controller) applyDecisions(ctx context.Context, placement *clusterv1beta1.Placement, desired, existing []*clusterv1beta1.PlacementDecision) error {
-	w := c.decisionWriter(placement.Namespace)
+func (c *Controller) applyDecisions(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, placement *clusterv1beta1.Placement, desired, existing []*clusterv1beta1.PlacementDecision) error {
+	w := c.decisionWriter(policy)
 	current := map[string]*clusterv1beta1.PlacementDecision{}
 	for _, d := range existing {
 		current[d.Name] = d
@@ -154,7 +154,7 @@ func writeDecision(ctx context.Context, w *decisionWriter, have, want *clusterv1
 
 // applyProxyStatus keeps the proxy Placement's status true to its decisions, for
 // consumers that read the Placement itself (rule 10).
-func (c *Controller) applyProxyStatus(ctx context.Context, placement *clusterv1beta1.Placement, decisions []*clusterv1beta1.PlacementDecision) error {
+func (c *Controller) applyProxyStatus(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, placement *clusterv1beta1.Placement, decisions []*clusterv1beta1.PlacementDecision) error {
 	status := placement.Status.DeepCopy()
 	status.DecisionGroups = proxy.GroupStatus(decisions)
 	status.NumberOfSelectedClusters = 0
@@ -171,7 +171,7 @@ func (c *Controller) applyProxyStatus(ctx context.Context, placement *clusterv1b
 		satisfied.Status, satisfied.Reason, satisfied.Message = metav1.ConditionFalse, "NoManagedClusterMatched", "No cluster is in the real Placement or draining"
 	}
 	meta.SetStatusCondition(&status.Conditions, satisfied)
-	if _, err := c.placementWriter(placement.Namespace).patchStatus(ctx, placement, *status, placement.Status); err != nil {
+	if _, err := c.placementWriter(policy).patchStatus(ctx, placement, *status, placement.Status); err != nil {
 		return fmt.Errorf("write proxy Placement %s status: %w", placement.Name, err)
 	}
 	return nil

@@ -144,7 +144,7 @@ func newApplyController(t *testing.T, placement *clusterv1beta1.Placement, decis
 			t.Fatal(err)
 		}
 	}
-	return &Controller{clusterClient: api.client, written: newWritten(clock.RealClock{})}, api
+	return &Controller{clusterClient: api.client, expectations: newExpectations(clock.RealClock{})}, api
 }
 
 func (api *fakeAPI) next() string {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,16 +77,12 @@ type Controller struct {
 	metrics     *Metrics
 	clock       clock.PassiveClock
 
-	// written are the controller's own last writes, which the caches may not show
-	// yet: a sync reads the policy and its proxy through them.
-	written written
+	// expectations are the controller's own writes that the caches do not show yet:
+	// a policy's sync waits for them.
+	expectations *expectations
 
-	// programmedSince is, for each policy with spec.dns, when this manager first saw
-	// each cluster's target Gateway Programmed with an address (see dnsSettle), and
-	// refusedNote the refused addresses it last reported in an event.
-	programmedMu    sync.Mutex
-	programmedSince map[string]map[string]time.Time
-	refusedNote     map[string]string
+	// memory is what the controller keeps of each policy between its syncs.
+	memory *memories
 }
 
 // Informers are the informers the controller reads. The ManagedClusterAddOn informer
@@ -141,14 +136,12 @@ func NewController(
 		prometheus:    promcheck.NewClients(kubeClient.CoreV1(), clk, limits.prometheusClient),
 		metrics:       metrics,
 		clock:         clk,
-		written:       newWritten(clk),
-
-		programmedSince: map[string]map[string]time.Time{},
-		refusedNote:     map[string]string{},
+		expectations:  newExpectations(clk),
+		memory:        newMemories(),
 	}
 	c.querySlots = make(chan struct{}, maxParallelQueries)
-	c.evaluations = newEvaluator(c.evaluate)
-	c.nameServers = newNameServerChecks(limits.DNSVerifier, clk)
+	c.evaluations = newEvaluator(c.evaluate, c.memory)
+	c.nameServers = newNameServerChecks(limits.DNSVerifier, clk, c.memory)
 	ctrl := factory.New().
 		WithInformersQueueKeysFunc(queueKeyOf, informers.Policies.Informer()).
 		WithInformersQueueKeysFunc(c.policiesOfPlacement, informers.Placements.Informer()).
@@ -163,8 +156,21 @@ func NewController(
 	// has, must not wake any policy.
 	queue := ctrl.SyncContext().Queue()
 	c.evaluations.wake = queue.Add
+	c.expectations.wake = queue.Add
+	for k, informer := range map[kind]cache.SharedIndexInformer{
+		kindPolicy:    informers.Policies.Informer(),
+		kindPlacement: informers.Placements.Informer(),
+		kindDecision:  informers.Decisions.Informer(),
+	} {
+		if _, err := informer.AddEventHandler(c.expectations.handler(k)); err != nil {
+			return nil, fmt.Errorf("watch the controller's own writes: %w", err)
+		}
+	}
 	c.nameServers.wake = queue.Add
 	if endpoints != nil {
+		if err := endpoints.AddEventHandler(c.expectations.handler(kindDNSEndpoint)); err != nil {
+			return nil, fmt.Errorf("watch the controller's own writes: %w", err)
+		}
 		wakeClaimants := func(hostnames []string) {
 			for _, h := range hostnames {
 				for _, k := range c.keysByIndex(byHostname, h) {
@@ -219,6 +225,18 @@ func NewController(
 	return ctrl, nil
 }
 
+// forget drops all the controller keeps of a deleted policy: its memory, the
+// expectations of its writes, its metrics' series and its DNSEndpoint's record.
+func (c *Controller) forget(namespace, name string) {
+	key := namespace + "/" + name
+	c.memory.forget(key)
+	c.expectations.forget(key)
+	c.metrics.forget(namespace, name)
+	if c.endpoints != nil {
+		c.endpoints.Forget(namespace, name)
+	}
+}
+
 // sync brings one policy's proxy and status up to date.
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key string) error {
 	logger := klog.FromContext(ctx).WithValues("policy", key)
@@ -230,25 +248,20 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	policy, err := c.policies.TrafficMigrationPolicies(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		// Rule 11: a deleted policy leaves its proxy as last written.
-		c.metrics.forget(ns, name)
-		c.evaluations.forget(key)
-		c.nameServers.forget(key)
-		c.written.policies.forget(ns, name)
-		if c.endpoints != nil {
-			c.endpoints.Forget(ns, name)
-		}
-		c.programmedMu.Lock()
-		delete(c.programmedSince, key)
-		delete(c.refusedNote, key)
-		c.programmedMu.Unlock()
+		c.forget(ns, name)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	// Never older than this controller last wrote it: its status holds the drain state
-	// that the proxy's decisions, written before it, go with.
-	policy, _ = c.written.policies.get(ns, name, policy, true)
+	// The caches must show what the policy's last syncs wrote: the policy's status holds
+	// the drain state that the proxy's decisions, written before it, go with. The
+	// watch event that brings a write wakes the policy again.
+	if wait := c.expectations.pending(key, c.lookupCaches); wait > 0 {
+		logger.V(4).Info("Waiting for the caches to show this controller's last writes")
+		syncCtx.Queue().AddAfter(key, wait)
+		return nil
+	}
 	now := c.clock.Now()
 
 	st := c.gather(ctx, policy, now)

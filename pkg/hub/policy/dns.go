@@ -254,15 +254,18 @@ func sortedHostnames(spec *trafficv1alpha1.DNSPublishing) []string {
 // settled returns the clusters whose target Gateway has been Programmed, with an
 // address reported, for dnsSettle as this manager saw it, and sets d.settleAt to when
 // the next one will have.
-func (c *Controller) settled(policy *trafficv1alpha1.TrafficMigrationPolicy, agents agentReports, now time.Time, d *dnsState) sets.Set[string] {
-	key := policy.Namespace + "/" + policy.Name
-	c.programmedMu.Lock()
-	defer c.programmedMu.Unlock()
-	seen := c.programmedSince[key]
-	if seen == nil {
-		seen = map[string]time.Time{}
-		c.programmedSince[key] = seen
-	}
+func (c *Controller) settled(policy *trafficv1alpha1.TrafficMigrationPolicy, agents agentReports, now time.Time, d *dnsState) (out sets.Set[string]) {
+	c.memory.with(keyOf(policy), func(m *memory) {
+		if m.programmedSince == nil {
+			m.programmedSince = map[string]time.Time{}
+		}
+		out = settledSince(m.programmedSince, agents, now, d)
+	})
+	return out
+}
+
+// settledSince is settled on the times seen, which it keeps up to date.
+func settledSince(seen map[string]time.Time, agents agentReports, now time.Time, d *dnsState) sets.Set[string] {
 	out := sets.New[string]()
 	for cluster := range seen {
 		if !agents.ready.Has(cluster) || len(agents.addresses[cluster]) == 0 {
@@ -307,6 +310,7 @@ func (c *Controller) applyDNS(ctx context.Context, policy *trafficv1alpha1.Traff
 		return
 	}
 	c.metrics.dnsWrite(policy, operation, "Written")
+	c.expectations.wrote(keyOf(policy), kindDNSEndpoint, written.Object())
 	if d.current != nil {
 		d.previous = &d.current.Endpoint
 	}
@@ -344,11 +348,11 @@ func (c *Controller) reportRefused(policy *trafficv1alpha1.TrafficMigrationPolic
 		return
 	}
 	note := refusedNote(d.plan.Refused)
-	key := policy.Namespace + "/" + policy.Name
-	c.programmedMu.Lock()
-	changed := c.refusedNote[key] != note
-	c.refusedNote[key] = note
-	c.programmedMu.Unlock()
+	var changed bool
+	c.memory.with(keyOf(policy), func(m *memory) {
+		changed = m.refusedNote != note
+		m.refusedNote = note
+	})
 	if changed && note != "" {
 		c.event(policy, corev1.EventTypeWarning, ReasonDNSAddressRefused, "Not published in DNS: "+note)
 	}

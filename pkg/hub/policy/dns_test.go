@@ -16,7 +16,7 @@ import (
 // A cluster's Gateway is published only once this manager has seen it Programmed, with
 // an address, for dnsSettle; it waits again after it stopped being so.
 func TestSettled(t *testing.T) {
-	c := &Controller{programmedSince: map[string]map[string]time.Time{}}
+	c := &Controller{memory: newMemories()}
 	p := &trafficv1alpha1.TrafficMigrationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
 	t0 := time.Date(2030, 1, 2, 12, 0, 0, 0, time.UTC)
 	agents := agentReports{ready: sets.New("c1", "c2"), addresses: map[string][]string{"c1": {"10.0.0.1"}}}

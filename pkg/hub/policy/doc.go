@@ -10,27 +10,30 @@
 // round of checks), decides with one pure function, applies the proxy, and writes the
 // status once. Two mechanisms around it need care when the code changes.
 //
-// # The own-writes record (ownwrites.go, write.go)
+// # Expectations of the controller's own writes (expectations.go, write.go)
 //
-// The policy, the proxy Placement and the proxy's PlacementDecisions come from three
-// informers fed by separate watches, and one may show the previous sync's writes
-// before another. A sync that read the new status (a cluster Removed) with the old
-// decisions (the cluster still listed) would start draining the removed cluster again;
-// one that read the old status with the new decisions could act on drain state that
-// was reset and remove a cluster early. So the controller remembers its own last write
-// of each of these objects (written) and reads them through it: each is at least as
-// new as the controller last wrote it. The invariants:
+// The policy, the proxy Placement, the proxy's PlacementDecisions and the DNSEndpoint
+// come from four informers fed by separate watches, and one may show the previous
+// sync's writes before another. A sync that read the new status (a cluster Removed)
+// with the old decisions (the cluster still listed) would start draining the removed
+// cluster again; one that read the old status with the new decisions could act on
+// drain state that was reset and remove a cluster early. So the controller records
+// each of its writes, as Kubernetes' ControllerExpectations do, and a sync reads
+// nothing until the caches show every write of the policy's earlier syncs. The
+// invariants:
 //
-//   - Every write goes through a writer (write.go): creates, patches through sdk-go's
-//     patcher, deletes with preconditions. The writer records what the API server
-//     returned, or the deletion; nothing else writes these objects.
-//   - A sync reads the policy, the proxy Placement and the proxy decisions through
-//     written (get, list), never from the listers alone.
+//   - Every write goes through a writer (write.go), or the DNSEndpoint's Apply: creates,
+//     patches through sdk-go's patcher, deletes with preconditions. Each records
+//     (uid, resourceVersion) of what the API server returned, or the deletion, under
+//     the policy's key; nothing else writes these objects.
+//   - A sync starts by asking the expectations whether the caches show them
+//     (resourceversion.CompareResourceVersion; another uid of the name counts as
+//     shown). While one does not, the sync writes nothing and returns: the watch event
+//     that brings the write wakes the policy (observe), and a requeue after
+//     expectationTTL bounds the wait when no event ever will.
 //   - Every write carries the resourceVersion it was decided from (the patcher's, the
 //     delete's precondition), so a write from a stale view conflicts and the sync runs
 //     again, rather than overwrite what it did not see.
-//   - A write is forgotten once the cache shows it (or a newer version), or after
-//     ownWriteTTL; never because of how many writes there are.
 //   - The proxy's decisions are written before the status (additions before
 //     removals), and the status says what the decisions now are: the status is the
 //     durable drain state that goes with them (rule 9). A status write that conflicts

@@ -36,10 +36,8 @@ type evaluator struct {
 	// wake enqueues a policy's key.
 	wake func(key string)
 
-	mu     sync.Mutex
-	rounds map[string]*round
-	// spacing is each policy's last measure of its series' sample spacing.
-	spacing map[string]spacingMeasure
+	// memory holds each policy's round and spacing measure.
+	memory *memories
 }
 
 // spacingMeasure is a policy's last measure of the spacing of its trafficShare
@@ -83,8 +81,8 @@ type round struct {
 	at time.Time
 }
 
-func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationPolicy, dueChecks, map[string]map[string]string) (roundResults, time.Time)) *evaluator {
-	return &evaluator{check: check, rounds: map[string]*round{}, spacing: map[string]spacingMeasure{}}
+func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationPolicy, dueChecks, map[string]map[string]string) (roundResults, time.Time), memory *memories) *evaluator {
+	return &evaluator{check: check, memory: memory, wake: func(string) {}}
 }
 
 // take returns the results of the policy's finished round with the time its queries
@@ -92,53 +90,44 @@ func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationP
 // for a policy of the same name that was deleted since, are dropped: they answered
 // another question.
 func (e *evaluator) take(key string, policy *trafficv1alpha1.TrafficMigrationPolicy) (results roundResults, at time.Time, inFlight bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	r, ok := e.rounds[key]
-	if !ok {
-		return roundResults{}, time.Time{}, false
-	}
-	if !r.done {
-		return roundResults{}, time.Time{}, true
-	}
-	delete(e.rounds, key)
-	if r.uid != policy.UID || r.generation != policy.Generation {
-		return roundResults{}, time.Time{}, false
-	}
-	return r.results, r.at, false
+	e.memory.with(key, func(m *memory) {
+		r := m.round
+		switch {
+		case r == nil:
+		case !r.done:
+			inFlight = true
+		default:
+			m.round = nil
+			if r.uid == policy.UID && r.generation == policy.Generation {
+				results, at = r.results, r.at
+			}
+		}
+	})
+	return results, at, inFlight
 }
 
 // start begins a round of checks of the due clusters unless one is in flight. ctx ends
 // the round early when the controller stops.
 func (e *evaluator) start(ctx context.Context, key string, policy *trafficv1alpha1.TrafficMigrationPolicy, due dueChecks, labels map[string]map[string]string) {
-	e.mu.Lock()
-	if _, ok := e.rounds[key]; ok {
-		e.mu.Unlock()
+	var r *round
+	e.memory.with(key, func(m *memory) {
+		if m.round == nil {
+			r = &round{uid: policy.UID, generation: policy.Generation}
+			m.round = r
+		}
+	})
+	if r == nil {
 		return
 	}
-	r := &round{uid: policy.UID, generation: policy.Generation}
-	e.rounds[key] = r
-	e.mu.Unlock()
-
 	go func() {
 		results, at := e.check(ctx, policy, due, labels)
-		e.mu.Lock()
+		e.memory.mu.Lock()
 		r.done, r.results, r.at = true, results, at
-		e.mu.Unlock()
+		e.memory.mu.Unlock()
 		if ctx.Err() == nil {
 			e.wake(key)
 		}
 	}()
-}
-
-// forget drops what is known of a deleted policy.
-func (e *evaluator) forget(key string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if r, ok := e.rounds[key]; ok && r.done {
-		delete(e.rounds, key)
-	}
-	delete(e.spacing, key)
 }
 
 // windowNote returns what the policy's last measure of its sample spacing says of its
@@ -151,11 +140,14 @@ func (c *Controller) windowNote(ctx context.Context, policy *trafficv1alpha1.Tra
 	if ts == nil {
 		return ""
 	}
-	e, key := c.evaluations, policy.Namespace+"/"+policy.Name
-	e.mu.Lock()
-	last, ok := e.spacing[key]
-	e.mu.Unlock()
-	sameSpec := ok && last.uid == policy.UID && last.generation == policy.Generation
+	key := keyOf(policy)
+	var last spacingMeasure
+	c.memory.with(key, func(m *memory) {
+		if m.spacing != nil {
+			last = *m.spacing
+		}
+	})
+	sameSpec := last.uid == policy.UID && last.generation == policy.Generation
 	if sameSpec && now.Before(last.next) {
 		return last.note
 	}
@@ -181,9 +173,7 @@ func (c *Controller) windowNote(ctx context.Context, policy *trafficv1alpha1.Tra
 			next.next = now.Add(min(promcheck.SpacingLookbacks(time.Duration(window))[0], promcheck.SpacingInterval))
 		}
 	}
-	e.mu.Lock()
-	e.spacing[key] = next
-	e.mu.Unlock()
+	c.memory.with(key, func(m *memory) { m.spacing = &next })
 	return next.note
 }
 

@@ -73,7 +73,7 @@ func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.Traffic
 }
 
 // caches reads the hub for gather.Read through the controller's informers' caches,
-// and the proxy's decisions as this controller last wrote them (see written).
+// which show every write of the policy's previous syncs (see expectations).
 type caches struct{ c *Controller }
 
 // errNotSynced: the ManagedClusters are not known until their cache has synced.
@@ -83,17 +83,9 @@ func (r caches) Placement(_ context.Context, namespace, name string) (*clusterv1
 	return r.c.placements.Placements(namespace).Get(name)
 }
 
-// Decisions lists the cache's PlacementDecisions of a Placement, newer ones this
-// controller wrote in their place, without those it deleted and with those it created,
-// until the cache has caught up. Only the proxy's decisions are ever written.
+// Decisions lists the cache's PlacementDecisions of a Placement.
 func (r caches) Decisions(_ context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error) {
-	cached, err := r.c.decisionsOf(namespace, placement)
-	if err != nil {
-		return nil, err
-	}
-	return r.c.written.decisions.list(cached, func(d *clusterv1beta1.PlacementDecision) bool {
-		return d.Namespace == namespace && d.Labels[clusterv1beta1.PlacementLabel] == placement
-	}), nil
+	return r.c.decisionsOf(namespace, placement)
 }
 
 func (r caches) ManagedCluster(_ context.Context, name string) (*clusterv1.ManagedCluster, error) {
@@ -136,13 +128,11 @@ func useChecks(due []string, results map[string]promcheck.Evaluation, at time.Ti
 	return unchecked
 }
 
-// proxyPlacement returns the proxy Placement if it exists, as this controller last
-// wrote it if the cache is behind, and a conflict message when the name is taken by a
-// Placement this manager did not create for this policy.
+// proxyPlacement returns the proxy Placement if it exists, and a conflict message when
+// the name is taken by a Placement this manager did not create for this policy.
 func (c *Controller) proxyPlacement(policy *trafficv1alpha1.TrafficMigrationPolicy, name string) (*clusterv1beta1.Placement, string) {
 	p, err := c.placements.Placements(policy.Namespace).Get(name)
-	p, ok := c.written.placements.get(policy.Namespace, name, p, err == nil)
-	if !ok {
+	if err != nil {
 		return nil, ""
 	}
 	owner, ours := p.Labels[trafficv1alpha1.PolicyLabel]

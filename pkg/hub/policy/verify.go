@@ -6,7 +6,6 @@ package policy
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -57,16 +56,15 @@ type nameServerChecks struct {
 	clock    clock.PassiveClock
 	// wake enqueues a policy's key.
 	wake func(key string)
-
-	mu     sync.Mutex
-	rounds map[string]*nsRounds
+	// memory holds each policy's rounds.
+	memory *memories
 }
 
-func newNameServerChecks(verifier dns.Verifier, clk clock.PassiveClock) *nameServerChecks {
+func newNameServerChecks(verifier dns.Verifier, clk clock.PassiveClock, memory *memories) *nameServerChecks {
 	if verifier == nil {
 		verifier = &dns.NameServers{}
 	}
-	return &nameServerChecks{verifier: verifier, clock: clk, wake: func(string) {}, rounds: map[string]*nsRounds{}}
+	return &nameServerChecks{verifier: verifier, clock: clk, wake: func(string) {}, memory: memory}
 }
 
 // verdict is what the name servers say of a policy's leaving clusters.
@@ -90,12 +88,17 @@ func (n *nameServerChecks) verify(ctx context.Context, key string, q nsQuestion,
 	if len(leaving) == 0 {
 		return v
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	r := n.rounds[key]
+	n.memory.mu.Lock()
+	defer n.memory.mu.Unlock()
+	mem := n.memory.byPolicy[key]
+	if mem == nil {
+		mem = &memory{}
+		n.memory.byPolicy[key] = mem
+	}
+	r := mem.nameServers
 	if r == nil {
 		r = &nsRounds{}
-		n.rounds[key] = r
+		mem.nameServers = r
 	}
 	if r.last != nil && r.last.question == q {
 		v.confirmed, v.waiting = dns.Confirm(r.last.obs, published, leaving)
@@ -115,24 +118,17 @@ func (n *nameServerChecks) verify(ctx context.Context, key string, q nsQuestion,
 	r.running, r.lastStart = true, now
 	go func() {
 		obs := n.verifier.Observe(ctx, hostnames, nameservers)
-		n.mu.Lock()
+		n.memory.mu.Lock()
 		r.running = false
 		if ctx.Err() == nil {
 			r.last = &nsResult{question: q, obs: obs}
 		}
-		n.mu.Unlock()
+		n.memory.mu.Unlock()
 		if ctx.Err() == nil {
 			n.wake(key)
 		}
 	}()
 	return v
-}
-
-// forget drops what is known of a deleted policy; a round in flight ends unused.
-func (n *nameServerChecks) forget(key string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	delete(n.rounds, key)
 }
 
 // questionOf is the question of a round for the policy's DNSEndpoint generation.

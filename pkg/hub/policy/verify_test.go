@@ -45,7 +45,7 @@ func TestNameServerChecks(t *testing.T) {
 	t0 := time.Date(2030, 1, 2, 12, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(t0)
 	v := &fakeVerifier{release: make(chan dns.Observation)}
-	n := newNameServerChecks(v, clk)
+	n := newNameServerChecks(v, clk, newMemories())
 	woken := make(chan string, 10)
 	n.wake = func(key string) { woken <- key }
 	const every = 10 * time.Second
@@ -118,9 +118,9 @@ func TestNameServerChecks(t *testing.T) {
 	if got := n.verify(t.Context(), "ns/p", q, nil, nil, published, nil, every); got.again != 0 || len(got.waiting) != 0 {
 		t.Errorf("nothing leaving: %+v", got)
 	}
-	n.forget("ns/p")
-	if len(n.rounds) != 0 {
-		t.Errorf("forget left %d entries", len(n.rounds))
+	n.memory.forget("ns/p")
+	if len(n.memory.byPolicy) != 0 {
+		t.Errorf("forget left %d entries", len(n.memory.byPolicy))
 	}
 }
 

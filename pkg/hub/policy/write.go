@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -16,6 +17,12 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 )
+
+// object is an API object as clients and listers return it.
+type object interface {
+	metav1.Object
+	runtime.Object
+}
 
 // resourceClient is what the controller uses of a typed client of one resource.
 type resourceClient[T object] interface {
@@ -29,19 +36,23 @@ type resourceClient[T object] interface {
 // patches through sdk-go's patcher (which writes nothing when nothing changed and
 // carries the resourceVersion that was read, so a write from a stale view conflicts)
 // and deletes with preconditions. Every write is made as the controller's field
-// manager and recorded in the controller's own writes (see written), so the next
-// sync reads it even before the caches do. A writer is made for one sync's writes
-// to one namespace.
+// manager and recorded in the controller's expectations, so that the next sync of the
+// policy waits until the caches show it. A writer is made for one sync's writes to
+// one namespace.
 type writer[T object, Sp, St any] struct {
-	client  resourceClient[T]
-	writes  *ownWrites[T]
+	client resourceClient[T]
+	// expect records the writes for the policy whose sync makes them, as kind.
+	expect *expectations
+	policy string
+	kind   kind
+
 	patcher patcher.Patcher[T, Sp, St]
 	// last is the object as the last patch left it: the patcher does not return it.
 	last T
 }
 
-func newWriter[T object, Sp, St any](client resourceClient[T], writes *ownWrites[T]) *writer[T, Sp, St] {
-	w := &writer[T, Sp, St]{client: client, writes: writes}
+func newWriter[T object, Sp, St any](client resourceClient[T], expect *expectations, policy string, k kind) *writer[T, Sp, St] {
+	w := &writer[T, Sp, St]{client: client, expect: expect, policy: policy, kind: k}
 	w.patcher = patcher.NewPatcher[T, Sp, St](w)
 	return w
 }
@@ -51,7 +62,7 @@ func (w *writer[T, Sp, St]) Patch(ctx context.Context, name string, pt types.Pat
 	opts.FieldManager = ControllerName
 	obj, err := w.client.Patch(ctx, name, pt, data, opts, subresources...)
 	if err == nil {
-		w.writes.wrote(obj)
+		w.expect.wrote(w.policy, w.kind, obj)
 		w.last = obj
 	}
 	return obj, err
@@ -61,7 +72,7 @@ func (w *writer[T, Sp, St]) Patch(ctx context.Context, name string, pt types.Pat
 func (w *writer[T, Sp, St]) create(ctx context.Context, obj T) (T, error) {
 	created, err := w.client.Create(ctx, obj, metav1.CreateOptions{FieldManager: ControllerName})
 	if err == nil {
-		w.writes.wrote(created)
+		w.expect.wrote(w.policy, w.kind, created)
 	}
 	return created, err
 }
@@ -91,7 +102,7 @@ func (w *writer[T, Sp, St]) delete(ctx context.Context, obj T) error {
 	uid, version := obj.GetUID(), obj.GetResourceVersion()
 	err := w.client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &version}})
 	if err == nil || apierrors.IsNotFound(err) {
-		w.writes.deleted(obj.GetNamespace(), obj.GetName(), uid, version)
+		w.expect.deleted(w.policy, w.kind, obj)
 	}
 	return err
 }
@@ -103,19 +114,25 @@ type (
 	decisionWriter  = writer[*clusterv1beta1.PlacementDecision, struct{}, clusterv1beta1.PlacementDecisionStatus]
 )
 
-func (c *Controller) policyWriter(namespace string) *policyWriter {
+// policyWriter, placementWriter and decisionWriter write for policy's sync.
+func (c *Controller) policyWriter(policy *trafficv1alpha1.TrafficMigrationPolicy) *policyWriter {
 	return newWriter[*trafficv1alpha1.TrafficMigrationPolicy, trafficv1alpha1.TrafficMigrationPolicySpec, trafficv1alpha1.TrafficMigrationPolicyStatus](
-		c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(namespace), c.written.policies)
+		c.policyClient.TrafficV1alpha1().TrafficMigrationPolicies(policy.Namespace), c.expectations, keyOf(policy), kindPolicy)
 }
 
-func (c *Controller) placementWriter(namespace string) *placementWriter {
+func (c *Controller) placementWriter(policy *trafficv1alpha1.TrafficMigrationPolicy) *placementWriter {
 	return newWriter[*clusterv1beta1.Placement, clusterv1beta1.PlacementSpec, clusterv1beta1.PlacementStatus](
-		c.clusterClient.ClusterV1beta1().Placements(namespace), c.written.placements)
+		c.clusterClient.ClusterV1beta1().Placements(policy.Namespace), c.expectations, keyOf(policy), kindPlacement)
 }
 
-func (c *Controller) decisionWriter(namespace string) *decisionWriter {
+func (c *Controller) decisionWriter(policy *trafficv1alpha1.TrafficMigrationPolicy) *decisionWriter {
 	return newWriter[*clusterv1beta1.PlacementDecision, struct{}, clusterv1beta1.PlacementDecisionStatus](
-		c.clusterClient.ClusterV1beta1().PlacementDecisions(namespace), c.written.decisions)
+		c.clusterClient.ClusterV1beta1().PlacementDecisions(policy.Namespace), c.expectations, keyOf(policy), kindDecision)
+}
+
+// keyOf is a policy's queue key.
+func keyOf(policy *trafficv1alpha1.TrafficMigrationPolicy) string {
+	return policy.Namespace + "/" + policy.Name
 }
 
 // patchPolicy makes one write to the policy as it is now: write gets the policy as
@@ -126,7 +143,7 @@ func (c *Controller) decisionWriter(namespace string) *decisionWriter {
 // what these writes change, so writing again on a fresh copy loses nobody's change.
 func (c *Controller) patchPolicy(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, what string,
 	write func(w *policyWriter, current *trafficv1alpha1.TrafficMigrationPolicy) error) error {
-	w := c.policyWriter(policy.Namespace)
+	w := c.policyWriter(policy)
 	current := policy
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		err := write(w, current)

@@ -36,8 +36,8 @@ import (
 )
 
 // The tests below run a sync, let some of the caches see its writes and not others
-// (as separate watches deliver them), and run the next sync: it must decide as if every
-// cache had seen them.
+// (as separate watches deliver them), and run the next sync: it must wait for the
+// caches and write nothing, then decide as if every cache had seen them.
 
 // TestStaleDecisionsAfterARemoval: a sync removes c1 from the proxy and records it as
 // Removed; the next sync reads the new policy status but the proxy decisions from
@@ -94,8 +94,8 @@ func TestStaleDecisionsAfterADelete(t *testing.T) {
 // TestStalePolicyAfterADrainReset: c1 comes back into the real Placement, so a sync
 // resets its drain (rule 5); then it leaves again, and the next sync reads the policy
 // status from before the reset, where c1 had drained long enough and passed its
-// checks. It must start c1's drain over, not remove it: the decisions are written
-// before the status write that would fail on the old resourceVersion.
+// checks. It must write nothing until the policy's cache shows the reset, then start
+// c1's drain over, not remove it.
 func TestStalePolicyAfterADrainReset(t *testing.T) {
 	h := newLagHarness(t, lagPolicy(draining("c1", 3), active("c2")),
 		[]string{"c1", "c2"}, []decision.Group{{Clusters: []string{"c1", "c2"}}}, "c1", "c2")
@@ -114,12 +114,20 @@ func TestStalePolicyAfterADrainReset(t *testing.T) {
 	}
 	h.observe(h.informers.Decisions.Informer(), h.informers.Placements.Informer())
 	err := h.ctrl.Sync(context.Background(), h.ctrl.SyncContext(), lagNS+"/p")
-
 	if got := clustersOf(h.proxyDecisions()); !slices.Equal(got, []string{"c1", "c2"}) {
-		t.Fatalf("the proxy lists %v, want [c1 c2]: c1's drain was reset and has just started again", got)
+		t.Fatalf("the proxy lists %v, want [c1 c2]: a sync that read the policy from before the reset removed c1", got)
 	}
 	if err != nil {
 		t.Fatalf("sync: %v", err)
+	}
+	if got := h.row("c1"); got.Phase != trafficv1alpha1.ClusterActive {
+		t.Fatalf("c1 is %s after a sync that read the policy from before the reset, want it Active as the reset left it: nothing is written while a cache is behind", got.Phase)
+	}
+
+	h.observe(h.informers.Policies.Informer())
+	h.sync()
+	if got := clustersOf(h.proxyDecisions()); !slices.Equal(got, []string{"c1", "c2"}) {
+		t.Fatalf("the proxy lists %v, want [c1 c2]: c1's drain was reset and has just started again", got)
 	}
 	row := h.row("c1")
 	if row.Phase != trafficv1alpha1.ClusterDraining || row.ConsecutiveSuccesses != 0 || !row.DrainStartTime.Equal(&metav1.Time{Time: h.clock.Now()}) {
@@ -154,64 +162,85 @@ func TestStaleCachesAfterCreatingTheProxy(t *testing.T) {
 	}
 }
 
-// TestOwnWrites: which copy a read returns, the cache's or the last write's.
-func TestOwnWrites(t *testing.T) {
+// TestExpectations: when a cache shows a write, by its copy at sync time or by a
+// watch event, and how long a sync waits for it.
+func TestExpectations(t *testing.T) {
 	obj := func(uid, rv string) *clusterv1beta1.PlacementDecision {
 		return &clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "d", UID: types.UID(uid), ResourceVersion: rv}}
 	}
+	wrote := func(o *clusterv1beta1.PlacementDecision) func(*expectations) {
+		return func(e *expectations) { e.wrote("ns/p", kindDecision, o) }
+	}
+	deleted := func(o *clusterv1beta1.PlacementDecision) func(*expectations) {
+		return func(e *expectations) { e.deleted("ns/p", kindDecision, o) }
+	}
 	tests := map[string]struct {
-		write   func(w *ownWrites[*clusterv1beta1.PlacementDecision])
-		cached  *clusterv1beta1.PlacementDecision // nil: not in the cache
-		age     time.Duration
-		want    *clusterv1beta1.PlacementDecision // nil: none
-		forgets bool                              // the write, once read
+		write  func(*expectations)
+		cached *clusterv1beta1.PlacementDecision // nil: not in the cache
+		age    time.Duration
+		wait   bool // the sync waits
 	}{
-		"nothing written":              {cached: obj("a", "3"), want: obj("a", "3"), forgets: true},
-		"written, cache older":         {write: wrote(obj("a", "5")), cached: obj("a", "3"), want: obj("a", "5")},
-		"written, cache caught up":     {write: wrote(obj("a", "5")), cached: obj("a", "5"), want: obj("a", "5"), forgets: true},
-		"written, cache newer":         {write: wrote(obj("a", "5")), cached: obj("a", "7"), want: obj("a", "7"), forgets: true},
-		"created, not in the cache":    {write: wrote(obj("b", "5")), want: obj("b", "5")},
-		"created, cache has older one": {write: wrote(obj("b", "5")), cached: obj("a", "3"), want: obj("b", "5")},
-		"written too long ago":         {write: wrote(obj("a", "5")), cached: obj("a", "3"), age: ownWriteTTL + time.Second, want: obj("a", "3"), forgets: true},
-		"versions not integers":        {write: wrote(obj("a", "x5")), cached: obj("a", "x3"), want: obj("a", "x3"), forgets: true},
-		"deleted, cache has it":        {write: deletedAt("a", "5"), cached: obj("a", "5"), want: nil},
-		"deleted, cache has older one": {write: deletedAt("b", "5"), cached: obj("a", "3"), want: nil},
-		"deleted, cache caught up":     {write: deletedAt("a", "5"), want: nil, forgets: true},
-		"deleted, cache has newer one": {write: deletedAt("a", "5"), cached: obj("c", "9"), want: obj("c", "9"), forgets: true},
+		"nothing written":               {cached: obj("a", "3")},
+		"written, cache older":          {write: wrote(obj("a", "5")), cached: obj("a", "3"), wait: true},
+		"written, cache caught up":      {write: wrote(obj("a", "5")), cached: obj("a", "5")},
+		"written, cache newer":          {write: wrote(obj("a", "5")), cached: obj("a", "7")},
+		"created, not in the cache":     {write: wrote(obj("b", "5")), wait: true},
+		"created, cache has an old one": {write: wrote(obj("b", "5")), cached: obj("a", "3"), wait: false},
+		"written too long ago":          {write: wrote(obj("a", "5")), cached: obj("a", "3"), age: expectationTTL + time.Second},
+		"versions not comparable":       {write: wrote(obj("a", "x5")), cached: obj("a", "x3")},
+		"deleted, cache has it":         {write: deleted(obj("a", "5")), cached: obj("a", "5"), wait: true},
+		"deleted, cache has older one":  {write: deleted(obj("b", "5")), cached: obj("a", "3"), wait: true},
+		"deleted, cache caught up":      {write: deleted(obj("a", "5"))},
+		"deleted, cache has newer one":  {write: deleted(obj("a", "5")), cached: obj("c", "9")},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-			w := newOwnWrites[*clusterv1beta1.PlacementDecision](clk)
+			e := newExpectations(clk)
 			if tt.write != nil {
-				tt.write(w)
+				tt.write(e)
 			}
 			clk.SetTime(clk.Now().Add(tt.age))
-			got, ok := w.get("ns", "d", tt.cached, tt.cached != nil)
-			if (tt.want == nil) != !ok || ok && !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("get: got %v (%v), want %v", got, ok, tt.want)
+			lookup := func(objectRef) (metav1.Object, bool) { return tt.cached, tt.cached != nil }
+			if wait := e.pending("ns/p", lookup); (wait > 0) != tt.wait || wait > expectationTTL {
+				t.Errorf("the sync waits %v, want waiting %v (at most %v)", wait, tt.wait, expectationTTL)
 			}
-			var cached []*clusterv1beta1.PlacementDecision
-			if tt.cached != nil {
-				cached = append(cached, tt.cached)
-			}
-			listed := w.list(cached, func(*clusterv1beta1.PlacementDecision) bool { return true })
-			if tt.want == nil && len(listed) != 0 || tt.want != nil && (len(listed) != 1 || !reflect.DeepEqual(listed[0], tt.want)) {
-				t.Errorf("list: got %v, want %v", listed, tt.want)
-			}
-			if _, remembered := w.writes["ns/d"]; remembered == tt.forgets {
-				t.Errorf("remembered after the read: %v, want %v", remembered, !tt.forgets)
+			if _, remembered := e.byObject[objectRef{kindDecision, "ns", "d"}]; remembered != tt.wait {
+				t.Errorf("still awaited after the sync: %v, want %v", remembered, tt.wait)
 			}
 		})
 	}
-}
 
-func wrote(obj *clusterv1beta1.PlacementDecision) func(w *ownWrites[*clusterv1beta1.PlacementDecision]) {
-	return func(w *ownWrites[*clusterv1beta1.PlacementDecision]) { w.wrote(obj.DeepCopy()) }
-}
+	t.Run("a watch event shows the write and wakes the policy", func(t *testing.T) {
+		e := newExpectations(clocktesting.NewFakePassiveClock(time.Now()))
+		var woken []string
+		e.wake = func(key string) { woken = append(woken, key) }
+		e.wrote("ns/p", kindDecision, obj("a", "5"))
+		e.observe(kindDecision, obj("a", "4"), false)
+		if len(woken) != 0 || len(e.byObject) != 1 {
+			t.Fatalf("an older copy woke %v and left %d awaited: want nothing woken and the write awaited", woken, len(e.byObject))
+		}
+		e.observe(kindPlacement, obj("a", "6"), false)
+		if len(woken) != 0 {
+			t.Fatalf("an object of another kind woke %v", woken)
+		}
+		// Created, then deleted by someone else before the sync looks: the deletion's
+		// event shows the write, though no cache ever holds it.
+		e.observe(kindDecision, cache.DeletedFinalStateUnknown{Key: "ns/d", Obj: obj("a", "5")}, false)
+		if !slices.Equal(woken, []string{"ns/p"}) || len(e.byObject) != 0 || len(e.byPolicy) != 0 {
+			t.Errorf("the deletion woke %v and left %d awaited, want ns/p woken and nothing awaited", woken, len(e.byObject))
+		}
+	})
 
-func deletedAt(uid, rv string) func(w *ownWrites[*clusterv1beta1.PlacementDecision]) {
-	return func(w *ownWrites[*clusterv1beta1.PlacementDecision]) { w.deleted("ns", "d", types.UID(uid), rv) }
+	t.Run("forget", func(t *testing.T) {
+		e := newExpectations(clocktesting.NewFakePassiveClock(time.Now()))
+		e.wrote("ns/p", kindDecision, obj("a", "5"))
+		e.wrote("ns/q", kindPolicy, obj("b", "5"))
+		e.forget("ns/p")
+		if len(e.byObject) != 1 || len(e.byPolicy) != 1 {
+			t.Errorf("forget left %v, want only ns/q's write", e.byObject)
+		}
+	})
 }
 
 const lagNS = "ns"

@@ -1,0 +1,62 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package policy
+
+import (
+	"sync"
+	"time"
+)
+
+// memory is what the controller keeps of one policy between its syncs, beside the
+// expectations of its writes (which are kept by object too): its round of checks and
+// its last measure of their series' sample spacing (evaluator), its rounds of name
+// server queries (nameServerChecks), and what it saw of its DNS (dnsSettle, the
+// refused addresses' event). None of it is needed for safety after a restart: a new
+// process checks again, asks again and waits for the Gateways to settle again.
+type memory struct {
+	// round is the round of checks in flight or done; nil when none.
+	round *round
+	// spacing is the last measure of the trafficShare series' sample spacing.
+	spacing *spacingMeasure
+	// nameServers are the rounds of name server queries; nil before the first.
+	nameServers *nsRounds
+	// programmedSince is, by cluster, when this manager first saw the target Gateway
+	// Programmed with an address (dnsSettle).
+	programmedSince map[string]time.Time
+	// refusedNote is the refused addresses last reported in an event.
+	refusedNote string
+}
+
+// memories are the controller's memory of every policy, by key, behind one lock.
+type memories struct {
+	mu       sync.Mutex
+	byPolicy map[string]*memory
+}
+
+func newMemories() *memories { return &memories{byPolicy: map[string]*memory{}} }
+
+// with calls f with key's memory, made on first use, under the lock.
+func (m *memories) with(key string, f func(*memory)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mem := m.byPolicy[key]
+	if mem == nil {
+		mem = &memory{}
+		m.byPolicy[key] = mem
+	}
+	f(mem)
+}
+
+// forget drops what is kept of a deleted policy, but a round of checks in flight:
+// the round ends unused (take drops the results of another policy's round), and a
+// policy of the same name created meanwhile starts none beside it.
+func (m *memories) forget(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if mem := m.byPolicy[key]; mem != nil && mem.round != nil && !mem.round.done {
+		m.byPolicy[key] = &memory{round: mem.round}
+		return
+	}
+	delete(m.byPolicy, key)
+}
