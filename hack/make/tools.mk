@@ -26,11 +26,19 @@ CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
 CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
 
 ETCD := $(TOOLS_DIR)/etcd-$(ETCD_VERSION)
-KUBE_APISERVER := $(TOOLS_DIR)/kube-apiserver-$(KUBE_VERSION)
-KUBE_CONTROLLER_MANAGER := $(TOOLS_DIR)/kube-controller-manager-$(KUBE_VERSION)
-KUBELET := $(TOOLS_DIR)/kubelet-$(KUBE_VERSION)
-KUBE_PROXY := $(TOOLS_DIR)/kube-proxy-$(KUBE_VERSION)
-KUBE_SCHEDULER := $(TOOLS_DIR)/kube-scheduler-$(KUBE_VERSION)
+# The Kubernetes programs carry their version, as Kubernetes' own build stamps it
+# (hack/lib/version.sh: gitVersion, gitMajor, gitMinor of client-go's and
+# component-base's version packages), so that the API servers answer /version with
+# it: helm checks a chart's kubeVersion against that answer, and a build without it
+# answers v0.0.0-master. Only the link differs from a build without it. The names say
+# so (-stamped), so that a cached build without it is not taken.
+KUBE_VERSION_WORDS := $(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))
+KUBE_LDFLAGS := $(foreach pkg,k8s.io/client-go/pkg/version k8s.io/component-base/version,-X $(pkg).gitVersion=$(KUBE_VERSION) -X $(pkg).gitMajor=$(word 1,$(KUBE_VERSION_WORDS)) -X $(pkg).gitMinor=$(word 2,$(KUBE_VERSION_WORDS)) -X $(pkg).gitTreeState=clean)
+KUBE_APISERVER := $(TOOLS_DIR)/kube-apiserver-$(KUBE_VERSION)-stamped
+KUBE_CONTROLLER_MANAGER := $(TOOLS_DIR)/kube-controller-manager-$(KUBE_VERSION)-stamped
+KUBELET := $(TOOLS_DIR)/kubelet-$(KUBE_VERSION)-stamped
+KUBE_PROXY := $(TOOLS_DIR)/kube-proxy-$(KUBE_VERSION)-stamped
+KUBE_SCHEDULER := $(TOOLS_DIR)/kube-scheduler-$(KUBE_VERSION)-stamped
 # Prometheus is built with only the service discoveries that need no cloud SDK (static,
 # file and HTTP: Prometheus's build tag remove_all_sd), which is all the bed configures.
 # It halves the Go files that a cold build compiles.
@@ -52,7 +60,14 @@ OCM_REGISTRATION := $(TOOLS_DIR)/ocm-registration-$(OCM_VERSION)
 OCM_WORK := $(TOOLS_DIR)/ocm-work-$(OCM_VERSION)
 OCM_ADDON := $(TOOLS_DIR)/ocm-addon-$(OCM_VERSION)
 CLUSTERADM := $(TOOLS_DIR)/clusteradm-$(CLUSTERADM_VERSION)
-HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)
+# helm is built as helm's own Makefile builds it, with the Kubernetes version of the
+# client-go it links (1.<its minor>) as the one helm template and helm lint assume
+# without a cluster (--kube-version), which a chart's kubeVersion is checked against:
+# left out, they would assume 1.20. The name carries it, so that a cached helm built
+# without it is not taken.
+HELM_CLIENT_GO_VERSION := $(call version-of,helm,k8s.io/client-go)
+HELM_KUBE_MINOR := $(word 2,$(subst ., ,$(HELM_CLIENT_GO_VERSION)))
+HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)-kube1.$(HELM_KUBE_MINOR)
 # TRAEFIK is the Gateway API implementation the spokes of the e2e tests and the demo
 # run, as a pod from an image built here (make traefik-image). It is built without lego's
 # DNS-challenge providers (hack/traefik-modfile.sh), which the bed never uses: 40% less
@@ -124,13 +139,14 @@ endef
 # side, where one build after the other leaves a core idle in each build's last
 # packages and its link. Into a temporary folder of the cache first, then each to its
 # name. $(1): tools module, $(2): the main packages (each named by its last element),
-# $(3): their output paths in the same order, $(4): optional build flags.
+# $(3): their output paths in the same order, $(4): optional build flags, $(5):
+# optional -ldflags.
 define build-tools
 	@mkdir -p $(TOOLS_DIR)
 	@echo ">> building $(notdir $(3)) together (cached in $(TOOLS_DIR))"
 	@start=$$(date +%s) && tmp=$$(mktemp -d $(abspath $(TOOLS_DIR))/.build-$(1)-XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && \
 		cd hack/tools/$(1) && export GONOSUMDB=sigs.k8s.io/about-api GOTOOLCHAIN=$(TOOLS_GOTOOLCHAIN) && $(GO) mod download && \
-		CGO_ENABLED=0 $(GO) build -trimpath $(4) -ldflags '-s -w' -o "$$tmp/" $(2) && \
+		CGO_ENABLED=0 $(GO) build -trimpath $(4) -ldflags '-s -w $(5)' -o "$$tmp/" $(2) && \
 		times > "$$tmp/times" && echo ">> built $(notdir $(3)) in $$(( $$(date +%s) - start )) s (CPU, user and system: $$(tail -n 1 "$$tmp/times"))" && \
 		set -- $(3) && for pkg in $(2); do mv "$$tmp/$${pkg##*/}" "$$1" && shift || exit 1; done
 endef
@@ -200,7 +216,7 @@ tools-lane-rest:
 $(ETCD):
 	$(call build-tool,etcd,go.etcd.io/etcd/server/v3,$@)
 $(KUBE_TOOLS) &:
-	$(call build-tools,kube,$(KUBE_PACKAGES),$(KUBE_TOOLS))
+	$(call build-tools,kube,$(KUBE_PACKAGES),$(KUBE_TOOLS),,$(KUBE_LDFLAGS))
 $(PROMETHEUS_TOOLS) &:
 	$(call build-tools,prometheus,$(PROMETHEUS_PACKAGES),$(PROMETHEUS_TOOLS),-tags=$(PROMETHEUS_TAGS))
 $(OCM_TOOLS) &:
@@ -208,7 +224,7 @@ $(OCM_TOOLS) &:
 $(CLUSTERADM):
 	$(call build-tool,clusteradm,open-cluster-management.io/clusteradm/cmd/clusteradm,$@)
 $(HELM):
-	$(call build-tool,helm,helm.sh/helm/v3/cmd/helm,$@,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION))
+	$(call build-tool,helm,helm.sh/helm/v3/cmd/helm,$@,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) $(foreach pkg,pkg/lint/rules pkg/chartutil,-X helm.sh/helm/v3/$(pkg).k8sVersionMajor=1 -X helm.sh/helm/v3/$(pkg).k8sVersionMinor=$(HELM_KUBE_MINOR)))
 # Only cmd/traefik, the largest program of the bed, with the go.mod that
 # hack/traefik-modfile.sh writes (lego without its DNS-challenge providers) in a work
 # folder beside the binary, removed once it is built.
