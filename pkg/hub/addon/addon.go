@@ -12,9 +12,11 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"open-cluster-management.io/addon-framework/pkg/addonfactory"
 	"open-cluster-management.io/addon-framework/pkg/agent"
@@ -42,6 +44,12 @@ const (
 	// MetricsLabelsVariable is the AddOnDeploymentConfig customized variable whose value
 	// (k=v,k2=v2) the agent reports as the cluster's metrics labels.
 	MetricsLabelsVariable = "METRICS_LABELS"
+
+	// ImagePullSecretsVariable is the AddOnDeploymentConfig customized variable that
+	// names, separated by commas, the Secrets in the agent's namespace on each cluster
+	// that the agent's pods pull their image with (the Deployment's imagePullSecrets).
+	// The AddOnDeploymentConfig has no field of its own for them.
+	ImagePullSecretsVariable = "IMAGE_PULL_SECRETS"
 )
 
 //go:embed manifests/templates
@@ -64,6 +72,7 @@ func NewAgentAddon(kubeClient kubernetes.Interface, addonClient addonclient.Inte
 			addonfactory.GetAddOnDeploymentConfigValues(configs,
 				addonfactory.ToAddOnDeploymentConfigValues,
 				addonfactory.ToImageOverrideValuesFunc("Image", o.AgentImage),
+				imagePullSecretsValues,
 			),
 		).
 		WithAgentRegistrationOption(&agent.RegistrationOption{
@@ -94,6 +103,35 @@ func defaultValues(o Options) addonfactory.GetValuesFunc {
 			"Image":            o.AgentImage,
 		}, nil
 	}
+}
+
+// imagePullSecretsValues reads ImagePullSecretsVariable into ImagePullSecrets, the
+// names the agent's Deployment template lists. A name that is not a Secret's name
+// fails the rendering, saying which: the agent is then left as it was, rather than
+// deployed with a pull secret other than the one meant.
+func imagePullSecretsValues(config addonv1beta1.AddOnDeploymentConfig) (addonfactory.Values, error) {
+	var names []string
+	for _, v := range config.Spec.CustomizedVariables {
+		if v.Name != ImagePullSecretsVariable {
+			continue
+		}
+		names = names[:0]
+		for name := range strings.SplitSeq(v.Value, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+				return nil, fmt.Errorf("AddOnDeploymentConfig %s/%s: %s %q is not a Secret's name: %s",
+					config.Namespace, config.Name, ImagePullSecretsVariable, name, strings.Join(errs, "; "))
+			}
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return addonfactory.Values{"ImagePullSecrets": names}, nil
 }
 
 // hubPermissions lets a cluster's agent read its own ManagedClusterAddOn and write its
