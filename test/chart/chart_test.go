@@ -133,6 +133,7 @@ var everyValue = map[string]any{
 	"priorityClassName":   "system-cluster-critical",
 	"nodeSelector":        map[string]any{"kubernetes.io/os": "linux"},
 	"tolerations":         []any{map[string]any{"key": "control-plane", "operator": "Exists", "effect": "NoSchedule"}},
+	"rbac":                map[string]any{"aggregateToDefaultRoles": false},
 	"affinity":            map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{"weight": 100, "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname", "labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "traffic-migration-manager"}}}}}}},
 	"podDisruptionBudget": map[string]any{"minAvailable": 2},
 	"crds":                map[string]any{"enabled": true, "keep": false},
@@ -176,7 +177,7 @@ const keepAnnotation = "helm.sh/resource-policy"
 // annotation that keeps it on uninstall.
 func TestChartMatchesManifests(t *testing.T) {
 	files := crdFiles(t)
-	for _, f := range []string{"rbac.yaml", "deployment.yaml", "clustermanagementaddon.yaml", "addondeploymentconfig.yaml"} {
+	for _, f := range []string{"rbac.yaml", "aggregate-roles.yaml", "deployment.yaml", "clustermanagementaddon.yaml", "addondeploymentconfig.yaml"} {
 		files = append(files, filepath.Join(manifestsDir, f))
 	}
 	var texts []string
@@ -312,6 +313,11 @@ func TestChartValues(t *testing.T) {
 	checks["pod label"] = [2]any{dig(pod, "metadata", "labels", "example.com/cost-center"), "ocm"}
 	for _, k := range []string{"imagePullSecrets", "priorityClassName", "nodeSelector", "tolerations", "affinity"} {
 		checks[k] = [2]any{jsonOf(t, podSpec[k]), jsonOf(t, everyValue[k])}
+	}
+	for _, role := range []string{"view", "edit"} {
+		if key := "ClusterRole//open-cluster-management:traffic-migration:" + role; got[key] != nil {
+			t.Errorf("rbac.aggregateToDefaultRoles false renders %s", key)
+		}
 	}
 	pdb := got["PodDisruptionBudget/"+namespace+"/traffic-migration-manager"]
 	checks["PodDisruptionBudget"] = [2]any{dig(pdb, "spec"), map[string]any{"minAvailable": float64(2),

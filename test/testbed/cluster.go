@@ -43,6 +43,9 @@ type Cluster struct {
 	// controllerManager is the cluster's kube-controller-manager, once started: the
 	// test bed runs at most one per cluster, with the controllers its uses need.
 	controllerManager *Process
+	// roleAggregation is the cluster's clusterrole-aggregation controller, once
+	// StartRoleAggregation has started it.
+	roleAggregation *Process
 	// node is the cluster's node, once AddNode has started it.
 	node *Node
 }
