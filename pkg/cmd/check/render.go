@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -40,20 +39,19 @@ func render(w io.Writer, print *printer.Flags, r *Report) error {
 		return err
 	}
 	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	header := "CLUSTER\tPHASE\tGATEWAY\tVALUE\tRESULT\tREMOVAL"
+	header := []string{"CLUSTER", "PHASE", "GATEWAY", "VALUE", "RESULT", "REMOVAL"}
 	if print.IsWide() {
-		header += "\tREASON"
+		header = append(header, "REASON")
 	}
-	fmt.Fprintln(tw, header)
+	rows := [][]string{header}
 	for _, c := range r.Clusters {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", c.Name, c.Phase, gatewayWord(c.GatewayReady), policyview.OrNone(policyview.Value(c.Value)), c.Result, removalWord(c.Gate))
+		row := []string{c.Name, string(c.Phase), gatewayWord(c.GatewayReady), policyview.OrNone(policyview.Value(c.Value)), string(c.Result), removalWord(c.Gate)}
 		if print.IsWide() {
-			fmt.Fprintf(tw, "\t%s", c.Reason)
+			row = append(row, c.Reason)
 		}
-		fmt.Fprintln(tw)
+		rows = append(rows, row)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := printer.WriteTable(&b, "", print.Table(rows)); err != nil {
 		return err
 	}
 	for _, c := range r.Clusters {

@@ -292,6 +292,13 @@ func TestRenderOtherFormats(t *testing.T) {
 	if got := header(narrow.String()); len(got) != 0 {
 		t.Errorf("the text table has %q after REMOVAL:\n%s", got, narrow.String())
 	}
+	var noHeaders bytes.Buffer
+	if err := render(&noHeaders, &printer.Flags{NoHeaders: true}, r); err != nil {
+		t.Fatal(err)
+	}
+	if table := strings.SplitN(noHeaders.String(), "\n\n", 2)[1]; strings.Contains(noHeaders.String(), "REMOVAL") || !strings.HasPrefix(table, r.Clusters[0].Name+"   ") {
+		t.Errorf("--no-headers printed the table's header, or no table:\n%s", noHeaders.String())
+	}
 }
 
 // TestRunReplacement: with spec.replacement.metricsQuery, check runs the replacement

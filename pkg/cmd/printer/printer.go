@@ -3,7 +3,8 @@
 
 // Package printer is the -o flag of the commands that read the hub (status, check):
 // text, wide text, and kubectl's printers from k8s.io/cli-runtime for json, yaml,
-// name, jsonpath and go-template.
+// name, jsonpath and go-template; --no-headers; and the one tab writer of every table
+// the commands print, kubectl's (WriteTable).
 //
 // The structured outputs print the commands' views (the policy view of
 // pkg/cmd/policyview, the check's report) as objects of the group
@@ -15,6 +16,7 @@
 package printer
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -58,6 +60,8 @@ type Flags struct {
 	// Output is the output format: "" (text), wide, json, yaml, name, or a template
 	// (jsonpath=..., go-template=..., ...).
 	Output string
+	// NoHeaders leaves the header line out of the text output's tables.
+	NoHeaders bool
 
 	print *genericclioptions.PrintFlags
 }
@@ -75,12 +79,46 @@ func (f *Flags) Formats() []string {
 	return append([]string{Wide}, f.printFlags().AllowedFormats()...)
 }
 
-// AddFlags adds -o (--output) and the template flags (--template,
-// --allow-missing-template-keys) to cmd.
+// AddFlags adds -o (--output), the template flags (--template,
+// --allow-missing-template-keys) and --no-headers to cmd.
 func (f *Flags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.Output, "output", "o", f.Output,
 		"output format: empty for text, or one of "+strings.Join(f.Formats(), "|"))
 	f.printFlags().TemplatePrinterFlags.AddFlags(cmd)
+	cmd.Flags().BoolVar(&f.NoHeaders, "no-headers", f.NoHeaders, "print the tables of the text output (and -o wide) without their header line")
+}
+
+// Table returns rows, a header line and then the table's lines, without the header
+// when --no-headers says so.
+func (f *Flags) Table(rows [][]string) [][]string {
+	if f.NoHeaders && len(rows) > 0 {
+		return rows[1:]
+	}
+	return rows
+}
+
+// WriteTable writes rows in aligned columns with kubectl's tab writer
+// (printers.GetNewTabWriter), which every table of the commands is written with: each
+// line starts with indent and has no trailing blanks.
+func WriteTable(w io.Writer, indent string, rows [][]string) error {
+	var b bytes.Buffer
+	tw := printers.GetNewTabWriter(&b)
+	for _, row := range rows {
+		if _, err := fmt.Fprintln(tw, indent+strings.Join(row, "\t")); err != nil {
+			return err
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		if line != "" {
+			out.WriteString(strings.TrimRight(line, " \n") + "\n")
+		}
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
 }
 
 // Validate checks that -o names a format, and that a template parses.

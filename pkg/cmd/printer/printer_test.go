@@ -92,3 +92,31 @@ func TestAddFlags(t *testing.T) {
 		t.Errorf("--template printed %q, %v", out.String(), err)
 	}
 }
+
+// TestWriteTable: kubectl's columns (three blanks apart, six wide at least), the
+// indent, no trailing blanks; --no-headers drops the header line.
+func TestWriteTable(t *testing.T) {
+	rows := [][]string{{"NAME", "READY", "MESSAGE"}, {"move-web", "True", ""}, {"a", "False", "held"}}
+	var out bytes.Buffer
+	if err := WriteTable(&out, "  ", rows); err != nil {
+		t.Fatal(err)
+	}
+	want := "  NAME       READY   MESSAGE\n  move-web   True\n  a          False   held\n"
+	if out.String() != want {
+		t.Errorf("printed\n%q, want\n%q", out.String(), want)
+	}
+	f := &Flags{}
+	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error { return nil }}
+	f.AddFlags(cmd)
+	cmd.SetArgs([]string{"--no-headers"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := WriteTable(&out, "", f.Table(rows)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "move-web   True\na          False   held\n"; out.String() != want {
+		t.Errorf("--no-headers printed %q, want %q", out.String(), want)
+	}
+}

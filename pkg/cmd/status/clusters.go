@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -43,7 +42,7 @@ func (o *Options) runClusters(ctx context.Context, c *clients) error {
 	case !o.Print.IsText():
 		err = o.Print.PrintView(&b, printer.KindFleetView, &view)
 	default:
-		err = renderFleet(&b, view, o.Print.IsWide())
+		err = renderFleet(&b, view, o.Print.IsWide(), o.Print.NoHeaders)
 	}
 	if err != nil {
 		return err
@@ -53,18 +52,18 @@ func (o *Options) runClusters(ctx context.Context, c *clients) error {
 }
 
 // renderFleet writes the fleet by cluster as a table, with the policies that drain
-// each cluster below it, or with wide in a column of the table.
-func renderFleet(b *bytes.Buffer, v policyview.Fleet, wide bool) error {
+// each cluster below it, or with wide in a column of the table; noHeaders leaves the
+// table's header line out.
+func renderFleet(b *bytes.Buffer, v policyview.Fleet, wide, noHeaders bool) error {
 	if len(v.Clusters) == 0 {
 		b.WriteString("No ManagedClusters on this hub.\n")
 		return nil
 	}
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	header := "CLUSTER\tAGENT\tGATEWAYS\tLABELS\tDRAINING"
+	header := []string{"CLUSTER", "AGENT", "GATEWAYS", "LABELS", "DRAINING"}
 	if wide {
-		header += "\tDRAINING FOR"
+		header = append(header, "DRAINING FOR")
 	}
-	fmt.Fprintln(tw, header)
+	rows := [][]string{header}
 	for _, c := range v.Clusters {
 		var gws []string
 		for _, g := range c.Gateways {
@@ -74,13 +73,16 @@ func renderFleet(b *bytes.Buffer, v policyview.Fleet, wide bool) error {
 			}
 			gws = append(gws, g.Gateway+" "+state)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", c.Name, c.Agent, policyview.OrNone(strings.Join(gws, ", ")), policyview.OrNone(c.Labels), policyview.OrNone(c.Draining))
+		row := []string{c.Name, c.Agent, policyview.OrNone(strings.Join(gws, ", ")), policyview.OrNone(c.Labels), policyview.OrNone(c.Draining)}
 		if wide {
-			fmt.Fprintf(tw, "\t%s", policyview.OrNone(policyview.OneLine(c.DrainingFor)))
+			row = append(row, policyview.OrNone(policyview.OneLine(c.DrainingFor)))
 		}
-		fmt.Fprintln(tw)
+		rows = append(rows, row)
 	}
-	if err := tw.Flush(); err != nil {
+	if noHeaders {
+		rows = rows[1:]
+	}
+	if err := printer.WriteTable(b, "", rows); err != nil {
 		return err
 	}
 	for _, c := range v.Clusters {

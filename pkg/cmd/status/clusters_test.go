@@ -19,12 +19,19 @@ func TestRenderFleet(t *testing.T) {
 		{Name: "c3", Agent: policyview.AgentNotEnabled},
 	}}
 	var b bytes.Buffer
-	if err := renderFleet(&b, v, false); err != nil {
+	if err := renderFleet(&b, v, false, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"apps.other NotReady, gateway-system.gw Ready", "c1: draining for policy ns/p (Gateway gateway-system/gw)", "c3       NotEnabled"} {
+	for _, want := range []string{"CLUSTER   AGENT", "apps.other NotReady, gateway-system.gw Ready", "c1: draining for policy ns/p (Gateway gateway-system/gw)", "c3        NotEnabled"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())
 		}
+	}
+	b.Reset()
+	if err := renderFleet(&b, v, true, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "c1    Available") || strings.Contains(b.String(), "CLUSTER") {
+		t.Errorf("--no-headers -o wide printed:\n%s", b.String())
 	}
 }

@@ -10,16 +10,17 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/printer"
 )
 
 // renderTable writes one line per policy. namespace names the namespace that was
 // listed, for the message when there are no policies; "" means all namespaces. wide
-// adds the real Placement, the Gateway, whether the policy is suspended and its check.
-func renderTable(w io.Writer, views []policyview.Policy, namespace string, wide bool) error {
+// adds the real Placement, the Gateway, whether the policy is suspended and its check;
+// noHeaders leaves the header line out.
+func renderTable(w io.Writer, views []policyview.Policy, namespace string, wide, noHeaders bool) error {
 	if len(views) == 0 {
 		where := "in any namespace"
 		if namespace != "" {
@@ -48,7 +49,10 @@ func renderTable(w io.Writer, views []policyview.Policy, namespace string, wide 
 		}
 		rows = append(rows, row)
 	}
-	return writeTable(w, "", rows)
+	if noHeaders {
+		rows = rows[1:]
+	}
+	return printer.WriteTable(w, "", rows)
 }
 
 // renderDetail writes everything the view holds about one policy: its summary, its
@@ -68,7 +72,7 @@ func renderDetail(w io.Writer, v policyview.Policy) error {
 		for _, c := range v.Conditions {
 			rows = append(rows, []string{c.Type, c.Status, c.Reason, policyview.OneLine(c.Message)})
 		}
-		if err := writeTable(&b, "  ", rows); err != nil {
+		if err := printer.WriteTable(&b, "  ", rows); err != nil {
 			return err
 		}
 	}
@@ -132,7 +136,7 @@ func writeSummary(w io.Writer, v policyview.Policy) error {
 	if v.DNS != nil {
 		rows = append(rows, []string{"DNS:", v.DNS.Summary})
 	}
-	return writeTable(w, "", rows)
+	return printer.WriteTable(w, "", rows)
 }
 
 // writeClusters writes the cluster table, then a note for each cluster that the
@@ -158,7 +162,7 @@ func writeClusters(w io.Writer, v policyview.Policy) error {
 		rows = append(rows, []string{name, policyview.OrNone(cmp.Or(c.State, c.Phase)), c.Gateway, policyview.OrNone(c.Value),
 			policyview.OrNone(c.Successes), drainingForCell(c), policyview.OrNone(c.NextCheck), policyview.OrNone(c.Expected), policyview.OneLine(c.Message)})
 	}
-	if err := writeTable(w, "  ", rows); err != nil {
+	if err := printer.WriteTable(w, "  ", rows); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -208,7 +212,7 @@ func historyLines(v policyview.Policy) []string {
 		return nil
 	}
 	var b strings.Builder
-	if err := writeTable(&b, "  ", rows); err != nil {
+	if err := printer.WriteTable(&b, "  ", rows); err != nil {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -223,28 +227,4 @@ func historyCell(h trafficv1alpha1.CheckRecord, noDataPolicy string) string {
 		return value + "✓"
 	}
 	return value + "✗"
-}
-
-// writeTable writes rows in aligned columns, each line starting with indent and
-// without trailing blanks.
-func writeTable(w io.Writer, indent string, rows [][]string) error {
-	var b bytes.Buffer
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	for _, row := range rows {
-		if _, err := fmt.Fprintln(tw, indent+strings.Join(row, "\t")); err != nil {
-			return err
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	var out strings.Builder
-	for _, line := range strings.SplitAfter(b.String(), "\n") {
-		if line == "" {
-			continue
-		}
-		out.WriteString(strings.TrimRight(line, " \n") + "\n")
-	}
-	_, err := io.WriteString(w, out.String())
-	return err
 }

@@ -17,33 +17,33 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
 
-const wantDetail = `Name:                   example
-Namespace:              gateway-system
-Age:                    3d
-Ready:                  True (Reconciled)
-Placement:              gateway-placement
-Proxy Placement:        gateway-placement-proxy (2 clusters: 1 active, 1 draining)
-Target Gateway:         gateway-system/example-gateway
-Check:                  traffic share <= 5% (istio_requests_total by label cluster over 5m)
-Interval:               30s
-Consecutive Successes:  3
-Min Drain Duration:     2m
-Max Drain Duration:     24h, then Hold
-No Data Policy:         Hold
-Replacement:            another cluster with the Gateway ready
-Suspended:              false
+const wantDetail = `Name:                    example
+Namespace:               gateway-system
+Age:                     3d
+Ready:                   True (Reconciled)
+Placement:               gateway-placement
+Proxy Placement:         gateway-placement-proxy (2 clusters: 1 active, 1 draining)
+Target Gateway:          gateway-system/example-gateway
+Check:                   traffic share <= 5% (istio_requests_total by label cluster over 5m)
+Interval:                30s
+Consecutive Successes:   3
+Min Drain Duration:      2m
+Max Drain Duration:      24h, then Hold
+No Data Policy:          Hold
+Replacement:             another cluster with the Gateway ready
+Suspended:               false
 
 Conditions:
-  TYPE                 STATUS  REASON            MESSAGE
-  Ready                True    Reconciled        the proxy Placement mirrors gateway-placement
-  PrometheusReachable  True    QuerySucceeded    the last checks reached Prometheus
-  Draining             True    ClustersDraining  1 cluster is draining
+  TYPE                  STATUS   REASON             MESSAGE
+  Ready                 True     Reconciled         the proxy Placement mirrors gateway-placement
+  PrometheusReachable   True     QuerySucceeded     the last checks reached Prometheus
+  Draining              True     ClustersDraining   1 cluster is draining
 
 Clusters:
-  CLUSTER    PHASE     GATEWAY  VALUE       SUCCESSES  DRAINING FOR  NEXT CHECK  EXPECTED OUT  MESSAGE
-  cluster1   Active    Ready    -           -          -             -           -
-  cluster2   Draining  Ready    2.1 / <= 5  2/3        3m10s         in 12s      in 12s        waiting for 1 more passing check
-  cluster3*  -         NoAgent  -           -          -             -           -
+  CLUSTER     PHASE      GATEWAY   VALUE        SUCCESSES   DRAINING FOR   NEXT CHECK   EXPECTED OUT   MESSAGE
+  cluster1    Active     Ready     -            -           -              -            -
+  cluster2    Draining   Ready     2.1 / <= 5   2/3         3m10s          in 12s       in 12s         waiting for 1 more passing check
+  cluster3*   -          NoAgent   -            -           -              -            -
 
   * cluster3: in the proxy decisions but not in the policy status
 
@@ -54,21 +54,21 @@ Resolved queries of draining clusters:
   cluster2: 100 * sum(rate(istio_requests_total{cluster="cluster2"}[5m])) / sum(rate(istio_requests_total[5m]))
 `
 
-const wantNewPolicyDetail = `Name:                   example
-Namespace:              gateway-system
-Age:                    3d
-Ready:                  -
-Placement:              gateway-placement
-Proxy Placement:        gateway-placement-proxy (0 clusters: 0 active, 0 draining)
-Target Gateway:         gateway-system/example-gateway
-Check:                  up < 1
-Interval:               30s
-Consecutive Successes:  3
-Min Drain Duration:     2m
-Max Drain Duration:     none
-No Data Policy:         Hold
-Replacement:            another cluster with the Gateway ready
-Suspended:              true
+const wantNewPolicyDetail = `Name:                    example
+Namespace:               gateway-system
+Age:                     3d
+Ready:                   -
+Placement:               gateway-placement
+Proxy Placement:         gateway-placement-proxy (0 clusters: 0 active, 0 draining)
+Target Gateway:          gateway-system/example-gateway
+Check:                   up < 1
+Interval:                30s
+Consecutive Successes:   3
+Min Drain Duration:      2m
+Max Drain Duration:      none
+No Data Policy:          Hold
+Replacement:             another cluster with the Gateway ready
+Suspended:               true
 
 Conditions:
   none yet: the manager has not reconciled the policy
@@ -132,23 +132,29 @@ func TestRenderTable(t *testing.T) {
 		views     []policyview.Policy
 		namespace string
 		wide      bool
+		noHeaders bool
 		want      string
 	}{
 		"wide": {
 			views: views[:1], namespace: testNamespace, wide: true,
-			want: "NAME     READY  PROXY                    ACTIVE  DRAINING  PROMETHEUS      AGE  PLACEMENT          GATEWAY                         SUSPENDED  CHECK\n" +
-				"example  True   gateway-placement-proxy  1       1         QuerySucceeded  3d   gateway-placement  gateway-system/example-gateway  false      traffic share <= 5% (istio_requests_total by label cluster over 5m)\n",
+			want: "NAME      READY   PROXY                     ACTIVE   DRAINING   PROMETHEUS       AGE   PLACEMENT           GATEWAY                          SUSPENDED   CHECK\n" +
+				"example   True    gateway-placement-proxy   1        1          QuerySucceeded   3d    gateway-placement   gateway-system/example-gateway   false       traffic share <= 5% (istio_requests_total by label cluster over 5m)\n",
 		},
 		"one namespace": {
 			views: views[:1], namespace: testNamespace,
-			want: "NAME     READY  PROXY                    ACTIVE  DRAINING  PROMETHEUS      AGE\n" +
-				"example  True   gateway-placement-proxy  1       1         QuerySucceeded  3d\n",
+			want: "NAME      READY   PROXY                     ACTIVE   DRAINING   PROMETHEUS       AGE\n" +
+				"example   True    gateway-placement-proxy   1        1          QuerySucceeded   3d\n",
 		},
 		"all namespaces": {
 			views: views,
-			want: "NAMESPACE       NAME      READY  PROXY                    ACTIVE  DRAINING  PROMETHEUS      AGE\n" +
-				"gateway-system  example   True   gateway-placement-proxy  1       1         QuerySucceeded  3d\n" +
-				"payments        checkout  -      checkout-proxy           0       0         -               90m\n",
+			want: "NAMESPACE        NAME       READY   PROXY                     ACTIVE   DRAINING   PROMETHEUS       AGE\n" +
+				"gateway-system   example    True    gateway-placement-proxy   1        1          QuerySucceeded   3d\n" +
+				"payments         checkout   -       checkout-proxy            0        0          -                90m\n",
+		},
+		"no headers": {
+			views: views, noHeaders: true,
+			want: "gateway-system   example    True   gateway-placement-proxy   1     1     QuerySucceeded   3d\n" +
+				"payments         checkout   -      checkout-proxy            0     0     -                90m\n",
 		},
 		"nothing in a namespace": {namespace: "empty", want: "No TrafficMigrationPolicies found in namespace empty.\n"},
 		"nothing at all":         {want: "No TrafficMigrationPolicies found in any namespace.\n"},
@@ -156,7 +162,7 @@ func TestRenderTable(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := renderTable(&b, tc.views, tc.namespace, tc.wide); err != nil {
+			if err := renderTable(&b, tc.views, tc.namespace, tc.wide, tc.noHeaders); err != nil {
 				t.Fatal(err)
 			}
 			if diff := diff(tc.want, b.String()); diff != "" {
@@ -176,7 +182,7 @@ func TestRenderDetailKeepsTablesOnOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"  Ready                True    Reconciled        line one line two and a tab\n",
+		"  Ready                 True     Reconciled         line one line two and a tab\n",
 		"  cluster2: sum(a)\n    / sum(b)\n",
 	} {
 		if !bytes.Contains(b.Bytes(), []byte(want)) {
@@ -201,7 +207,7 @@ func TestRenderDetailShowsHistory(t *testing.T) {
 	if err := renderDetail(&b, policyview.Build(objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}), now)); err != nil {
 		t.Fatal(err)
 	}
-	want := "\nCheck history (oldest first; ✓ passed, ✗ did not):\n  cluster2  <= 5:  48.1235✗  error✗  no data✗  2.1✓\n"
+	want := "\nCheck history (oldest first; ✓ passed, ✗ did not):\n  cluster2   <= 5:   48.1235✗  error✗  no data✗  2.1✓\n"
 	if !bytes.Contains(b.Bytes(), []byte(want)) {
 		t.Errorf("detail lacks %q:\n%s", want, b.String())
 	}
@@ -243,7 +249,7 @@ func TestRenderDetailShowsStalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"  cluster2  Draining, stalled  Ready    2.1 / <= 5  2/3        3m10s         in 12s      unknown",
+		"  cluster2   Draining, stalled   Ready     2.1 / <= 5   2/3         3m10s          in 12s       unknown",
 		"\nStalled drains (never removed for it; maxDrainDuration or force-remove end them):\n  cluster2: " + policyview.StalledHint + "\n",
 	} {
 		if !bytes.Contains(b.Bytes(), []byte(want)) {

@@ -216,7 +216,7 @@ func (o *Options) render(objs []policyview.Objects, q query) ([]byte, error) {
 		}
 		err = renderDetail(&b, views[0])
 	default:
-		err = renderTable(&b, views, q.namespace, o.Print.IsWide())
+		err = renderTable(&b, views, q.namespace, o.Print.IsWide(), o.Print.NoHeaders)
 	}
 	return b.Bytes(), err
 }

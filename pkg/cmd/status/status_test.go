@@ -143,19 +143,24 @@ func TestStatusCommandText(t *testing.T) {
 		want string
 	}{
 		"the table of a namespace": {
-			want: "NAME     READY  PROXY                    ACTIVE  DRAINING  PROMETHEUS      AGE\n" +
-				"example  True   gateway-placement-proxy  1       1         QuerySucceeded  3d\n",
+			want: "NAME      READY   PROXY                     ACTIVE   DRAINING   PROMETHEUS       AGE\n" +
+				"example   True    gateway-placement-proxy   1        1          QuerySucceeded   3d\n",
 		},
 		"the table of another namespace": {
 			args: []string{"-n", "payments"},
-			want: "NAME      READY  PROXY           ACTIVE  DRAINING  PROMETHEUS  AGE\n" +
-				"checkout  -      checkout-proxy  0       0         -           90m\n",
+			want: "NAME       READY   PROXY            ACTIVE   DRAINING   PROMETHEUS   AGE\n" +
+				"checkout   -       checkout-proxy   0        0          -            90m\n",
 		},
 		"the table of all namespaces": {
 			args: []string{"-A"},
-			want: "NAMESPACE       NAME      READY  PROXY                    ACTIVE  DRAINING  PROMETHEUS      AGE\n" +
-				"gateway-system  example   True   gateway-placement-proxy  1       1         QuerySucceeded  3d\n" +
-				"payments        checkout  -      checkout-proxy           0       0         -               90m\n",
+			want: "NAMESPACE        NAME       READY   PROXY                     ACTIVE   DRAINING   PROMETHEUS       AGE\n" +
+				"gateway-system   example    True    gateway-placement-proxy   1        1          QuerySucceeded   3d\n" +
+				"payments         checkout   -       checkout-proxy            0        0          -                90m\n",
+		},
+		"the table of all namespaces, without headers": {
+			args: []string{"-A", "--no-headers"},
+			want: "gateway-system   example    True   gateway-placement-proxy   1     1     QuerySucceeded   3d\n" +
+				"payments         checkout   -      checkout-proxy            0     0     -                90m\n",
 		},
 		"an empty namespace": {
 			args: []string{"--namespace=empty"},
@@ -311,7 +316,7 @@ func TestStatusCommandDegradesWithoutRelatedRights(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"  cluster2  Draining  Unknown  2.1 / <= 5  2/3        3m10s         in 12s      in 12s        waiting for 1 more passing check\n",
+		"  cluster2   Draining   Unknown   2.1 / <= 5   2/3         3m10s          in 12s       in 12s         waiting for 1 more passing check\n",
 		"Warnings:\n  cannot read the proxy PlacementDecisions, so the clusters are not cross-checked: ",
 		"  cannot read the traffic-migration add-on of cluster1, cluster2: ",
 	} {

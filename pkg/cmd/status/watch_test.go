@@ -67,7 +67,7 @@ func TestStatusCommandWatch(t *testing.T) {
 	}{
 		"one policy, an agent reports its Gateway not programmed": {
 			args: []string{testPolicy, "--watch"}, watches: 3,
-			before: "  cluster2   Draining  Ready    2.1 / <= 5",
+			before: "  cluster2    Draining   Ready     2.1 / <= 5",
 			after:  "  cluster2: NotReady: the Gateway is not programmed (NotProgrammed: no address)\n",
 			change: func(ctx context.Context, h *hub) error {
 				a := readyAddon("cluster2")
@@ -90,8 +90,8 @@ func TestStatusCommandWatch(t *testing.T) {
 		},
 		"one policy, its status changes, on a terminal": {
 			args: []string{testPolicy, "-w"}, watches: 3, terminal: true,
-			before: "  cluster2   Draining  Ready    2.1 / <= 5  2/3",
-			after:  "  cluster2   Draining  Ready    0.3 / <= 5  3/3",
+			before: "  cluster2    Draining   Ready     2.1 / <= 5   2/3",
+			after:  "  cluster2    Draining   Ready     0.3 / <= 5   3/3",
 			change: func(ctx context.Context, h *hub) error {
 				p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 					p.Status.Clusters[1].LastValue = "0.3"
@@ -104,7 +104,7 @@ func TestStatusCommandWatch(t *testing.T) {
 		},
 		"one policy, deleted": {
 			args: []string{testPolicy, "-w"}, watches: 3,
-			before: "Name:                   example\n",
+			before: "Name:                    example\n",
 			after:  "---\nno TrafficMigrationPolicy example in namespace gateway-system\n",
 			change: func(ctx context.Context, h *hub) error {
 				return h.traffic.TrafficV1alpha1().TrafficMigrationPolicies(testNamespace).Delete(ctx, testPolicy, metav1.DeleteOptions{})
@@ -113,8 +113,8 @@ func TestStatusCommandWatch(t *testing.T) {
 		},
 		"the table of all namespaces, a policy is created": {
 			args: []string{"-A", "-w"}, watches: 1,
-			before: "payments        checkout  -      checkout-proxy           0       0         -               90m\n",
-			after:  "shop            third     -      third-proxy              0       0         -               5m\n",
+			before: "payments         checkout   -       checkout-proxy            0        0          -                90m\n",
+			after:  "shop             third      -       third-proxy               0        0          -                5m\n",
 			change: func(ctx context.Context, h *hub) error {
 				p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 					p.Namespace, p.Name, p.Spec.PlacementRef.Name = "shop", "third", "third"
