@@ -123,16 +123,24 @@ var everyValue = map[string]any{
 	"loggingFormat":  "json",
 	"resources":      map[string]any{"limits": map[string]any{"memory": "1Gi"}},
 	"agent": map[string]any{"metricsLabels": "region=us-east", "logLevel": 4, "loggingFormat": "json",
-		"nodeSelector": map[string]any{"node-role.kubernetes.io/infra": ""},
-		"tolerations":  []any{map[string]any{"key": "infra", "operator": "Exists", "effect": "NoSchedule"}},
-		"registries":   []any{map[string]any{"source": "quay.io/open-cluster-management", "mirror": "registry.example/ocm"}}},
-	"extraArgs":           []any{"--kube-api-qps=100", "--kube-api-burst=200"},
-	"imagePullSecrets":    []any{map[string]any{"name": "regcred"}},
-	"podAnnotations":      map[string]any{"example.com/team": "platform"},
-	"podLabels":           map[string]any{"example.com/cost-center": "ocm"},
-	"priorityClassName":   "system-cluster-critical",
-	"nodeSelector":        map[string]any{"kubernetes.io/os": "linux"},
-	"tolerations":         []any{map[string]any{"key": "control-plane", "operator": "Exists", "effect": "NoSchedule"}},
+		"nodeSelector":     map[string]any{"node-role.kubernetes.io/infra": ""},
+		"tolerations":      []any{map[string]any{"key": "infra", "operator": "Exists", "effect": "NoSchedule"}},
+		"registries":       []any{map[string]any{"source": "quay.io/open-cluster-management", "mirror": "registry.example/ocm"}},
+		"resources":        map[string]any{"requests": map[string]any{"cpu": "20m", "memory": "64Mi"}, "limits": map[string]any{"memory": "256Mi"}},
+		"proxy":            map[string]any{"httpProxy": "http://proxy.example:3128", "httpsProxy": "http://proxy.example:3129", "noProxy": "*.svc,10.96.0.1"},
+		"imagePullSecrets": []any{map[string]any{"name": "regcred"}, map[string]any{"name": "mirror-creds"}}},
+	"extraArgs":         []any{"--kube-api-qps=100", "--kube-api-burst=200"},
+	"imagePullSecrets":  []any{map[string]any{"name": "regcred"}},
+	"podAnnotations":    map[string]any{"example.com/team": "platform"},
+	"podLabels":         map[string]any{"example.com/cost-center": "ocm"},
+	"priorityClassName": "system-cluster-critical",
+	"nodeSelector":      map[string]any{"kubernetes.io/os": "linux"},
+	"tolerations":       []any{map[string]any{"key": "control-plane", "operator": "Exists", "effect": "NoSchedule"}},
+	"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
+		"labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "traffic-migration-manager"}}}},
+	"extraEnv": []any{map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy.example:3128"},
+		map[string]any{"name": "NO_PROXY", "valueFrom": map[string]any{"configMapKeyRef": map[string]any{"name": "proxy", "key": "no-proxy"}}}},
+	"serviceAccount":      map[string]any{"annotations": map[string]any{"iam.gke.io/gcp-service-account": "tm@project.iam.gserviceaccount.com"}},
 	"rbac":                map[string]any{"aggregateToDefaultRoles": false},
 	"affinity":            map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{"weight": 100, "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname", "labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "traffic-migration-manager"}}}}}}},
 	"podDisruptionBudget": map[string]any{"minAvailable": 2},
@@ -311,9 +319,12 @@ func TestChartValues(t *testing.T) {
 	podSpec := pod["spec"].(map[string]any)
 	checks["pod annotations"] = [2]any{dig(pod, "metadata", "annotations"), everyValue["podAnnotations"]}
 	checks["pod label"] = [2]any{dig(pod, "metadata", "labels", "example.com/cost-center"), "ocm"}
-	for _, k := range []string{"imagePullSecrets", "priorityClassName", "nodeSelector", "tolerations", "affinity"} {
+	for _, k := range []string{"imagePullSecrets", "priorityClassName", "nodeSelector", "tolerations", "affinity", "topologySpreadConstraints"} {
 		checks[k] = [2]any{jsonOf(t, podSpec[k]), jsonOf(t, everyValue[k])}
 	}
+	checks["extraEnv"] = [2]any{jsonOf(t, container["env"]), jsonOf(t, everyValue["extraEnv"])}
+	checks["ServiceAccount annotations"] = [2]any{dig(got["ServiceAccount/"+namespace+"/traffic-migration-manager"], "metadata", "annotations"),
+		everyValue["serviceAccount"].(map[string]any)["annotations"]}
 	for _, role := range []string{"view", "edit"} {
 		if key := "ClusterRole//open-cluster-management:traffic-migration:" + role; got[key] != nil {
 			t.Errorf("rbac.aggregateToDefaultRoles false renders %s", key)
@@ -327,10 +338,14 @@ func TestChartValues(t *testing.T) {
 	checks["agent nodePlacement"] = [2]any{jsonOf(t, dig(adc, "spec", "nodePlacement")),
 		jsonOf(t, map[string]any{"nodeSelector": agent["nodeSelector"], "tolerations": agent["tolerations"]})}
 	checks["agent registries"] = [2]any{jsonOf(t, dig(adc, "spec", "registries")), jsonOf(t, agent["registries"])}
+	checks["agent resources"] = [2]any{jsonOf(t, dig(adc, "spec", "resourceRequirements")),
+		jsonOf(t, []any{map[string]any{"containerID": "deployments:traffic-migration-agent:agent", "resources": agent["resources"]}})}
+	checks["agent proxy"] = [2]any{jsonOf(t, dig(adc, "spec", "proxyConfig")), jsonOf(t, agent["proxy"])}
 	checks["metrics labels"] = [2]any{adc["spec"].(map[string]any)["customizedVariables"], []any{
 		map[string]any{"name": "LOG_LEVEL", "value": "4"},
 		map[string]any{"name": "LOGGING_FORMAT", "value": "json"},
 		map[string]any{"name": "METRICS_LABELS", "value": "region=us-east"},
+		map[string]any{"name": "IMAGE_PULL_SECRETS", "value": "regcred,mirror-creds"},
 	}}
 	for name, c := range checks {
 		if !reflect.DeepEqual(c[0], c[1]) {
