@@ -46,11 +46,20 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD from the API types.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./pkg/apis/... output:crd:artifacts:config=manifests/crd
 	@cp manifests/crd/*.yaml charts/traffic-migration/files/crds/
 
+# helm-docs (hack/tools/helmdocs) writes the chart's README from its README.md.gotmpl
+# and the "# --" comment above each value of values.yaml, which becomes the value's
+# row in the README's table; a value without one would get a row without a
+# description, which fails here.
+.PHONY: chart-docs
+chart-docs: $(HELM_DOCS) ## Write the chart's README (charts/traffic-migration/README.md) and its values table from values.yaml's "# --" comments (helm-docs).
+	$(HELM_DOCS) --log-level warning --chart-search-root charts --template-files README.md.gotmpl --sort-values-order file
+	@! grep -nE '^\| .* \|  \|$$' charts/traffic-migration/README.md || { echo 'these values have no "# --" description in charts/traffic-migration/values.yaml'; exit 1; }
+
 .PHONY: verify
 verify: ## Regenerate everything and fail on any difference; vet and format checks; govulncheck (make vulncheck).
 	$(GO) mod download
-	$(MAKE) generate manifests
-	@git diff --exit-code -- pkg manifests charts || { echo "generated files are out of date: run 'make generate manifests' and commit"; exit 1; }
+	$(MAKE) generate manifests chart-docs
+	@git diff --exit-code -- pkg manifests charts || { echo "generated files are out of date: run 'make generate manifests chart-docs' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- pkg manifests charts)" || { git status --porcelain -- pkg manifests charts; echo "untracked generated files: commit them"; exit 1; }
 	@test -z "$$(gofmt -l cmd pkg test)" || { gofmt -l cmd pkg test; echo "gofmt needed"; exit 1; }
 	$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }

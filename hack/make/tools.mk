@@ -24,6 +24,7 @@ COREDNS_VERSION := $(call version-of,coredns,github.com/coredns/coredns)
 EXTERNALDNS_VERSION := $(call version-of,externaldns,sigs.k8s.io/external-dns)
 CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
 CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
+HELM_DOCS_VERSION := $(call version-of,helmdocs,github.com/norwoodj/helm-docs)
 
 ETCD := $(TOOLS_DIR)/etcd-$(ETCD_VERSION)
 # The Kubernetes programs carry their version, as Kubernetes' own build stamps it
@@ -54,6 +55,9 @@ CLIENT_GEN := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/client-gen-$(CODEGEN_VERSION)
 LISTER_GEN := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/lister-gen-$(CODEGEN_VERSION)
 INFORMER_GEN := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/informer-gen-$(CODEGEN_VERSION)
 CONTROLLER_GEN := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+# helm-docs writes the chart's README (charts/traffic-migration/README.md) from its
+# README.md.gotmpl and the "# --" comments of its values.yaml (make chart-docs).
+HELM_DOCS := $(TOOLS_DIR)/helm-docs-$(HELM_DOCS_VERSION)
 
 OCM_PLACEMENT := $(TOOLS_DIR)/ocm-placement-$(OCM_VERSION)
 OCM_REGISTRATION := $(TOOLS_DIR)/ocm-registration-$(OCM_VERSION)
@@ -247,6 +251,8 @@ $(INFORMER_GEN):
 	$(call build-tool,codegen,k8s.io/code-generator/cmd/informer-gen,$@,,,GOTOOLCHAIN=$(GO_TOOLCHAIN))
 $(CONTROLLER_GEN):
 	$(call build-tool,codegen,sigs.k8s.io/controller-tools/cmd/controller-gen,$@,,,GOTOOLCHAIN=$(GO_TOOLCHAIN))
+$(HELM_DOCS):
+	$(call build-tool,helmdocs,github.com/norwoodj/helm-docs/cmd/helm-docs,$@,-X main.version=$(patsubst v%,%,$(HELM_DOCS_VERSION)))
 
 # The CRDs' modules are downloaded outside this module, so that its go.mod and go.sum
 # stay as they are.
