@@ -89,11 +89,14 @@ build: ## Build the static binaries traffic-migration and traffic-migration-agen
 	@mkdir -p $(BIN_DIR)
 	$(GO_BUILD) build $(GO_BUILD_FLAGS) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/ ./cmd/traffic-migration ./cmd/traffic-migration-agent
 
+# Beside the plugin, its shell completion for kubectl (hack/kubectl_complete-traffic_migration),
+# as the release's plugin archives carry it.
 .PHONY: install-kubectl-plugin
-install-kubectl-plugin: build ## Install the binary as the kubectl plugin kubectl-traffic_migration into PLUGIN_DIR (default ~/.local/bin).
+install-kubectl-plugin: build ## Install the binary as the kubectl plugin kubectl-traffic_migration, and its completion kubectl_complete-traffic_migration, into PLUGIN_DIR (default ~/.local/bin).
 	@mkdir -p "$(PLUGIN_DIR)"
 	install -m 0755 "$(BIN_DIR)/traffic-migration" "$(PLUGIN_DIR)/kubectl-traffic_migration"
-	@echo ">> installed $(PLUGIN_DIR)/kubectl-traffic_migration: run 'kubectl traffic-migration status' (with $(PLUGIN_DIR) on PATH)"
+	install -m 0755 hack/kubectl_complete-traffic_migration "$(PLUGIN_DIR)/kubectl_complete-traffic_migration"
+	@echo ">> installed $(PLUGIN_DIR)/kubectl-traffic_migration and $(PLUGIN_DIR)/kubectl_complete-traffic_migration: run 'kubectl traffic-migration status' (with $(PLUGIN_DIR) on PATH); kubectl's own completion completes it"
 
 # Staged under bin/ and built offline by hack/image.sh, like the test bed's other
 # images (hack/make/images.mk).

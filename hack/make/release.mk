@@ -11,7 +11,9 @@
 #                                             appVersion <VERSION> (its image's default tag)
 #   traffic-migration-manifests-<VERSION>.yaml  manifests/ in one file, image pinned
 #   kubectl-traffic_migration_<VERSION>_<os>_<arch>.tar.gz  the kubectl plugin, one per
-#                                             RELEASE_PLATFORMS, with the LICENSE
+#                                             RELEASE_PLATFORMS, with the LICENSE and its
+#                                             completion for kubectl,
+#                                             kubectl_complete-traffic_migration (hack/)
 #   traffic-migration.yaml                    the krew plugin manifest of those archives
 #   SHA256SUMS                                the checksums of all of the above
 #
@@ -82,7 +84,8 @@ release: $(HELM) $(KREW_VALIDATOR) | $(CA_BUNDLE) ## Build the files of a releas
 			echo ">> built it in $$(( $$(date +%s) - start )) s"; \
 		fi && \
 		$(RELEASE_TOOL) archive -o $(RELEASE_DIR)/kubectl-traffic_migration_$(VERSION)_$${os}_$$arch.tar.gz -mtime $(RELEASE_MTIME) \
-			kubectl-traffic_migration=$$dir/kubectl-traffic_migration LICENSE=LICENSE || exit 1; \
+			kubectl-traffic_migration=$$dir/kubectl-traffic_migration LICENSE=LICENSE \
+			kubectl_complete-traffic_migration=hack/kubectl_complete-traffic_migration || exit 1; \
 	done
 	$(HELM) package charts/traffic-migration --version $(VERSION) --app-version $(VERSION) --destination $(RELEASE_DIR)
 	$(HELM) template traffic-migration $(RELEASE_DIR)/traffic-migration-$(VERSION).tgz | $(RELEASE_TOOL) check-pinned -image $(IMAGE_REPOSITORY) -version $(VERSION)

@@ -22,6 +22,12 @@ const (
 	pluginBin = "kubectl-traffic_migration"
 	// licenseFile is the license each archive carries beside the binary.
 	licenseFile = "LICENSE"
+	// completionShim is the plugin's shell completion for kubectl (1.26 and later),
+	// which completes "kubectl traffic-migration ..." by running it from PATH: the
+	// script hack/kubectl_complete-traffic_migration, which asks the plugin
+	// (kubectl-traffic_migration __complete ...). Each archive carries it beside the
+	// binary; make install-kubectl-plugin installs it beside the plugin.
+	completionShim = "kubectl_complete-traffic_migration"
 
 	defaultHomepage = "https://github.com/open-cluster-management-io/traffic-migration"
 
@@ -41,6 +47,11 @@ chart per drain in a browser), wait, suspend, resume and force-remove.
 	caveats = `The plugin works on an OCM hub where the traffic-migration add-on is installed
 (its CRD and manager): see the install section of
 https://github.com/open-cluster-management-io/traffic-migration.
+
+Shell completion of "kubectl traffic-migration ..." (kubectl 1.26 and later, with
+kubectl's own completion loaded): krew installs kubectl_complete-traffic_migration
+beside the plugin but not on PATH; link it onto PATH, for example
+  ln -s ~/.krew/store/traffic-migration/*/kubectl_complete-traffic_migration ~/.krew/bin/
 `
 )
 
@@ -148,6 +159,9 @@ func krewManifest(version, urlBase, homepage string, archives []string) ([]byte,
 		if _, ok := files[licenseFile]; !ok {
 			return nil, fmt.Errorf("%s has no %s", filepath.Base(file), licenseFile)
 		}
+		if f, ok := files[completionShim]; !ok || f.Mode&0o111 == 0 {
+			return nil, fmt.Errorf("%s has no executable %s", filepath.Base(file), completionShim)
+		}
 		sum, err := sha256File(file)
 		if err != nil {
 			return nil, err
@@ -156,7 +170,7 @@ func krewManifest(version, urlBase, homepage string, archives []string) ([]byte,
 			Selector: krewSelector{MatchLabels: map[string]string{"os": goos, "arch": goarch}},
 			URI:      strings.TrimSuffix(urlBase, "/") + "/" + filepath.Base(file),
 			Sha256:   sum,
-			Files:    []krewFile{{From: pluginBin, To: "."}, {From: licenseFile, To: "."}},
+			Files:    []krewFile{{From: pluginBin, To: "."}, {From: licenseFile, To: "."}, {From: completionShim, To: "."}},
 			Bin:      pluginBin,
 		})
 	}

@@ -116,12 +116,13 @@ func TestArchive(t *testing.T) {
 func testArchives(t *testing.T, dir, version string, platforms ...string) []string {
 	t.Helper()
 	license := writeTestFile(t, dir, "src/LICENSE", "Apache License\n", 0o644)
+	shim := writeTestFile(t, dir, "src/"+completionShim, "#!/bin/sh\n", 0o755)
 	var archives []string
 	for _, p := range platforms {
 		goos, goarch, _ := strings.Cut(p, "/")
 		bin := writeTestFile(t, dir, "src/"+p+"/"+pluginBin, "binary for "+p, 0o755)
 		out := filepath.Join(dir, archiveName(version, goos, goarch))
-		if err := writeArchive(out, []archiveEntry{{Name: pluginBin, Path: bin}, {Name: licenseFile, Path: license}}, 0); err != nil {
+		if err := writeArchive(out, []archiveEntry{{Name: pluginBin, Path: bin}, {Name: licenseFile, Path: license}, {Name: completionShim, Path: shim}}, 0); err != nil {
 			t.Fatal(err)
 		}
 		archives = append(archives, out)
@@ -182,11 +183,16 @@ func TestKrewManifestRefuses(t *testing.T) {
 	if err := writeArchive(notExecutable, []archiveEntry{{Name: pluginBin, Path: license}, {Name: licenseFile, Path: license}}, 0); err != nil {
 		t.Fatal(err)
 	}
+	noShim := filepath.Join(dir, "noshim", archiveName("1.2.3", "linux", "arm64"))
+	if err := writeArchive(noShim, []archiveEntry{{Name: pluginBin, Path: bin}, {Name: licenseFile, Path: license}}, 0); err != nil {
+		t.Fatal(err)
+	}
 	for name, tc := range map[string]struct {
 		version, urlBase string
 		archives         []string
 		want             string
 	}{
+		"no completion shim": {"1.2.3", testURLBase, []string{noShim}, "has no executable " + completionShim},
 		"version with v":     {"v1.2.3", testURLBase, good, "not a release version"},
 		"other version":      {"1.2.4", testURLBase, good, "is not named"},
 		"http":               {"1.2.3", "http://example.com", good, "not https"},
@@ -344,6 +350,9 @@ func krewProblems(name string, raw []byte, archiveDir string) (krewPlugin, []str
 		if _, ok := installed[licenseFile]; !ok {
 			errorf("platform %d: no %s is installed", i, licenseFile)
 		}
+		if f, ok := installed[completionShim]; !ok || f.Mode&0o111 == 0 {
+			errorf("platform %d: no executable %s is installed", i, completionShim)
+		}
 	}
 	return p, problems
 }
@@ -388,10 +397,11 @@ func TestKrewRulesCatch(t *testing.T) {
 		"no bin":            {edit: func(p *krewPlugin) { p.Spec.Platforms[0].Bin = "" }, want: "no bin"},
 		"bin not installed": {edit: func(p *krewPlugin) { p.Spec.Platforms[0].Files = p.Spec.Platforms[0].Files[1:] }, want: "is not an executable file"},
 		"empty files": {rawEdit: func(s string) string {
-			return strings.Replace(s, "    files:\n    - from: kubectl-traffic_migration\n      to: .\n    - from: LICENSE\n      to: .\n", "    files: []\n", 1)
+			return strings.Replace(s, "    files:\n    - from: kubectl-traffic_migration\n      to: .\n    - from: LICENSE\n      to: .\n    - from: kubectl_complete-traffic_migration\n      to: .\n", "    files: []\n", 1)
 		}, want: "files is empty"},
 		"from nothing": {edit: func(p *krewPlugin) { p.Spec.Platforms[0].Files[0].From = "nope" }, want: "matches nothing"},
 		"no license":   {edit: func(p *krewPlugin) { p.Spec.Platforms[0].Files = p.Spec.Platforms[0].Files[:1] }, want: "no LICENSE"},
+		"no shim":      {edit: func(p *krewPlugin) { p.Spec.Platforms[0].Files = p.Spec.Platforms[0].Files[:2] }, want: "no executable " + completionShim},
 		"archive lacks bin": {edit: func(p *krewPlugin) {
 			p.Spec.Platforms[0].URI = testURLBase + "/nobin/" + path.Base(noBin)
 			p.Spec.Platforms[0].Sha256 = noBinSum
@@ -603,7 +613,8 @@ func TestRun(t *testing.T) {
 	bin := writeTestFile(t, dir, "bin/"+pluginBin, "binary", 0o755)
 	archive := filepath.Join(dir, "rel", archiveName("1.2.3", "linux", "amd64"))
 	steps := [][]string{
-		{"archive", "-o", archive, "-mtime", "1", pluginBin + "=" + bin, licenseFile + "=" + filepath.Join("..", "..", "LICENSE")},
+		{"archive", "-o", archive, "-mtime", "1", pluginBin + "=" + bin, licenseFile + "=" + filepath.Join("..", "..", "LICENSE"),
+			completionShim + "=" + filepath.Join("..", "..", "hack", completionShim)},
 		{"manifests", "-kustomization", filepath.Join("..", "..", "manifests", "kustomization.yaml"), "-image", testImage, "-version", "1.2.3", "-o", filepath.Join(dir, "rel", "manifests.yaml")},
 		{"krew", "-version", "1.2.3", "-url-base", testURLBase, "-o", filepath.Join(dir, "rel", pluginName+".yaml"), archive},
 		{"checksums", filepath.Join(dir, "rel")},

@@ -14,6 +14,7 @@ import (
 
 	"open-cluster-management.io/traffic-migration/pkg/cmd/agent"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/check"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/complete"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/control"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/dashboard"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
@@ -54,14 +55,32 @@ its Gateway.`,
 	managerCmd.PreRunE = func(*cobra.Command, []string) error { return hubOptions.Validate() }
 	root.AddCommand(serverCommand(managerCmd))
 	root.AddCommand(serverCommand(agent.NewCommand(out, errOut)))
-	root.AddCommand(status.NewCommand(hubFlags, out, errOut))
-	root.AddCommand(check.NewCommand(hubFlags, out, errOut))
-	root.AddCommand(dashboard.NewCommand(hubFlags, out, errOut))
-	root.AddCommand(control.NewSuspendCommand(hubFlags, os.Stdin, out, errOut))
-	root.AddCommand(control.NewResumeCommand(hubFlags, os.Stdin, out, errOut))
-	root.AddCommand(control.NewForceRemoveCommand(hubFlags, os.Stdin, out, errOut))
-	root.AddCommand(wait.NewCommand(hubFlags, out))
+	// The names each command takes complete from the hub, read with hubFlags.
+	names := complete.New(hubFlags)
+	must(root.RegisterFlagCompletionFunc("namespace", names.Namespace))
+	must(root.RegisterFlagCompletionFunc("context", names.Context))
+	statusCmd := status.NewCommand(hubFlags, out, errOut)
+	statusCmd.ValidArgsFunction = names.Policy("clusters", "all-namespaces")
+	checkCmd := check.NewCommand(hubFlags, out, errOut)
+	checkCmd.ValidArgsFunction = names.Policy("filename")
+	suspendCmd := control.NewSuspendCommand(hubFlags, os.Stdin, out, errOut)
+	suspendCmd.ValidArgsFunction = names.Policy()
+	resumeCmd := control.NewResumeCommand(hubFlags, os.Stdin, out, errOut)
+	resumeCmd.ValidArgsFunction = names.Policy()
+	forceRemoveCmd := control.NewForceRemoveCommand(hubFlags, os.Stdin, out, errOut)
+	forceRemoveCmd.ValidArgsFunction = names.PolicyThenDrainingCluster
+	waitCmd := wait.NewCommand(hubFlags, out)
+	waitCmd.ValidArgsFunction = names.Policy()
+	must(waitCmd.RegisterFlagCompletionFunc("for", names.WaitFor))
+	root.AddCommand(statusCmd, checkCmd, dashboard.NewCommand(hubFlags, out, errOut), suspendCmd, resumeCmd, forceRemoveCmd, waitCmd)
 	return root
+}
+
+// must panics on an error that only a mistake in this file can cause.
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
 }
 
 // serverCommand keeps the root's flags for the hub (kubectl's) off c, a command that

@@ -84,6 +84,18 @@ func (f *Flags) Formats() []string {
 func (f *Flags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.Output, "output", "o", f.Output,
 		"output format: empty for text, or one of "+strings.Join(f.Formats(), "|"))
+	complete := func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var formats []cobra.Completion
+		for _, format := range f.Formats() {
+			if strings.HasPrefix(format, toComplete) {
+				formats = append(formats, format)
+			}
+		}
+		return formats, cobra.ShellCompDirectiveNoFileComp
+	}
+	if err := cmd.RegisterFlagCompletionFunc("output", complete); err != nil {
+		panic(err)
+	}
 	f.printFlags().TemplatePrinterFlags.AddFlags(cmd)
 	cmd.Flags().BoolVar(&f.NoHeaders, "no-headers", f.NoHeaders, "print the tables of the text output (and -o wide) without their header line")
 }
