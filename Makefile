@@ -138,10 +138,11 @@ test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-ima
 	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The release the lifecycle test installs from, as a user would: make release for this
-# machine's platform only, at the chart's appVersion (TEST_RELEASE_VERSION, tests.mk).
+# machine's platform only, at the chart's appVersion (TEST_RELEASE_VERSION, tests.mk),
+# leaving the checkout's chart version as it is (RELEASE_BUMP=false).
 .PHONY: test-release
 test-release: ## Package the release the lifecycle test installs: make release VERSION=<the chart's appVersion> for this machine only.
-	@$(MAKE) --no-print-directory release VERSION=$(TEST_RELEASE_VERSION) RELEASE_PLATFORMS=linux/$$($(GO) env GOHOSTARCH)
+	@$(MAKE) --no-print-directory release VERSION=$(TEST_RELEASE_VERSION) RELEASE_PLATFORMS=linux/$$($(GO) env GOHOSTARCH) RELEASE_BUMP=false
 
 # The benchmarks report numbers and never fail on a slow machine; make test runs their
 # small case (test/bench in make test-integration, test/strategies in make test-e2e).

@@ -27,6 +27,17 @@
 # into the tools cache like the test bed's programs), the packaged chart by rendering
 # it with helm and finding every image pinned to VERSION.
 
+# Before it builds anything, make release sets the release's version where the
+# checkout names it (make release-bump, with hack/release bump): the chart's version
+# and appVersion (charts/traffic-migration/Chart.yaml; the appVersion is the image's
+# default tag), the image's tag in manifests/deployment.yaml, and the chart's README
+# (make chart-docs), so that a checkout of the release's tag and the release agree.
+# In a checkout of the tag this changes nothing; elsewhere it leaves the change in the
+# work tree, to commit and tag. RELEASE_BUMP=false leaves the checkout as it is (make
+# test-release, which packages the chart's own appVersion).
+RELEASE_BUMP ?= true
+RELEASE_BUMPED_FILES := charts/traffic-migration/Chart.yaml manifests/deployment.yaml
+
 # RELEASE_DIR holds the release's files, and nothing else; RELEASE_WORK_DIR what
 # builds them (the binaries, the image's build context, hack/release's binary).
 RELEASE_DIR = $(BIN_DIR)/release/$(VERSION)
@@ -49,7 +60,7 @@ KREW_VALIDATOR := $(TOOLS_DIR)/validate-krew-manifest-$(KREW_VERSION)
 
 # make release needs a VERSION of its own (not build.mk's git describe), a release
 # version: said before anything is built.
-ifneq ($(filter release,$(MAKECMDGOALS)),)
+ifneq ($(filter release release-bump,$(MAKECMDGOALS)),)
 ifeq ($(origin VERSION),file)
 $(error make release needs the release's version: make release VERSION=x.y.z)
 endif
@@ -66,10 +77,11 @@ endif
 # then the plugin for each platform, the chart, the manifests, the krew manifest, and
 # the checksums of it all last.
 .PHONY: release
-release: $(HELM) $(KREW_VALIDATOR) | $(CA_BUNDLE) ## Build the files of a release into bin/release/VERSION: make release VERSION=x.y.z (image archive, chart, manifests, kubectl plugin archives, krew manifest, SHA256SUMS).
+release: $(HELM) $(KREW_VALIDATOR) | $(CA_BUNDLE) ## Build the files of a release into bin/release/VERSION: make release VERSION=x.y.z (image archive, chart, manifests, kubectl plugin archives, krew manifest, SHA256SUMS), after make release-bump.
 	@rm -rf $(RELEASE_DIR) $(RELEASE_WORK_DIR) && mkdir -p $(RELEASE_DIR) $(RELEASE_WORK_DIR)/image-context
 	@test -z "$$(git status --porcelain 2>/dev/null)" || echo ">> warning: the work tree has changes that are not committed: the release is built from them"
 	$(GO) build -o $(RELEASE_TOOL) ./hack/release
+	@if [ "$(RELEASE_BUMP)" = true ]; then $(MAKE) --no-print-directory release-bump VERSION=$(VERSION); fi
 	@echo ">> building the image $(RELEASE_IMAGE) (linux/$(RELEASE_IMAGE_ARCH))"
 	GOOS=linux GOARCH=$(RELEASE_IMAGE_ARCH) $(GO_BUILD) build $(GO_BUILD_FLAGS) -ldflags '$(LDFLAGS)' -o $(RELEASE_WORK_DIR)/image-context/ ./cmd/traffic-migration ./cmd/traffic-migration-agent
 	@cp $(CA_BUNDLE) $(RELEASE_WORK_DIR)/image-context/ca-certificates.crt
@@ -94,6 +106,15 @@ release: $(HELM) $(KREW_VALIDATOR) | $(CA_BUNDLE) ## Build the files of a releas
 	$(KREW_VALIDATOR) -manifest $(RELEASE_DIR)/traffic-migration.yaml -skip-install 2>&1 | sed 's/^/   krew: /'
 	$(RELEASE_TOOL) checksums $(RELEASE_DIR)
 	@echo ">> the release $(VERSION) is in $(RELEASE_DIR):" && cd $(RELEASE_DIR) && ls -l | sed 1d
+
+# Only the files that the bump changes are named, each once; chart-docs rewrites the
+# README only where it differs.
+.PHONY: release-bump
+release-bump: $(HELM_DOCS) ## Set the chart's version and appVersion, manifests/deployment.yaml's image tag and the chart's README to VERSION: make release-bump VERSION=x.y.z (make release does it first).
+	$(GO) run ./hack/release bump -version $(VERSION) -chart charts/traffic-migration/Chart.yaml -image $(IMAGE_REPOSITORY) $(filter-out %Chart.yaml,$(RELEASE_BUMPED_FILES))
+	@$(MAKE) --no-print-directory chart-docs
+	@if [ -n "$$(git status --porcelain -- $(RELEASE_BUMPED_FILES) charts/traffic-migration/README.md 2>/dev/null)" ]; then \
+		echo ">> the checkout now names $(VERSION) (git diff -- $(RELEASE_BUMPED_FILES) charts/traffic-migration/README.md): commit it with the CHANGELOG and tag that commit v$(VERSION)"; fi
 
 # krew's own validator of plugin manifests, from hack/tools/krew.
 $(KREW_VALIDATOR):

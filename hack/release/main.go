@@ -9,6 +9,7 @@
 // every machine.
 //
 //	go run ./hack/release check-version VERSION
+//	go run ./hack/release bump -version VERSION -chart FILE -image REPOSITORY MANIFEST...
 //	go run ./hack/release archive -o FILE [-mtime SECONDS] NAME=PATH...
 //	go run ./hack/release manifests -kustomization FILE -image REPOSITORY -version VERSION -o FILE
 //	go run ./hack/release check-pinned -image REPOSITORY -version VERSION [FILE...]
@@ -31,6 +32,8 @@ const usage = `usage: release <command> [flags] [arguments]
 
 commands:
   check-version VERSION       fail unless VERSION is a release version (x.y.z[-pre], no v)
+  bump                        set the chart's version and appVersion, and the image's tag in
+                              MANIFEST..., to the release, in place
   archive                     write a reproducible .tar.gz of files: NAME=PATH...
   manifests                   write a kustomization's resources as one YAML, the image pinned
   check-pinned                fail unless every reference to the image has the release's tag
@@ -74,6 +77,28 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			return usageError{"usage: release check-version VERSION"}
 		}
 		return checkVersion(args[0])
+
+	case "bump":
+		version := fs.String("version", "", "the release")
+		chart := fs.String("chart", "", "the chart's Chart.yaml")
+		image := fs.String("image", "", "the image repository whose tag the manifests pin")
+		if err := parse(); err != nil {
+			return err
+		}
+		if *version == "" || *chart == "" || *image == "" || fs.NArg() == 0 {
+			return usageError{"usage: release bump -version VERSION -chart FILE -image REPOSITORY MANIFEST..."}
+		}
+		if err := checkVersion(*version); err != nil {
+			return err
+		}
+		changed, err := bump(*version, *chart, *image, fs.Args())
+		if err != nil {
+			return err
+		}
+		for _, f := range changed {
+			fmt.Fprintf(stdout, "%s: set to %s\n", f, *version)
+		}
+		return nil
 
 	case "archive":
 		out := fs.String("o", "", "the archive to write (.tar.gz)")

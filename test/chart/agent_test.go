@@ -87,7 +87,7 @@ func TestChartAgentValues(t *testing.T) {
 	d := agentDeployment(t, nil)
 	pod := d.Spec.Template.Spec
 	c := pod.Containers[0]
-	if d.Namespace != "open-cluster-management-agent-addon" || c.Image != "quay.io/open-cluster-management/traffic-migration:0.1.0" {
+	if d.Namespace != "open-cluster-management-agent-addon" || c.Image != defaultImage(t) {
 		t.Errorf("defaults: namespace %s, image %s", d.Namespace, c.Image)
 	}
 	if got := c.Resources.Limits.Memory().String(); got != "128Mi" || len(c.Env) != 0 || len(pod.ImagePullSecrets) != 0 {
@@ -111,7 +111,7 @@ func TestChartAgentValues(t *testing.T) {
 	c = pod.Containers[0]
 	checks := map[string][2]any{
 		"namespace":        {d.Namespace, "tm-agent"},
-		"image":            {c.Image, "registry.example/ocm/traffic-migration:0.1.0"},
+		"image":            {c.Image, strings.Replace(defaultImage(t), "quay.io/open-cluster-management/", "registry.example/ocm/", 1)},
 		"nodeSelector":     {pod.NodeSelector, map[string]string{"node-role.kubernetes.io/infra": ""}},
 		"tolerations":      {pod.Tolerations, []corev1.Toleration{{Key: "infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}},
 		"imagePullSecrets": {pod.ImagePullSecrets, []corev1.LocalObjectReference{{Name: "regcred"}, {Name: "mirror-creds"}}},

@@ -422,6 +422,16 @@ func TestChartInstallStrategy(t *testing.T) {
 	}
 }
 
+// defaultImage is the image the chart runs by default, at its appVersion.
+func defaultImage(t *testing.T) string {
+	t.Helper()
+	image, err := testbed.ChartImage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return image
+}
+
 // jsonOf is v as JSON, to compare what helm rendered with the values given.
 func jsonOf(t *testing.T, v any) string {
 	t.Helper()
@@ -459,8 +469,8 @@ func TestNoLatestImage(t *testing.T) {
 	}
 	got := render(t, nil)
 	container := dig(got["Deployment/"+namespace+"/traffic-migration-manager"], "spec", "template", "spec", "containers").([]any)[0].(map[string]any)
-	if container["image"] != "quay.io/open-cluster-management/traffic-migration:0.1.0" {
-		t.Errorf("the default image is %v, want the chart's appVersion 0.1.0", container["image"])
+	if container["image"] != defaultImage(t) {
+		t.Errorf("the default image is %v, want the chart's appVersion, %s", container["image"], defaultImage(t))
 	}
 	if err := renderError(t, map[string]any{"image": map[string]any{"tag": "latest"}}); err == nil {
 		t.Error("the chart accepts image.tag latest")

@@ -74,7 +74,7 @@ func renderError(t *testing.T, values map[string]any) error {
 // defaults set explicitly, add no flag (TestChartValues sets them all at once).
 func TestChartManagerFlags(t *testing.T) {
 	base := []any{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
-		"--agent-image=quay.io/open-cluster-management/traffic-migration:0.1.0", "-v=2"}
+		"--agent-image=" + defaultImage(t), "-v=2"}
 	for name, tc := range map[string]struct {
 		manager map[string]any
 		want    []any

@@ -13,12 +13,12 @@ import (
 
 // What manifests/ installs on the hub and the add-on puts on each spoke: the manager's
 // Deployment, and the agent's, both from the image manifests/deployment.yaml names
-// (the manager's own image and its --agent-image).
+// (the manager's own image and its --agent-image): the chart's at its appVersion
+// (testbed.ChartImage; test/chart keeps the two the same, and make release sets both).
 const (
 	managerNamespace  = "open-cluster-management-addon"
 	managerDeployment = "traffic-migration-manager"
 	agentDeployment   = "traffic-migration-agent"
-	manifestsImage    = "quay.io/open-cluster-management/traffic-migration:0.1.0"
 )
 
 // image is the product's image as make image saved it, which each node imports.
@@ -32,6 +32,10 @@ func productImage() (image, error) {
 	dir, ref := os.Getenv(testbed.ImagesDirEnv), os.Getenv(testbed.ImageEnv)
 	if dir == "" || ref == "" {
 		return image{}, fmt.Errorf("%s and %s are not set: run the demo with 'make demo', which builds the image ('make image')", testbed.ImagesDirEnv, testbed.ImageEnv)
+	}
+	manifestsImage, err := testbed.ChartImage()
+	if err != nil {
+		return image{}, err
 	}
 	if ref != manifestsImage {
 		return image{}, fmt.Errorf("the image is %s, but manifests/ runs %s: the nodes pull nothing, so run 'make demo' with IMAGE=%s", ref, manifestsImage, manifestsImage)

@@ -45,10 +45,14 @@ func TestChartNotes(t *testing.T) {
 		}
 	}
 
+	image, err := testbed.ChartImage()
+	if err != nil {
+		t.Fatal(err)
+	}
 	text := notes(t)
 	mustSay(t, text,
 		"installed in the namespace "+ns,
-		"quay.io/open-cluster-management/traffic-migration:0.1.0",
+		image,
 		"kubectl -n "+ns+" rollout status deployment/traffic-migration-manager",
 		"clusteradm addon enable --names traffic-migration --clusters cluster1,cluster2",
 		"kubectl get managedclusteraddons -A --field-selector metadata.name=traffic-migration",

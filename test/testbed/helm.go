@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"sigs.k8s.io/yaml"
 )
 
 // ProgramHelm is the real helm CLI (helm.sh/helm/v3/cmd/helm), built by the Makefile
@@ -43,6 +45,36 @@ func Helm(ctx context.Context, dir, kubeconfig string, args ...string) (string, 
 // a chart on the hub.
 func (b *Bed) Helm(ctx context.Context, args ...string) (string, error) {
 	return Helm(ctx, b.dir, b.Hub.KubeconfigPath, args...)
+}
+
+// ChartAppVersion is the appVersion of the project's Helm chart, the tag of the image
+// that the chart and manifests/ run by default (make release sets it to the release).
+func ChartAppVersion() (string, error) {
+	dir, err := ChartDir()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		return "", err
+	}
+	var meta struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(b, &meta); err != nil || meta.AppVersion == "" {
+		return "", fmt.Errorf("the chart's appVersion: %v", err)
+	}
+	return meta.AppVersion, nil
+}
+
+// ChartImage is the image the chart and manifests/ run by default: the chart's
+// repository at its appVersion.
+func ChartImage() (string, error) {
+	v, err := ChartAppVersion()
+	if err != nil {
+		return "", err
+	}
+	return "quay.io/open-cluster-management/traffic-migration:" + v, nil
 }
 
 // ChartDir is the project's Helm chart, charts/traffic-migration at the root of the
