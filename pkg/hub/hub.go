@@ -216,7 +216,7 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	if err != nil {
 		return fmt.Errorf("build the dynamic client: %w", err)
 	}
-	endpoints := dns.NewEndpoints(ctx, dynamicClient, kubeClient.Discovery(), clock.RealClock{}, policy.ControllerName, o.DNSOwnerID)
+	endpoints := dns.NewEndpoints(dynamicClient, kubeClient.Discovery(), clock.RealClock{}, policy.ControllerName, o.DNSOwnerID)
 
 	// No periodic resync: every sync comes from a change or from the time a draining
 	// cluster is next due, so an idle fleet costs nothing.
@@ -285,6 +285,7 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	clusterInformers.Start(ctx.Done())
 	trafficInformers.Start(ctx.Done())
 	addonInformers.Start(ctx.Done())
+	go endpoints.Run(ctx)
 	go ctrl.Run(ctx, env.Workers)
 	go fleetCtrl.Run(ctx, 1)
 	if notifyCtrl != nil {

@@ -94,10 +94,12 @@ type Endpoints struct {
 	// ownerID is the manager's id on its DNSEndpoints (DNSOwnerAnnotation).
 	ownerID string
 
-	mu        sync.Mutex
-	served    bool
-	lastCheck time.Time
-	informer  cache.SharedIndexInformer
+	mu sync.Mutex
+	// answered: the API server said once whether it serves DNSEndpoints.
+	answered bool
+	informer cache.SharedIndexInformer
+	// served is called once the informer has started.
+	served func()
 	// handlers are added to the informer when it starts (AddEventHandler).
 	handlers []cache.ResourceEventHandler
 	// written is, for each DNSEndpoint, the object and generation of this manager's
@@ -105,7 +107,6 @@ type Endpoints struct {
 	written map[string]ownWrite
 	// deletedByOthers are the DNSEndpoints this manager wrote that someone deleted.
 	deletedByOthers map[string]bool
-	stopCtx         context.Context
 }
 
 // ownWrite is what a write of the manager's made: the object and its generation.
@@ -118,11 +119,67 @@ type ownWrite struct {
 const byHostname = "byHostname"
 
 // NewEndpoints returns the DNSEndpoint reader and writer of the manager whose id is
-// ownerID. The informer starts, once the hub serves DNSEndpoints, with ctx.
-func NewEndpoints(ctx context.Context, client dynamic.Interface, disc discovery.DiscoveryInterface, clk clock.PassiveClock, fieldManager, ownerID string) *Endpoints {
+// ownerID. Run starts its informer once the hub serves DNSEndpoints.
+func NewEndpoints(client dynamic.Interface, disc discovery.DiscoveryInterface, clk clock.PassiveClock, fieldManager, ownerID string) *Endpoints {
 	return &Endpoints{client: client, discovery: disc, clock: clk, fieldManager: fieldManager, ownerID: ownerID,
 		written: map[string]ownWrite{}, deletedByOthers: map[string]bool{},
-		stopCtx: ctx, enqueue: func(string, []string) {}}
+		enqueue: func(string, []string) {}, served: func() {}}
+}
+
+// SetServed sets the function called once the informer has started: the policies
+// that waited for the hub to serve DNSEndpoints read theirs then.
+func (e *Endpoints) SetServed(served func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.served = served
+}
+
+// discoveryRetry is how soon Run asks again when the API server did not answer
+// whether it serves DNSEndpoints.
+const discoveryRetry = 2 * time.Second
+
+// Run watches the manager's DNSEndpoints from when the hub serves them: it asks the
+// API server at once, then every CRDRecheck while it does not serve them, starts the
+// informer when it does, and returns. Until the first answer, Get says ErrNotSynced
+// (drains wait); after an answer that they are not served, ErrNotServed.
+func (e *Endpoints) Run(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	for {
+		served, err := e.discover()
+		next := CRDRecheck
+		switch {
+		case err != nil:
+			logger.Error(err, "Could not ask the API server whether it serves DNSEndpoints", "retryIn", discoveryRetry)
+			next = discoveryRetry
+		case served:
+			if err = e.start(ctx); err == nil {
+				return
+			}
+			logger.Error(err, "Could not watch DNSEndpoints", "retryIn", discoveryRetry)
+			next = discoveryRetry
+		default:
+			e.mu.Lock()
+			e.answered = true
+			e.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(next):
+		}
+	}
+}
+
+// discover asks the API server whether it serves DNSEndpoints.
+func (e *Endpoints) discover() (bool, error) {
+	resources, err := e.discovery.ServerResourcesForGroupVersion(GroupVersion.String())
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("discover %s: %w", GroupVersion, err)
+	}
+	return slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == Resource.Resource }), nil
 }
 
 // SetEnqueue sets the function called when a DNSEndpoint of the manager's changes,
@@ -164,15 +221,20 @@ func (e *Endpoints) Cached(namespace, name string) (metav1.Object, bool) {
 }
 
 // Get returns the DNSEndpoint of the given name, nil when there is none; ErrNotServed
-// when the hub does not serve DNSEndpoints and ErrNotSynced while the cache starts.
+// when the hub does not serve DNSEndpoints, and ErrNotSynced until Run knows whether
+// it does and while the cache starts.
 // A DNSEndpoint the manager did not label is read from the API server, so that a
 // name taken by someone else is found.
 func (e *Endpoints) Get(ctx context.Context, namespace, name string) (*Observed, error) {
-	informer, err := e.ensureInformer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if !informer.HasSynced() {
+	e.mu.Lock()
+	informer, answered := e.informer, e.answered
+	e.mu.Unlock()
+	switch {
+	case informer == nil && answered:
+		return nil, ErrNotServed
+	case informer == nil:
+		return nil, ErrNotSynced
+	case !informer.HasSynced():
 		return nil, ErrNotSynced
 	}
 	key := namespace + "/" + name
@@ -188,6 +250,7 @@ func (e *Endpoints) Get(ctx context.Context, namespace, name string) (*Observed,
 	e.mu.Unlock()
 	if obj == nil {
 		// Not ours, or not there: only the API server can tell.
+		var err error
 		obj, err = e.client.Resource(Resource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil, nil
@@ -346,30 +409,10 @@ func (e *Endpoints) deleted(obj *unstructured.Unstructured) {
 	}
 }
 
-// ensureInformer starts the DNSEndpoint informer once the hub serves DNSEndpoints,
-// asking at most every CRDRecheck while it does not.
-func (e *Endpoints) ensureInformer(ctx context.Context) (cache.SharedIndexInformer, error) {
+// start starts the DNSEndpoint informer, with the handlers added so far.
+func (e *Endpoints) start(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.informer != nil {
-		return e.informer, nil
-	}
-	now := e.clock.Now()
-	if !e.lastCheck.IsZero() && now.Sub(e.lastCheck) < CRDRecheck {
-		return nil, ErrNotServed
-	}
-	e.lastCheck = now
-	resources, err := e.discovery.ServerResourcesForGroupVersion(GroupVersion.String())
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, ErrNotServed
-	case err != nil:
-		e.lastCheck = time.Time{} // not an answer: ask again next time
-		return nil, fmt.Errorf("discover %s: %w", GroupVersion, err)
-	}
-	if !slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == Resource.Resource }) {
-		return nil, ErrNotServed
-	}
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(e.client, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
 		o.LabelSelector = trafficv1alpha1.PolicyLabel
 	})
@@ -380,7 +423,7 @@ func (e *Endpoints) ensureInformer(ctx context.Context) (cache.SharedIndexInform
 		}
 		return nil, nil
 	}}); err != nil {
-		return nil, fmt.Errorf("index DNSEndpoints: %w", err)
+		return fmt.Errorf("index DNSEndpoints: %w", err)
 	}
 	asObject := func(obj any) *unstructured.Unstructured {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -416,15 +459,16 @@ func (e *Endpoints) ensureInformer(ctx context.Context) (cache.SharedIndexInform
 			}
 		},
 	}); err != nil {
-		return nil, fmt.Errorf("watch DNSEndpoints: %w", err)
+		return fmt.Errorf("watch DNSEndpoints: %w", err)
 	}
 	for _, h := range e.handlers {
 		if _, err := informer.AddEventHandler(h); err != nil {
-			return nil, fmt.Errorf("watch DNSEndpoints: %w", err)
+			return fmt.Errorf("watch DNSEndpoints: %w", err)
 		}
 	}
 	klog.FromContext(ctx).Info("The hub serves DNSEndpoints: watching those of the policies with spec.dns", "resource", Resource.String())
-	factory.Start(e.stopCtx.Done())
-	e.informer = informer
-	return informer, nil
+	factory.Start(ctx.Done())
+	e.informer, e.answered = informer, true
+	go e.served()
+	return nil
 }

@@ -171,6 +171,14 @@ func NewController(
 		if err := endpoints.AddEventHandler(c.expectations.handler(kindDNSEndpoint)); err != nil {
 			return nil, fmt.Errorf("watch the controller's own writes: %w", err)
 		}
+		// The policies that waited for the hub to serve DNSEndpoints read theirs.
+		endpoints.SetServed(func() {
+			for _, h := range c.policyIndex.ListIndexFuncValues(byHostname) {
+				for _, k := range c.keysByIndex(byHostname, h) {
+					queue.Add(k)
+				}
+			}
+		})
 		wakeClaimants := func(hostnames []string) {
 			for _, h := range hostnames {
 				for _, k := range c.keysByIndex(byHostname, h) {
@@ -265,6 +273,10 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	now := c.clock.Now()
 
 	st := c.gather(ctx, policy, now)
+	if st.conflict == "" {
+		c.decideDNS(ctx, policy, st)
+		st.due = dueChecks{draining: decision.Due(st.input), replacements: decision.DueReplacements(st.input)}
+	}
 	results, checkedAt, checking := c.evaluations.take(key, policy)
 	st.useEvaluations(results, checkedAt)
 	var out decision.Output

@@ -30,14 +30,6 @@ const ReasonDNSWithdrawn = "DNSWithdrawn"
 // cannot be read yet (the cache starts).
 const dnsRetry = time.Second
 
-// dnsSettle is how long a cluster's Gateway must have been reported Programmed, with
-// its addresses and a route, before DNS sends clients to it: Gateway implementations
-// apply their configuration a moment after they write the status (Traefik throttles
-// its providers' updates by 2s by default), and a client that DNS sends there meanwhile
-// gets "no route". The time is the manager's own view, so clocks of the spokes do not
-// matter; a manager that restarts waits again (later, never earlier).
-const dnsSettle = 5 * time.Second
-
 // dnsState is what a sync gathered and did about the policy's DNS (spec.dns).
 type dnsState struct {
 	// current is the DNSEndpoint as it is (or as this sync wrote it); nil when none.
@@ -58,6 +50,8 @@ type dnsState struct {
 	// one's DNSEndpoint, publishes, each with who, as the condition names it.
 	held, notAllowed []string
 	taken            []string
+	// agents are the agents' reports the sync read.
+	agents agentReports
 	// previous is what the DNSEndpoint published before this sync wrote it, for the
 	// event; addresses are the clusters' reported addresses, to name them in it.
 	previous  *dns.Endpoint
@@ -73,15 +67,14 @@ func (d *dnsState) usable() bool {
 	return !d.notServed && d.readErr == nil && (d.current == nil || d.current.Ours)
 }
 
-// gatherDNS reads the policy's DNSEndpoint, decides what it must publish, and says
-// what the decision follows: nil when drains do not follow DNS (no spec.dns, or no
-// DNSEndpoint CRD on the hub); no cluster withdrawn while the DNSEndpoint cannot be
-// read or is not the manager's (the safe side: drains wait).
-func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, agents agentReports) {
+// readDNS reads the policy's DNSEndpoint and which of its hostnames it may publish:
+// nothing when drains do not follow DNS (no spec.dns, or no DNSEndpoint CRD on the
+// hub).
+func (c *Controller) readDNS(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state, agents agentReports) {
 	if policy.Spec.DNS == nil {
 		return
 	}
-	d := &dnsState{}
+	d := &dnsState{agents: agents}
 	st.dns = d
 	if c.endpoints == nil {
 		d.notServed = true
@@ -92,6 +85,22 @@ func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 		d.notServed, d.readErr = true, nil
 		return
 	}
+	if !d.usable() {
+		return
+	}
+	d.held, d.notAllowed, d.taken = c.claimHostnames(policy)
+	d.addresses = agents.addresses
+}
+
+// decideDNS is the DNS stage of a sync: it decides what the policy's DNSEndpoint must
+// publish (dns.Decide) and which draining clusters DNS let go of, for the proxy's
+// decision. No cluster is withdrawn while the DNSEndpoint cannot be read or is not the
+// manager's (the safe side: drains wait).
+func (c *Controller) decideDNS(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state) {
+	d := st.dns
+	if d == nil || d.notServed {
+		return
+	}
 	st.input.DNS = &decision.DNS{Withdrawn: sets.New[string]()}
 	if !d.usable() {
 		return
@@ -100,16 +109,14 @@ func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 	for _, g := range st.input.Real {
 		real = append(real, g.Clusters...)
 	}
-	d.held, d.notAllowed, d.taken = c.claimHostnames(policy)
-	d.addresses = agents.addresses
 	in := dns.Input{
 		Hostnames:  d.held,
 		Rules:      c.limits.DNSAddresses,
 		TTL:        st.input.Policy.DNSTTL,
 		RealKnown:  st.input.RealKnown,
 		Real:       real,
-		Programmed: c.settled(policy, agents, st.input.Now, d),
-		Addresses:  agents.addresses,
+		Programmed: c.settled(policy, d.agents, st.input.Now, d),
+		Addresses:  d.agents.addresses,
 	}
 	if d.current != nil {
 		in.Current, in.CurrentApplied = &d.current.Endpoint, d.current.Applied()
@@ -124,7 +131,7 @@ func (c *Controller) gatherDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 	if d.current != nil && len(d.held) > 0 {
 		st.input.DNS.Withdrawn = dns.Withdrawn(&d.current.Endpoint, d.current.Applied(), proxied)
 		if policy.Spec.DNS.VerifyMode() == trafficv1alpha1.DNSVerifyAuthoritative {
-			c.verifyWithdrawals(ctx, policy, st, d, agents)
+			c.verifyWithdrawals(ctx, policy, st, d, d.agents)
 		}
 	}
 }
@@ -251,44 +258,15 @@ func sortedHostnames(spec *trafficv1alpha1.DNSPublishing) []string {
 	return slices.Compact(out)
 }
 
-// settled returns the clusters whose target Gateway has been Programmed, with an
-// address reported, for dnsSettle as this manager saw it, and sets d.settleAt to when
-// the next one will have.
+// settled returns the clusters whose target Gateway has settled (dns.Settled) as this
+// manager saw it, and sets d.settleAt to when the next one will have.
 func (c *Controller) settled(policy *trafficv1alpha1.TrafficMigrationPolicy, agents agentReports, now time.Time, d *dnsState) (out sets.Set[string]) {
 	c.memory.with(keyOf(policy), func(m *memory) {
 		if m.programmedSince == nil {
 			m.programmedSince = map[string]time.Time{}
 		}
-		out = settledSince(m.programmedSince, agents, now, d)
+		out, d.settleAt = dns.Settled(m.programmedSince, agents.ready, agents.addresses, now)
 	})
-	return out
-}
-
-// settledSince is settled on the times seen, which it keeps up to date.
-func settledSince(seen map[string]time.Time, agents agentReports, now time.Time, d *dnsState) sets.Set[string] {
-	out := sets.New[string]()
-	for cluster := range seen {
-		if !agents.ready.Has(cluster) || len(agents.addresses[cluster]) == 0 {
-			delete(seen, cluster)
-		}
-	}
-	for cluster := range agents.ready {
-		if len(agents.addresses[cluster]) == 0 {
-			continue
-		}
-		since, ok := seen[cluster]
-		if !ok {
-			since = now
-			seen[cluster] = now
-		}
-		if at := since.Add(dnsSettle); now.Before(at) {
-			if d.settleAt.IsZero() || at.Before(d.settleAt) {
-				d.settleAt = at
-			}
-			continue
-		}
-		out.Insert(cluster)
-	}
 	return out
 }
 
@@ -391,8 +369,8 @@ func noteRefusedOnRows(rows []trafficv1alpha1.ClusterStatus, d *dnsState) {
 }
 
 // dnsRequeue is how soon the policy must be synced again for its DNS: shortly while
-// its DNSEndpoint cache starts; while the hub serves no DNSEndpoints, when the manager
-// asks again (nothing else would tell it that the CRD came); when the next Gateway
+// its DNSEndpoint cache starts (the hub serving DNSEndpoints later wakes it, see
+// Endpoints.SetServed); when the next Gateway
 // settles, or the next round of name server queries may start, whichever comes first;
 // zero otherwise (a change of the DNSEndpoint, or the end of a round, wakes it).
 func dnsRequeue(d *dnsState, now time.Time) time.Duration {
@@ -401,8 +379,6 @@ func dnsRequeue(d *dnsState, now time.Time) time.Duration {
 		return 0
 	case errors.Is(d.readErr, dns.ErrNotSynced):
 		return dnsRetry
-	case d.notServed:
-		return dns.CRDRecheck
 	case !d.settleAt.IsZero() && (d.verifyAgain <= 0 || d.settleAt.Sub(now) < d.verifyAgain):
 		return max(d.settleAt.Sub(now), 0) + 10*time.Millisecond
 	case d.verifyAgain > 0:

@@ -11,10 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
 )
 
 // A cluster's Gateway is published only once this manager has seen it Programmed, with
-// an address, for dnsSettle; it waits again after it stopped being so.
+// an address, for dns.Settle; it waits again after it stopped being so.
 func TestSettled(t *testing.T) {
 	c := &Controller{memory: newMemories()}
 	p := &trafficv1alpha1.TrafficMigrationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
@@ -22,15 +23,15 @@ func TestSettled(t *testing.T) {
 	agents := agentReports{ready: sets.New("c1", "c2"), addresses: map[string][]string{"c1": {"10.0.0.1"}}}
 
 	d := &dnsState{}
-	if got := c.settled(p, agents, t0, d); got.Len() != 0 || !d.settleAt.Equal(t0.Add(dnsSettle)) {
-		t.Fatalf("at first sight: settled %v, next at %v; want none, next at %v", sets.List(got), d.settleAt, t0.Add(dnsSettle))
+	if got := c.settled(p, agents, t0, d); got.Len() != 0 || !d.settleAt.Equal(t0.Add(dns.Settle)) {
+		t.Fatalf("at first sight: settled %v, next at %v; want none, next at %v", sets.List(got), d.settleAt, t0.Add(dns.Settle))
 	}
-	if dnsRequeue(d, t0) < dnsSettle {
+	if dnsRequeue(d, t0) < dns.Settle {
 		t.Errorf("requeued after %s, before the Gateway settles", dnsRequeue(d, t0))
 	}
 	d = &dnsState{}
-	if got := c.settled(p, agents, t0.Add(dnsSettle), d); !got.Equal(sets.New("c1")) || !d.settleAt.IsZero() {
-		t.Errorf("after dnsSettle: settled %v (c2 has no address), next at %v; want c1 alone, nothing next", sets.List(got), d.settleAt)
+	if got := c.settled(p, agents, t0.Add(dns.Settle), d); !got.Equal(sets.New("c1")) || !d.settleAt.IsZero() {
+		t.Errorf("after dns.Settle: settled %v (c2 has no address), next at %v; want c1 alone, nothing next", sets.List(got), d.settleAt)
 	}
 	// c1 stops being Programmed, then is again: it waits anew.
 	c.settled(p, agentReports{ready: sets.New[string](), addresses: agents.addresses}, t0.Add(time.Minute), &dnsState{})

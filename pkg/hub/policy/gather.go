@@ -62,12 +62,8 @@ func (c *Controller) gather(ctx context.Context, policy *trafficv1alpha1.Traffic
 		// Without P nothing can be decided safely: write nothing, as for a conflict.
 		st.conflict = hub.ProxyErr.Error() + ": nothing is written"
 	}
-	agents := agentReports{ready: hub.Input.GatewayReady, labels: hub.Labels, addresses: hub.Addresses}
 	if st.conflict == "" {
-		c.gatherDNS(ctx, policy, st, agents)
-	}
-	if st.conflict == "" {
-		st.due = dueChecks{draining: decision.Due(st.input), replacements: decision.DueReplacements(st.input)}
+		c.readDNS(ctx, policy, st, agentReports{ready: hub.Input.GatewayReady, labels: hub.Labels, addresses: hub.Addresses})
 	}
 	return st
 }

@@ -11,7 +11,7 @@ import (
 // memory is what the controller keeps of one policy between its syncs, beside the
 // expectations of its writes (which are kept by object too): its round of checks and
 // its last measure of their series' sample spacing (evaluator), its rounds of name
-// server queries (nameServerChecks), and what it saw of its DNS (dnsSettle, the
+// server queries (nameServerChecks), and what it saw of its DNS (dns.Settle, the
 // refused addresses' event). None of it is needed for safety after a restart: a new
 // process checks again, asks again and waits for the Gateways to settle again.
 type memory struct {
@@ -22,7 +22,7 @@ type memory struct {
 	// nameServers are the rounds of name server queries; nil before the first.
 	nameServers *nsRounds
 	// programmedSince is, by cluster, when this manager first saw the target Gateway
-	// Programmed with an address (dnsSettle).
+	// Programmed with an address (dns.Settle).
 	programmedSince map[string]time.Time
 	// refusedNote is the refused addresses last reported in an event.
 	refusedNote string
