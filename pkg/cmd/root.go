@@ -5,12 +5,15 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
 
 	"open-cluster-management.io/traffic-migration/pkg/cmd/agent"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/check"
@@ -48,7 +51,7 @@ its Gateway.`,
 	// command; the manager and the agent have them as flags of their own.
 	logflags.AddTo(root)
 
-	root.AddCommand(version.NewCommand(out))
+	root.AddCommand(version.NewCommandWithManagers(out, managerVersions(hubFlags)))
 	hubOptions := hub.NewOptions()
 	managerCmd := manager.NewCommand(out, errOut, hubOptions.Start)
 	hubOptions.AddFlags(managerCmd.Flags())
@@ -75,6 +78,30 @@ its Gateway.`,
 	root.AddCommand(statusCmd, checkCmd, dashboard.NewCommand(hubFlags, out, errOut), suspendCmd, resumeCmd, forceRemoveCmd, waitCmd)
 	return root
 }
+
+// managerVersions reads the versions of the managers on the hub that hub's flags
+// name, in the namespace --namespace names or in every namespace, within
+// managerVersionTimeout unless --request-timeout says otherwise.
+func managerVersions(hub *hubclient.Flags) version.ManagersFunc {
+	return func(ctx context.Context) ([]version.Manager, error) {
+		cfg, _, err := hub.Load("traffic-migration-version")
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Timeout == 0 {
+			cfg.Timeout = managerVersionTimeout
+		}
+		kube, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return version.ReadManagers(ctx, kube, hub.Namespace)
+	}
+}
+
+// managerVersionTimeout bounds version's read of the hub: an unreachable hub makes it
+// say so soon.
+const managerVersionTimeout = 10 * time.Second
 
 // must panics on an error that only a mistake in this file can cause.
 func must(err error) {

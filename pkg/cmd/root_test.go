@@ -196,3 +196,34 @@ func TestStatusAtV10KeepsTheTokenOut(t *testing.T) {
 		t.Errorf("the bearer token is in the output:\n%s\n%s", out.String(), errOut.String())
 	}
 }
+
+// TestVersionShowsTheManager: version prints the client's version and the manager's,
+// read from its Deployment on the hub the kubeconfig names; with the hub out of reach
+// it says why the manager's is unknown, and exits 0.
+func TestVersionShowsTheManager(t *testing.T) {
+	server := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/apis/apps/v1/deployments" || r.URL.Query().Get("labelSelector") != "app.kubernetes.io/name=traffic-migration-manager" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{},"items":[{"metadata":{"name":"traffic-migration-manager","namespace":"tm"},
+			"spec":{"selector":{},"template":{"spec":{"containers":[{"name":"manager","image":"registry.example.com/traffic-migration:0.4.2"}]}}}}]}`))
+	}))
+	defer server.Close()
+	for server, want := range map[string]string{
+		server.URL:            "Manager Version: 0.4.2 (Deployment tm/traffic-migration-manager, image registry.example.com/traffic-migration:0.4.2)\n",
+		"https://127.0.0.1:1": "Manager Version: unknown: cannot list the manager's Deployments (app.kubernetes.io/name=traffic-migration-manager) in any namespace: ",
+	} {
+		writeKubeconfig(t, server)
+		var out bytes.Buffer
+		root := NewRootCommand(&out, &out)
+		root.SetArgs([]string{"version"})
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%s: %v", server, err)
+		}
+		if !strings.HasPrefix(out.String(), "Client Version: traffic-migration ") || !strings.Contains(out.String(), want) {
+			t.Errorf("%s: printed\n%s\nwant %q", server, out.String(), want)
+		}
+	}
+}
