@@ -19,7 +19,15 @@ GO_TOOLCHAIN ?= go1.27.3
 export GOTOOLCHAIN := $(GO_TOOLCHAIN)
 BIN_DIR ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=$(VERSION)
+# REVISION is the commit the binaries are built from.
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The version is the project's (pkg/version: traffic-migration version, the User-Agent)
+# and client_golang's version collector's (github.com/prometheus/common/version: the
+# manager's traffic_migration_build_info), with the commit; not the branch nor the build
+# time, so that a commit builds the same bytes wherever it is built.
+PROMETHEUS_VERSION_PKG := github.com/prometheus/common/version
+LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Version=$(VERSION) \
+	-X $(PROMETHEUS_VERSION_PKG).Version=$(VERSION) -X $(PROMETHEUS_VERSION_PKG).Revision=$(REVISION)
 GO_BUILD := CGO_ENABLED=0 $(GO)
 GO_BUILD_FLAGS := -trimpath
 GO_TEST_FLAGS ?= -race -ldflags=-w

@@ -15,6 +15,8 @@ import (
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	promversion "github.com/prometheus/common/version"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -145,12 +147,13 @@ func (o *Options) restConfig() (*rest.Config, error) {
 }
 
 // newRegistry returns the registry served on /metrics, with the Go runtime and
-// process collectors and the work queues' metrics.
+// process collectors, the build's information and the work queues' metrics.
 func newRegistry() (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	for _, c := range []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildInfoCollector(),
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register the runtime metrics: %w", err)
@@ -160,4 +163,20 @@ func newRegistry() (*prometheus.Registry, error) {
 		return nil, fmt.Errorf("register the work queue metrics: %w", err)
 	}
 	return reg, nil
+}
+
+// BuildInfoMetric is the metric of the build's information: 1, labelled with the
+// version, revision, branch, goversion, goos, goarch and tags of the build.
+const BuildInfoMetric = "traffic_migration_build_info"
+
+// buildInfoCollector is client_golang's version collector of BuildInfoMetric. Its
+// labels are the variables of github.com/prometheus/common/version, which make's
+// builds set with -ldflags (VERSION and the commit; build.mk); a build without them
+// (go build, go test) reports this build's version (pkg/version, "dev") and the
+// revision Go recorded, if any.
+func buildInfoCollector() prometheus.Collector {
+	if promversion.Version == "" {
+		promversion.Version = version.Version
+	}
+	return versioncollector.NewCollector("traffic_migration")
 }
