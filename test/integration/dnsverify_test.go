@@ -19,12 +19,14 @@ import (
 // TestDNSWithdrawalWaitsForEveryNameServer is spec.dns.verify with two authoritative
 // servers of the zone, both real CoreDNS: the primary, written by external-dns's
 // engine, and a secondary whose copy of the zone the test brings up to date only when
-// it chooses (a zone transfer). When the Placement moves, external-dns reads and
-// applies the records without cluster1, and the primary lets go of it at once; the
-// secondary still answers its address. cluster1's drain clock does not start until
-// the secondary lets go too: its row says "still published in DNS", naming the
-// secondary and the address it answers, and its dnsWithdrawalTime is not before the
-// transfer.
+// it chooses (a zone transfer). When the Placement moves, the switch's step 1
+// publishes both clusters' addresses; step 2 withdraws cluster1's only once the
+// secondary answers cluster2's too (DNSPublished names the secondary and the address
+// it lacks), not once external-dns has read step 1. Then the primary lets go of
+// cluster1 at once and the secondary still answers its address: cluster1's drain
+// clock does not start until the secondary lets go too. Its row says "still published
+// in DNS", naming the secondary and the address it answers, and its
+// dnsWithdrawalTime is not before the transfer.
 func TestDNSWithdrawalWaitsForEveryNameServer(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -67,10 +69,34 @@ func TestDNSWithdrawalWaitsForEveryNameServer(t *testing.T) {
 	}
 	wantAnswer(ctx, t, secondary.DNS, hostname, "192.0.2.21")
 
-	// The move: the primary follows, the secondary lags.
+	// The move: step 1 publishes both addresses, which the primary answers at once;
+	// the secondary lags with cluster1's alone. Step 2 waits for it: the old address
+	// stays published while a name server does not answer the new one.
 	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
 	m.moveToC2(t)
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
+	waitAnswer(ctx, t, primary, hostname, "192.0.2.21", "192.0.2.22")
+	wantStep := "every name server answers them: name server " + secondary.Addr() + " does not answer 192.0.2.22 for " + hostname + " A yet"
+	stepping := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
+		return c != nil && strings.Contains(c.Message, wantStep)
+	})
+	if d := stepping.Status.DNS; d == nil || d.ObservedGeneration < d.Generation {
+		t.Fatalf("external-dns has not read the records of step 1 yet (status.dns %+v): the wait proves nothing", d)
+	}
+	wantAnswer(ctx, t, primary, hostname, "192.0.2.21", "192.0.2.22")
+	wantAnswer(ctx, t, secondary.DNS, hostname, "192.0.2.21")
+	if r := fixture.PolicyRow(stepping, m.c1); r == nil || r.DNSWithdrawalTime != nil {
+		t.Fatalf("cluster1's drain clock started while DNS still publishes its address: %+v", r)
+	}
+
+	// The secondary answers both: step 2 withdraws cluster1's address, which the
+	// primary lets go of at once and the secondary, lagging again, still answers.
+	// cluster1's drain clock does not start until the secondary lets go too.
+	if err := secondary.Transfer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantAnswer(ctx, t, secondary.DNS, hostname, "192.0.2.21", "192.0.2.22")
 	waitAnswer(ctx, t, primary, hostname, "192.0.2.22")
 	wantNote := "still published in DNS: name server " + secondary.Addr() + " answers 192.0.2.21 for " + hostname + " A"
 	lagging := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
@@ -84,7 +110,7 @@ func TestDNSWithdrawalWaitsForEveryNameServer(t *testing.T) {
 		t.Fatalf("external-dns has not read the records without cluster1 yet (status.dns %+v): the wait proves nothing", d)
 	}
 	wantAnswer(ctx, t, primary, hostname, "192.0.2.22")
-	wantAnswer(ctx, t, secondary.DNS, hostname, "192.0.2.21")
+	wantAnswer(ctx, t, secondary.DNS, hostname, "192.0.2.21", "192.0.2.22")
 	if r := fixture.PolicyRow(lagging, m.c1); strings.Contains(r.Message, primary.Addr()) {
 		t.Errorf("cluster1's row names the primary, which let go of it: %q", r.Message)
 	}

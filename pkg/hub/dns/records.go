@@ -239,6 +239,13 @@ func targetsByRecord(e Endpoint) map[recordKey]sets.Set[string] {
 	return out
 }
 
+// Shrinks reports whether going from current to desired removes a target from some
+// record set: the second step of a switch.
+func Shrinks(current, desired Endpoint) bool {
+	_, shrinks := compare(current, desired)
+	return shrinks
+}
+
 // compare reports whether going from current to desired adds a target to some record
 // set (grows) and removes one from some record set (shrinks). A change of TTL or of
 // the published clusters alone does neither.

@@ -161,6 +161,40 @@ func Confirm(obs Observation, published Endpoint, leaving map[string][]string) (
 	return confirmed, waiting
 }
 
+// Serves reports whether every name server of obs answers every address that
+// published holds, for each of its record sets, and says why not: step 2 of a switch
+// withdraws the old addresses only once every server answers the new ones beside
+// them, so that none of them, nor a provider that applies changes as delete-then-
+// create, is ever left without an answer.
+func Serves(obs Observation, published Endpoint) (served bool, why string) {
+	records := map[recordKey]sets.Set[string]{}
+	for k, ts := range targetsByRecord(published) {
+		canon := sets.New[string]()
+		for t := range ts {
+			canon.Insert(canonicalAddr(t))
+		}
+		records[recordKey{normalizeName(k.name), k.recordType}] = canon
+	}
+	reasons := slices.Clone(obs.Problems)
+	if len(obs.Answers) == 0 && len(obs.Problems) == 0 {
+		reasons = append(reasons, "no name server was asked")
+	}
+	for _, a := range obs.Answers {
+		if a.Problem != "" {
+			reasons = append(reasons, fmt.Sprintf("name server %s %s", a.Server, a.Problem))
+			continue
+		}
+		want := records[recordKey{normalizeName(a.Hostname), a.Type}]
+		if missing := want.Difference(sets.New(a.Addresses...)); missing.Len() > 0 {
+			reasons = append(reasons, fmt.Sprintf("name server %s does not answer %s for %s %s yet", a.Server, shortlist.Join(sets.List(missing), maxReasons), a.Hostname, a.Type))
+		}
+	}
+	if len(reasons) == 0 {
+		return true, ""
+	}
+	return false, Note(reasons)
+}
+
 // Note joins reasons, sorted and each once, at most maxReasons of them and
 // maxNoteBytes in all, for a row's message: without ";" (which separates the parts of
 // a message).

@@ -354,6 +354,36 @@ func TestConfirm(t *testing.T) {
 	}
 }
 
+// TestServes: step 2 of a switch waits until every name server answers every address
+// of the records that hold both the old and the new ones.
+func TestServes(t *testing.T) {
+	both := Endpoint{Records: []Record{{DNSName: "gw.example.test", RecordType: RecordTypeA, Targets: []string{newA, oldA}}}}
+	answer := func(server string, addrs ...string) Answer {
+		return Answer{Server: server, Hostname: "gw.example.test", Type: "A", Addresses: addrs}
+	}
+	tests := map[string]struct {
+		obs  Observation
+		want string // "" when served, else a part of why not
+	}{
+		"nothing asked":             {Observation{}, "no name server was asked"},
+		"every server answers":      {Observation{Answers: []Answer{answer("192.0.2.53:53", oldA, newA), answer("192.0.2.54:53", newA, oldA)}}, ""},
+		"a secondary lags":          {Observation{Answers: []Answer{answer("192.0.2.53:53", oldA, newA), answer("192.0.2.54:53", oldA)}}, "name server 192.0.2.54:53 does not answer " + newA + " for gw.example.test A yet"},
+		"a server does not answer":  {Observation{Answers: []Answer{answer("192.0.2.53:53", oldA, newA), {Server: "192.0.2.54:53", Hostname: "gw.example.test", Type: "A", Problem: "timed out"}}}, "name server 192.0.2.54:53 timed out"},
+		"the servers are not found": {Observation{Problems: []string{"the zone of gw.example.test cannot be found"}}, "cannot be found"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			served, why := Serves(tc.obs, both)
+			if served != (tc.want == "") || !strings.Contains(why, tc.want) {
+				t.Errorf("Serves = %v, %q; want served %v, %q", served, why, tc.want == "", tc.want)
+			}
+		})
+	}
+	if !Shrinks(both, Endpoint{Records: []Record{{DNSName: "gw.example.test", RecordType: RecordTypeA, Targets: []string{newA}}}}) || Shrinks(both, both) {
+		t.Error("Shrinks: withdrawing the old address shrinks the records, and the same records do not")
+	}
+}
+
 func TestSplitNameserver(t *testing.T) {
 	for in, want := range map[string]string{
 		"192.0.2.53":            "192.0.2.53 53",

@@ -56,6 +56,9 @@ type dnsState struct {
 	// event; addresses are the clusters' reported addresses, to name them in it.
 	previous  *dns.Endpoint
 	addresses map[string][]string
+	// stepWaits says why step 2 of a switch waits on the name servers; "" when it
+	// does not.
+	stepWaits string
 	// verifyAgain is how soon the policy must sync again to ask its name servers
 	// again, while a withdrawal waits on them; zero when nothing waits on a round
 	// that is not in flight.
@@ -122,6 +125,19 @@ func (c *Controller) decideDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 		in.Current, in.CurrentApplied = &d.current.Endpoint, d.current.Applied()
 	}
 	d.plan = dns.Decide(in)
+	if d.plan.Desired != nil && in.CurrentApplied && dns.Shrinks(d.current.Endpoint, *d.plan.Desired) &&
+		policy.Spec.DNS.VerifyMode() == trafficv1alpha1.DNSVerifyAuthoritative {
+		// Step 2 of a switch: the old addresses go only once every name server
+		// answers the new ones beside them, not once external-dns has read them.
+		nameservers := policy.Spec.DNS.VerifyNameservers()
+		q := questionOf(policy.UID, d.current.Generation, d.held, nameservers)
+		served, why, again := c.nameServers.serves(ctx, keyOf(policy), q, d.held, nameservers, d.current.Endpoint, st.input.Policy.Interval)
+		if !served {
+			in.CurrentApplied = false
+			d.plan = dns.Decide(in)
+			d.stepWaits, d.verifyAgain = why, again
+		}
+	}
 	var proxied []string
 	for _, g := range st.input.Proxy {
 		proxied = append(proxied, g.Clusters...)
@@ -178,7 +194,9 @@ func (c *Controller) verifyWithdrawals(ctx context.Context, policy *trafficv1alp
 		}
 	}
 	st.input.DNS.Waiting = v.waiting
-	d.verifyAgain = v.again
+	if v.again > 0 && (d.verifyAgain <= 0 || v.again < d.verifyAgain) {
+		d.verifyAgain = v.again
+	}
 }
 
 // claimHostnames decides which of the policy's hostnames it publishes (dns.HoldsHostname):
@@ -438,15 +456,15 @@ func dnsCondition(policy *trafficv1alpha1.TrafficMigrationPolicy, d *dnsState) (
 	case d.current == nil:
 		c.Reason = trafficv1alpha1.ReasonNoPublishableCluster
 		c.Message = "No cluster of the real Placement has the Gateway Programmed with an IP address: nothing is published yet" +
-			unpublishable(d.plan)
+			unpublishable(d)
 	case !d.current.Applied():
 		c.Reason = trafficv1alpha1.ReasonWaitingForExternalDNS
 		c.Message = fmt.Sprintf("DNSEndpoint %s publishes %s; external-dns has not applied its generation %d yet (it applied %d): check that an external-dns runs with --source=crd and a domain filter that covers the hostnames",
-			name, dns.PublishedMessage(d.current.Endpoint.Clusters), d.current.Generation, d.current.ObservedGeneration) + unpublishable(d.plan)
+			name, dns.PublishedMessage(d.current.Endpoint.Clusters), d.current.Generation, d.current.ObservedGeneration) + unpublishable(d)
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, trafficv1alpha1.ReasonDNSPublished
 		c.Message = fmt.Sprintf("DNSEndpoint %s publishes %s, and external-dns applied it", name, dns.PublishedMessage(d.current.Endpoint.Clusters)) +
-			unpublishable(d.plan)
+			unpublishable(d)
 	}
 	return c, true
 }
@@ -458,14 +476,19 @@ func heldNote(d *dnsState) string {
 	case len(d.held) == 0:
 		return "; this policy publishes no name, and no drain clock starts until it does"
 	case d.current == nil:
-		return fmt.Sprintf("; %s not published yet", shortlist.Join(d.held, maxNamesInMessage)) + unpublishable(d.plan)
+		return fmt.Sprintf("; %s not published yet", shortlist.Join(d.held, maxNamesInMessage)) + unpublishable(d)
 	}
 	return fmt.Sprintf("; %s published for %s", shortlist.Join(d.held, maxNamesInMessage), dns.PublishedMessage(d.current.Endpoint.Clusters)) +
-		unpublishable(d.plan)
+		unpublishable(d)
 }
 
 // unpublishable ends a DNSPublished message with the plan's clusters that cannot be
-// published and the step of a switch under way.
-func unpublishable(p dns.Plan) string {
-	return dns.UnpublishableMessage(p.Unpublishable) + dns.OverLimitMessage(p.OverLimit) + dns.StepMessage(p.Step)
+// published and the step of a switch under way, with why step 2 waits.
+func unpublishable(d *dnsState) string {
+	p := d.plan
+	note := dns.UnpublishableMessage(p.Unpublishable) + dns.OverLimitMessage(p.OverLimit) + dns.StepMessage(p.Step)
+	if d.stepWaits != "" {
+		note += ", and every name server answers them: " + d.stepWaits
+	}
+	return note
 }

@@ -88,6 +88,48 @@ func (n *nameServerChecks) verify(ctx context.Context, key string, q nsQuestion,
 	if len(leaving) == 0 {
 		return v
 	}
+	if obs := n.last(key, q); obs != nil {
+		v.confirmed, v.waiting = dns.Confirm(*obs, published, leaving)
+	} else {
+		for c := range leaving {
+			v.waiting[c] = msgNotAskedYet
+		}
+	}
+	if len(v.waiting) > 0 {
+		v.again = n.ask(ctx, key, q, hostnames, nameservers, every)
+	}
+	return v
+}
+
+// serves says whether every name server answers every address that published holds,
+// from the last round of the same question, and why not; it starts a round when they
+// do not, as verify does. again is as in verdict.
+func (n *nameServerChecks) serves(ctx context.Context, key string, q nsQuestion, hostnames, nameservers []string,
+	published dns.Endpoint, every time.Duration) (served bool, why string, again time.Duration) {
+	why = msgNotAskedYet
+	if obs := n.last(key, q); obs != nil {
+		if served, why = dns.Serves(*obs, published); served {
+			return true, "", 0
+		}
+	}
+	return false, why, n.ask(ctx, key, q, hostnames, nameservers, every)
+}
+
+// last returns what the last round that ended observed, if it answered q.
+func (n *nameServerChecks) last(key string, q nsQuestion) *dns.Observation {
+	n.memory.mu.Lock()
+	defer n.memory.mu.Unlock()
+	if mem := n.memory.byPolicy[key]; mem != nil && mem.nameServers != nil && mem.nameServers.last != nil && mem.nameServers.last.question == q {
+		obs := mem.nameServers.last.obs
+		return &obs
+	}
+	return nil
+}
+
+// ask starts a round of q unless one is in flight or the last started less than every
+// ago; then it returns how soon the next may start (zero: a round in flight, or the
+// one started, wakes the policy).
+func (n *nameServerChecks) ask(ctx context.Context, key string, q nsQuestion, hostnames, nameservers []string, every time.Duration) time.Duration {
 	n.memory.mu.Lock()
 	defer n.memory.mu.Unlock()
 	mem := n.memory.byPolicy[key]
@@ -100,20 +142,12 @@ func (n *nameServerChecks) verify(ctx context.Context, key string, q nsQuestion,
 		r = &nsRounds{}
 		mem.nameServers = r
 	}
-	if r.last != nil && r.last.question == q {
-		v.confirmed, v.waiting = dns.Confirm(r.last.obs, published, leaving)
-	} else {
-		for c := range leaving {
-			v.waiting[c] = msgNotAskedYet
-		}
-	}
-	if len(v.waiting) == 0 || r.running {
-		return v
+	if r.running {
+		return 0
 	}
 	now := n.clock.Now()
 	if next := r.lastStart.Add(every); !r.lastStart.IsZero() && now.Before(next) {
-		v.again = next.Sub(now)
-		return v
+		return next.Sub(now)
 	}
 	r.running, r.lastStart = true, now
 	go func() {
@@ -128,7 +162,7 @@ func (n *nameServerChecks) verify(ctx context.Context, key string, q nsQuestion,
 			n.wake(key)
 		}
 	}()
-	return v
+	return 0
 }
 
 // questionOf is the question of a round for the policy's DNSEndpoint generation.
