@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 )
 
@@ -62,27 +63,54 @@ func newPromQuerier(cfg Config) (*promQuerier, error) {
 	return promQuerierOn(cfg, transport)
 }
 
-// newTransport builds the HTTP transport of cfg: its TLS settings and, when the
-// allowlist allows cfg.URL only through its CIDRs, a dialer that connects only to
-// addresses in them.
+// newTransport builds the HTTP transport to cfg.URL: its TLS settings (ca.crt, the
+// client certificate) and, when the allowlist allows cfg.URL only through its
+// CIDRs, a dialer that connects only to addresses in them.
 func newTransport(cfg Config) (*http.Transport, error) {
 	if cfg.URL == "" {
 		return nil, fmt.Errorf("build Prometheus client: no URL; build the Config with ConfigFromSecret")
 	}
-	control, err := cfg.Allowlist.check(cfg.URL)
+	tlsConfig, err := tlsConfigOf(cfg, false)
 	if err != nil {
 		return nil, err
 	}
+	tlsConfig.Certificates = nil
+	if cert := cfg.creds().clientCert; cert != nil {
+		tlsConfig.Certificates = []tls.Certificate{*cert}
+	}
+	return transportTo(cfg, cfg.URL, tlsConfig)
+}
+
+// tlsConfigOf is the TLS configuration of cfg's connections: ca.crt's authorities
+// instead of the system's roots, or, withSystemRoots, beside them (for an OAuth2
+// token endpoint, often a public identity provider).
+func tlsConfigOf(cfg Config, withSystemRoots bool) (*tls.Config, error) {
 	tlsConfig := &tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		InsecureSkipVerify: cfg.InsecureSkipVerify, //nolint:gosec // the user asked for it in the Secret
 	}
 	if caPEM := cfg.creds().caPEM; len(caPEM) > 0 {
 		pool := x509.NewCertPool()
+		if withSystemRoots {
+			if sys, err := x509.SystemCertPool(); err == nil {
+				pool = sys
+			}
+		}
 		if !pool.AppendCertsFromPEM(caPEM) {
 			return nil, fmt.Errorf("build Prometheus client: %w", keyError(KeyCA, "holds no usable certificate"))
 		}
 		tlsConfig.RootCAs = pool
+	}
+	return tlsConfig, nil
+}
+
+// transportTo builds a transport to rawURL under cfg's allowlist: refused with a
+// *NotAllowedError when the allowlist does not allow rawURL, and connecting only to
+// the allowlist's CIDRs when it allows it only through them.
+func transportTo(cfg Config, rawURL string, tlsConfig *tls.Config) (*http.Transport, error) {
+	control, err := cfg.Allowlist.check(rawURL)
+	if err != nil {
+		return nil, err
 	}
 	// The settings of http.DefaultTransport, with our TLS configuration.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
@@ -105,10 +133,26 @@ func promQuerierOn(cfg Config, transport http.RoundTripper) (*promQuerier, error
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxAnswerBytes
 	}
+	// The custom headers go first, so that the manager's own (credentials, tenant)
+	// are set last and cannot be overridden.
+	var rt http.RoundTripper = &authRoundTripper{next: transport, cfg: cfg, maxBytes: maxBytes}
+	if o := cfg.creds().oauth2; o != nil {
+		var err error
+		if rt, err = newOAuth2RoundTripper(cfg, o, rt); err != nil {
+			return nil, err
+		}
+	}
+	if h := cfg.creds().headers; len(h) > 0 {
+		headers := &promconfig.Headers{Headers: map[string]promconfig.Header{}}
+		for name, v := range h {
+			headers.Headers[name] = promconfig.Header{Secrets: []promconfig.Secret{promconfig.Secret(v)}}
+		}
+		rt = promconfig.NewHeadersRoundTripper(headers, rt)
+	}
 	client, err := api.NewClient(api.Config{
 		Address: cfg.URL,
 		Client: &http.Client{
-			Transport: &authRoundTripper{next: transport, cfg: cfg, maxBytes: maxBytes},
+			Transport: rt,
 			CheckRedirect: func(*http.Request, []*http.Request) error {
 				return http.ErrUseLastResponse
 			},

@@ -4,14 +4,19 @@
 package promcheck
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
+	promconfig "github.com/prometheus/common/config"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -34,6 +39,31 @@ const (
 	// KeyTenant is the tenant sent as the X-Scope-OrgID header to multi-tenant stores
 	// such as Thanos, Cortex or Mimir.
 	KeyTenant = "X-Scope-OrgID"
+	// KeyClientCert holds the PEM client certificate (and its intermediates) that the
+	// manager presents to a Prometheus, or a proxy in front of it, that requires one
+	// (mutual TLS); it needs KeyClientKey. The names are those of a kubernetes.io/tls
+	// Secret.
+	KeyClientCert = "tls.crt"
+	// KeyClientKey holds the PEM private key of KeyClientCert.
+	KeyClientKey = "tls.key"
+	// KeyOAuth2ClientID is the client ID of the OAuth 2.0 client credentials grant:
+	// with KeyOAuth2ClientSecret and KeyOAuth2TokenURL, the manager fetches a token
+	// from the token endpoint and sends it as a bearer token, as Prometheus's oauth2
+	// section does.
+	KeyOAuth2ClientID = "oauth2ClientID"
+	// KeyOAuth2ClientSecret is the client secret of the client credentials grant.
+	KeyOAuth2ClientSecret = "oauth2ClientSecret"
+	// KeyOAuth2TokenURL is the token endpoint, an absolute https (or http) URL; the
+	// allowlist applies to it as to the url.
+	KeyOAuth2TokenURL = "oauth2TokenURL"
+	// KeyOAuth2Scopes are the scopes asked for, separated by spaces or commas;
+	// optional.
+	KeyOAuth2Scopes = "oauth2Scopes"
+	// KeyHeaderPrefix starts the keys of custom headers: "header.X-Api-Key" sends the
+	// header X-Api-Key with the key's value on every query. The headers that
+	// prometheus/common/config reserves (Authorization, Host, User-Agent, ...) and
+	// X-Scope-OrgID (use its own key) are refused. Their values count as credentials.
+	KeyHeaderPrefix = "header."
 )
 
 // DefaultQueryTimeout bounds one query when Config.Timeout is zero, so that a hung
@@ -41,7 +71,7 @@ const (
 const DefaultQueryTimeout = 10 * time.Second
 
 // knownKeys are the keys ConfigFromSecret reads, sorted.
-var knownKeys = []string{KeyTenant, KeyCA, KeyInsecureSkipVerify, KeyPassword, KeyToken, KeyURL, KeyUsername}
+var knownKeys = []string{KeyTenant, KeyCA, KeyInsecureSkipVerify, KeyOAuth2ClientID, KeyOAuth2ClientSecret, KeyOAuth2Scopes, KeyOAuth2TokenURL, KeyPassword, KeyClientCert, KeyClientKey, KeyToken, KeyURL, KeyUsername}
 
 // Config says how to reach and authenticate to Prometheus. It is built from the
 // policy's Secret by ConfigFromSecret, which checks every key, so that a mistake in
@@ -97,6 +127,19 @@ type credentials struct {
 	caPEM []byte
 	// caCount is the number of certificates in caPEM, for String.
 	caCount int
+	// clientCert is the validated client certificate of tls.crt and tls.key, nil
+	// when none is presented.
+	clientCert *tls.Certificate
+	// oauth2 is the client credentials grant, nil when not used.
+	oauth2 *oauth2Creds
+	// headers are the custom headers of the header.<Name> keys, by canonical name.
+	headers map[string]string
+}
+
+// oauth2Creds are the keys of the OAuth 2.0 client credentials grant.
+type oauth2Creds struct {
+	clientID, clientSecret, tokenURL string
+	scopes                           []string
 }
 
 // SecretKeyError is a mistake in one key of the Prometheus Secret. Its message says
@@ -180,6 +223,21 @@ func ConfigFromSecret(secret *corev1.Secret) (Config, error) {
 		creds.caPEM = []byte(ca)
 		creds.caCount = n
 	}
+
+	if err := readClientCert(trimmed, &creds); err != nil {
+		return Config{}, err
+	}
+	if err := readOAuth2(trimmed, &creds); err != nil {
+		return Config{}, err
+	}
+	if creds.oauth2 != nil && (creds.token != "" || creds.username != "") {
+		return Config{}, keyError(KeyOAuth2ClientID, "OAuth2 and token or username/password are set; use one way to authenticate and delete the other")
+	}
+	headers, err := readHeaders(secret, get)
+	if err != nil {
+		return Config{}, err
+	}
+	creds.headers = headers
 
 	switch v := trimmed(KeyInsecureSkipVerify); v {
 	case "", "false":
@@ -304,6 +362,8 @@ func (c Config) authKind() string {
 		return "bearer token"
 	case creds.username != "":
 		return "basic"
+	case creds.oauth2 != nil:
+		return "oauth2 client credentials"
 	}
 	return "none"
 }
@@ -318,11 +378,132 @@ func (c Config) String() string {
 	if timeout == 0 {
 		timeout = DefaultQueryTimeout
 	}
-	return fmt.Sprintf("{url: %s, auth: %s, ca.crt: %s, insecureSkipVerify: %t, X-Scope-OrgID: %q, timeout: %s}",
-		c.URL, c.authKind(), ca, c.InsecureSkipVerify, c.Tenant, timeout)
+	creds := c.creds()
+	names := slices.Sorted(maps.Keys(creds.headers))
+	return fmt.Sprintf("{url: %s, auth: %s, ca.crt: %s, client certificate: %t, headers: %v, insecureSkipVerify: %t, X-Scope-OrgID: %q, timeout: %s}",
+		c.URL, c.authKind(), ca, creds.clientCert != nil, names, c.InsecureSkipVerify, c.Tenant, timeout)
 }
 
 // GoString is String for %#v, so that no verb of package fmt prints the credentials.
 func (c Config) GoString() string {
 	return "promcheck.Config" + c.String()
+}
+
+// readClientCert reads tls.crt and tls.key: both or neither, a certificate and the
+// key that matches it. Its errors never quote either.
+func readClientCert(trimmed func(string) string, creds *credentials) error {
+	certPEM, keyPEM := trimmed(KeyClientCert), trimmed(KeyClientKey)
+	switch {
+	case certPEM == "" && keyPEM == "":
+		return nil
+	case keyPEM == "":
+		return keyError(KeyClientKey, "tls.crt is set but tls.key is empty or missing; a client certificate needs its private key")
+	case certPEM == "":
+		return keyError(KeyClientCert, "tls.key is set but tls.crt is empty or missing; set the client certificate beside its key")
+	}
+	if block, _ := pem.Decode([]byte(certPEM)); block == nil || block.Type != "CERTIFICATE" {
+		return keyError(KeyClientCert, "does not start with a PEM CERTIFICATE block; put the client certificate in PEM form, starting with -----BEGIN CERTIFICATE-----")
+	}
+	if block, _ := pem.Decode([]byte(keyPEM)); block == nil || !strings.HasSuffix(block.Type, "PRIVATE KEY") {
+		return keyError(KeyClientKey, "does not hold a PEM private key; put the client certificate's key in PEM form (unencrypted)")
+	}
+	cert, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM))
+	if err != nil {
+		// tls's errors name what is wrong, never the data.
+		return keyError(KeyClientKey, "tls.crt and tls.key are not a usable pair (%v); set the certificate and the private key that belong to it", err)
+	}
+	creds.clientCert = &cert
+	return nil
+}
+
+// readOAuth2 reads the keys of the client credentials grant: all three of the ID,
+// the secret and the token URL, or none of the OAuth2 keys.
+func readOAuth2(trimmed func(string) string, creds *credentials) error {
+	o := oauth2Creds{
+		clientID:     trimmed(KeyOAuth2ClientID),
+		clientSecret: trimmed(KeyOAuth2ClientSecret),
+		tokenURL:     trimmed(KeyOAuth2TokenURL),
+	}
+	scopes := trimmed(KeyOAuth2Scopes)
+	if o.clientID == "" && o.clientSecret == "" && o.tokenURL == "" {
+		if scopes != "" {
+			return keyError(KeyOAuth2Scopes, "set without oauth2ClientID, oauth2ClientSecret and oauth2TokenURL; set those too, or delete it")
+		}
+		return nil
+	}
+	for _, k := range []struct{ key, value string }{{KeyOAuth2ClientID, o.clientID}, {KeyOAuth2ClientSecret, o.clientSecret}, {KeyOAuth2TokenURL, o.tokenURL}} {
+		if k.value == "" {
+			return keyError(k.key, "missing or empty; OAuth2 client credentials need oauth2ClientID, oauth2ClientSecret and oauth2TokenURL")
+		}
+		if hasControlChar(k.value) {
+			return keyError(k.key, "contains a control character such as a line break; remove it")
+		}
+	}
+	u, err := parseURL(o.tokenURL)
+	if err != nil {
+		var kerr *SecretKeyError
+		if errors.As(err, &kerr) {
+			return keyError(KeyOAuth2TokenURL, "%s", strings.Replace(kerr.Problem, "the Prometheus HTTP API", "the OAuth2 token endpoint", 1))
+		}
+		return err
+	}
+	o.tokenURL = u
+	o.scopes = strings.FieldsFunc(scopes, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	creds.oauth2 = &o
+	return nil
+}
+
+// readHeaders reads the header.<Name> keys. The names are checked as
+// prometheus/common/config checks them, and against the headers the manager sets.
+func readHeaders(secret *corev1.Secret, get func(string) string) (map[string]string, error) {
+	var keys []string
+	for k := range secret.Data {
+		keys = append(keys, k)
+	}
+	for k := range secret.StringData {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	headers := map[string]string{}
+	for _, k := range keys {
+		if !strings.HasPrefix(strings.ToLower(k), KeyHeaderPrefix) {
+			continue
+		}
+		if !strings.HasPrefix(k, KeyHeaderPrefix) {
+			return nil, keyError(k, "unknown key; did you mean %q? Keys are case-sensitive", KeyHeaderPrefix+k[len(KeyHeaderPrefix):])
+		}
+		name := k[len(KeyHeaderPrefix):]
+		if name == "" || strings.ContainsFunc(name, func(r rune) bool { return !isTokenChar(r) }) {
+			return nil, keyError(k, "%q is not a valid HTTP header name", name)
+		}
+		canonical := http.CanonicalHeaderKey(name)
+		if canonical == http.CanonicalHeaderKey(KeyTenant) {
+			return nil, keyError(k, "set the tenant with the %q key instead", KeyTenant)
+		}
+		if err := (&promconfig.Headers{Headers: map[string]promconfig.Header{canonical: {}}}).Validate(); err != nil {
+			return nil, keyError(k, "the header %s may not be set (it is the manager's or the connection's); use the token, username/password or OAuth2 keys for credentials", canonical)
+		}
+		if _, dup := headers[canonical]; dup {
+			return nil, keyError(k, "the header %s is set by another key that differs only in case; keep one", canonical)
+		}
+		v := strings.TrimSpace(get(k))
+		if v == "" {
+			continue
+		}
+		if hasControlChar(v) {
+			return nil, keyError(k, "the value contains a control character such as a line break; remove it")
+		}
+		headers[canonical] = v
+	}
+	return headers, nil
+}
+
+// isTokenChar says whether r may be in an HTTP header name (RFC 9110's tchar).
+func isTokenChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	}
+	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
 }

@@ -184,6 +184,7 @@ func classify(err error) (reason, message string) {
 		notAllowed *NotAllowedError
 		tooLarge   *AnswerTooLargeError
 		timeoutErr *TimeoutError
+		oauth2Err  *OAuth2Error
 		statusErr  *HTTPStatusError
 		resultErr  *ResultError
 		apiErr     *promv1.Error
@@ -202,6 +203,17 @@ func classify(err error) (reason, message string) {
 		return v1alpha1.ReasonURLNotAllowed, notAllowed.Error()
 	case errors.As(err, &tooLarge):
 		return v1alpha1.ReasonAnswerTooLarge, tooLarge.Error() + "; a check needs one series: aggregate the query, for example with sum(...)"
+	case errors.As(err, &oauth2Err):
+		if oauth2Err.StatusCode == 0 {
+			if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout() {
+				return v1alpha1.ReasonTimeout, oauth2Err.Error() + "; check oauth2TokenURL in the Prometheus Secret"
+			}
+			return v1alpha1.ReasonUnreachable, oauth2Err.Error() + "; check oauth2TokenURL in the Prometheus Secret"
+		}
+		if c := oauth2Err.StatusCode; c == http.StatusBadRequest || c == http.StatusUnauthorized || c == http.StatusForbidden {
+			return v1alpha1.ReasonUnauthorized, oauth2Err.Error() + "; check oauth2ClientID, oauth2ClientSecret and oauth2Scopes in the Prometheus Secret"
+		}
+		return v1alpha1.ReasonUnreachable, oauth2Err.Error() + "; check oauth2TokenURL in the Prometheus Secret"
 	case errors.As(err, &timeoutErr):
 		return v1alpha1.ReasonTimeout, fmt.Sprintf("Prometheus did not answer within %s; check that it is up and that the query is not too expensive", timeoutErr.Timeout)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
@@ -231,6 +243,8 @@ func classify(err error) (reason, message string) {
 		return v1alpha1.ReasonUnreachable, fmt.Sprintf("TLS: %s; check Prometheus's certificate and ca.crt in the Prometheus Secret", truncate(invalidErr.Error()))
 	case errors.As(err, &verifyErr):
 		return v1alpha1.ReasonUnreachable, fmt.Sprintf("TLS: Prometheus's certificate could not be verified: %s; check ca.crt in the Prometheus Secret", truncate(errText(verifyErr.Err)))
+	case errors.As(err, &opErr) && opErr.Op == "remote error" && clientCertAlert(opErr.Err):
+		return v1alpha1.ReasonUnreachable, fmt.Sprintf("TLS: Prometheus refused the handshake (%s); if it requires a client certificate, set tls.crt and tls.key in the Prometheus Secret to one that its CA signed", opErr.Err.Error())
 	case errors.As(err, &recordErr):
 		return v1alpha1.ReasonUnreachable, "TLS: the server did not answer with TLS; use an http:// url if Prometheus serves plain HTTP"
 	case errors.As(err, &dnsErr):
@@ -321,3 +335,15 @@ func truncate(s string) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// clientCertAlert says whether err, a TLS alert the server sent, is about the
+// client's certificate (crypto/tls does not export the alert type of a TCP
+// connection; its texts are fixed).
+func clientCertAlert(err error) bool {
+	switch err.Error() {
+	case "tls: certificate required", "tls: bad certificate", "tls: unknown certificate authority",
+		"tls: unsupported certificate", "tls: expired certificate", "tls: revoked certificate":
+		return true
+	}
+	return false
+}

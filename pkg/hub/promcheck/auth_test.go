@@ -1,0 +1,299 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package promcheck
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+)
+
+const (
+	testClientSecret = "cl1ent-s3cret-value"
+	testHeaderValue  = "h3ader-api-key-value"
+	testOAuth2Token  = "0auth2-issued-token"
+)
+
+// testCA is a CA that signs the servers' and the clients' certificates of a test.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+}
+
+func newTestCA(t *testing.T) *testCA {
+	t.Helper()
+	certPEMBytes, keyPEMBytes := newCAPEM(t, "auth-test-ca")
+	block, _ := pem.Decode(certPEMBytes)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := pem.Decode(keyPEMBytes)
+	key, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testCA{cert: cert, key: key.(*ecdsa.PrivateKey), pem: certPEMBytes}
+}
+
+// issue returns the PEM certificate and key of a leaf signed by the CA: a server's
+// for 127.0.0.1 or a client's.
+func (ca *testCA) issue(t *testing.T, name string, server bool) (certPEMBytes, keyPEMBytes []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+}
+
+// newMTLSPrometheus is a Prometheus behind TLS that requires a client certificate
+// signed by ca, and answers a scalar.
+func newMTLSPrometheus(t *testing.T, ca *testCA) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(scalar("0.01"))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	certPEMBytes, keyPEMBytes := ca.issue(t, "prometheus", true)
+	cert, err := tls.X509KeyPair(certPEMBytes, keyPEMBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestEvaluateClientCertificate(t *testing.T) {
+	ca := newTestCA(t)
+	prom := newMTLSPrometheus(t, ca)
+	clientCert, clientKey := ca.issue(t, "traffic-migration", false)
+	otherCA := newTestCA(t)
+	otherCert, otherKey := otherCA.issue(t, "traffic-migration", false)
+
+	refused := "if it requires a client certificate, set tls.crt and tls.key in the Prometheus Secret"
+	tests := map[string]struct {
+		secret  []string
+		want    v1alpha1.EvaluationResult
+		message string
+	}{
+		"the CA's client certificate": {secret: []string{KeyClientCert, string(clientCert), KeyClientKey, string(clientKey)}, want: v1alpha1.EvaluationPass, message: "meets"},
+		"no client certificate":       {want: v1alpha1.EvaluationError, message: refused},
+		"another CA's certificate":    {secret: []string{KeyClientCert, string(otherCert), KeyClientKey, string(otherKey)}, want: v1alpha1.EvaluationError, message: refused},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			q := querierFor(t, 5*time.Second, append([]string{KeyURL, prom.URL, KeyCA, string(ca.pem)}, tc.secret...)...)
+			got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+			t.Logf("%s %s: %s", got.Result, got.Reason, got.Message)
+			if got.Result != tc.want || !strings.Contains(got.Message, tc.message) {
+				t.Errorf("want %s with a message containing %q, got %s %s: %s", tc.want, tc.message, got.Result, got.Reason, got.Message)
+			}
+			if strings.Contains(got.Message, "PRIVATE KEY") {
+				t.Errorf("the message shows the key: %s", got.Message)
+			}
+		})
+	}
+}
+
+// tokenEndpoint is an OAuth 2.0 token endpoint of the client credentials grant for
+// one client, issuing testOAuth2Token.
+type tokenEndpoint struct {
+	t      *testing.T
+	issued atomic.Int64
+	scopes atomic.Value
+}
+
+func (e *tokenEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil || r.Method != http.MethodPost || r.Form.Get("grant_type") != "client_credentials" {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":"unsupported_grant_type"}`)
+		return
+	}
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.Form.Get("client_id"), r.Form.Get("client_secret")
+	}
+	if id != "traffic-migration" || secret != testClientSecret {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		// An endpoint that echoes what it got: none of it may reach a status.
+		fmt.Fprintf(w, `{"error":"invalid_client","error_description":"bad secret %s"}`, secret)
+		return
+	}
+	e.scopes.Store(r.Form.Get("scope"))
+	e.issued.Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": testOAuth2Token, "token_type": "Bearer", "expires_in": 3600})
+}
+
+func TestEvaluateOAuth2(t *testing.T) {
+	endpoint := &tokenEndpoint{t: t}
+	tokens := httptest.NewServer(endpoint)
+	t.Cleanup(tokens.Close)
+	prom := newFakePrometheus(t, false, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+testOAuth2Token || r.Header.Get("X-Api-Key") != testHeaderValue {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		scalar("0.01")(w, r)
+	})
+	secret := func(clientSecret string) []string {
+		return []string{KeyURL, prom.URL, KeyOAuth2ClientID, "traffic-migration", KeyOAuth2ClientSecret, clientSecret,
+			KeyOAuth2TokenURL, tokens.URL + "/token", KeyOAuth2Scopes, "read, query", KeyHeaderPrefix + "x-api-key", testHeaderValue}
+	}
+
+	q := querierFor(t, 5*time.Second, secret(testClientSecret)...)
+	for range 2 {
+		got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+		checkEvaluation(t, got, Evaluation{Result: v1alpha1.EvaluationPass, Reason: v1alpha1.ReasonQuerySucceeded, Value: got.Value, Query: got.Query})
+	}
+	if n := endpoint.issued.Load(); n != 1 {
+		t.Errorf("want one token issued for two queries, got %d", n)
+	}
+	if s, _ := endpoint.scopes.Load().(string); s != "read query" {
+		t.Errorf("want the scopes \"read query\", got %q", s)
+	}
+
+	q = querierFor(t, 5*time.Second, secret("wrong-"+testClientSecret)...)
+	got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+	t.Logf("%s %s: %s", got.Result, got.Reason, got.Message)
+	if got.Result != v1alpha1.EvaluationError || got.Reason != v1alpha1.ReasonUnauthorized || !strings.Contains(got.Message, "OAuth2 token endpoint refused a token: HTTP 401 Unauthorized (invalid_client)") {
+		t.Errorf("want the token endpoint's refusal, got %s %s: %s", got.Result, got.Reason, got.Message)
+	}
+	for _, s := range []string{testClientSecret, "bad secret", testHeaderValue} {
+		if strings.Contains(got.Message, s) {
+			t.Errorf("the message holds %q: %s", s, got.Message)
+		}
+	}
+}
+
+func TestEvaluateOAuth2EndpointDown(t *testing.T) {
+	tokens := httptest.NewServer(http.NotFoundHandler())
+	tokenURL := tokens.URL + "/token?secret=in-the-url"
+	tokens.Close()
+	prom := newFakePrometheus(t, false, scalar("0.01"))
+	q := querierFor(t, 5*time.Second, KeyURL, prom.URL, KeyOAuth2ClientID, "traffic-migration", KeyOAuth2ClientSecret, testClientSecret, KeyOAuth2TokenURL, tokenURL)
+	got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+	t.Logf("%s %s: %s", got.Result, got.Reason, got.Message)
+	if got.Reason != v1alpha1.ReasonUnreachable || !strings.Contains(got.Message, "cannot get a token from the OAuth2 token endpoint") || strings.Contains(got.Message, "in-the-url") {
+		t.Errorf("want Unreachable naming the token endpoint without its URL, got %s %s: %s", got.Result, got.Reason, got.Message)
+	}
+	if len(prom.seen()) != 0 {
+		t.Errorf("the query reached Prometheus without a token")
+	}
+}
+
+func TestOAuth2TokenURLUnderTheAllowlist(t *testing.T) {
+	cfg := configFor(t, KeyURL, "https://prometheus.example", KeyOAuth2ClientID, "id", KeyOAuth2ClientSecret, testClientSecret, KeyOAuth2TokenURL, "https://login.example/token")
+	cfg.Allowlist = mustAllowlist(t, "prometheus.example")
+	_, err := NewClient(cfg)
+	var nerr *NotAllowedError
+	if !errors.As(err, &nerr) {
+		t.Fatalf("want a *NotAllowedError for the token URL, got %v", err)
+	}
+	cfg.Allowlist = mustAllowlist(t, "prometheus.example", "login.example")
+	if _, err := NewClient(cfg); err != nil {
+		t.Fatalf("want the client once the token endpoint is allowed, got %v", err)
+	}
+}
+
+func TestConfigFromSecretAuthKeys(t *testing.T) {
+	ca := newTestCA(t)
+	cert, key := ca.issue(t, "client", false)
+	_, otherKey := ca.issue(t, "other", false)
+	url := []string{KeyURL, "https://p.example"}
+	oauth := []string{KeyOAuth2ClientID, "id", KeyOAuth2ClientSecret, testClientSecret, KeyOAuth2TokenURL, "https://login.example/token"}
+	tests := map[string]struct {
+		kv      []string
+		wantErr string
+	}{
+		"client certificate":           {kv: []string{KeyClientCert, string(cert), KeyClientKey, string(key)}},
+		"certificate without key":      {kv: []string{KeyClientCert, string(cert)}, wantErr: `Secret key "tls.key": tls.crt is set but tls.key is empty`},
+		"key without certificate":      {kv: []string{KeyClientKey, string(key)}, wantErr: `Secret key "tls.crt": tls.key is set but tls.crt is empty`},
+		"key of another certificate":   {kv: []string{KeyClientCert, string(cert), KeyClientKey, string(otherKey)}, wantErr: `Secret key "tls.key": tls.crt and tls.key are not a usable pair`},
+		"key in tls.crt":               {kv: []string{KeyClientCert, string(key), KeyClientKey, string(key)}, wantErr: `Secret key "tls.crt": does not start with a PEM CERTIFICATE block`},
+		"oauth2":                       {kv: oauth},
+		"oauth2 without secret":        {kv: oauth[:2], wantErr: `Secret key "oauth2ClientSecret": missing or empty`},
+		"oauth2 token URL not a URL":   {kv: append(oauth[:4:4], KeyOAuth2TokenURL, "login.example/token"), wantErr: `Secret key "oauth2TokenURL": not an absolute URL`},
+		"oauth2 and token":             {kv: append(append([]string{}, oauth...), KeyToken, testToken), wantErr: `Secret key "oauth2ClientID": OAuth2 and token or username/password are set`},
+		"scopes alone":                 {kv: []string{KeyOAuth2Scopes, "read"}, wantErr: `Secret key "oauth2Scopes": set without`},
+		"misspelled oauth2 key":        {kv: []string{"oauth2ClientId", "id"}, wantErr: `did you mean "oauth2ClientID"`},
+		"header":                       {kv: []string{KeyHeaderPrefix + "X-Api-Key", testHeaderValue}},
+		"Authorization header":         {kv: []string{KeyHeaderPrefix + "authorization", testHeaderValue}, wantErr: `the header Authorization may not be set`},
+		"tenant header":                {kv: []string{KeyHeaderPrefix + "X-Scope-OrgID", "t"}, wantErr: `set the tenant with the "X-Scope-OrgID" key`},
+		"header name with a space":     {kv: []string{KeyHeaderPrefix + "X Key", "v"}, wantErr: `is not a valid HTTP header name`},
+		"misspelled header prefix":     {kv: []string{"Header.X-Api-Key", "v"}, wantErr: `did you mean "header.X-Api-Key"`},
+		"header value with line break": {kv: []string{KeyHeaderPrefix + "X-Api-Key", "a\nb"}, wantErr: `the value contains a control character`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := ConfigFromSecret(secretWith(append(append([]string{}, url...), tc.kv...)...))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("want no error, got %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
+			}
+			for _, s := range []string{testClientSecret, testHeaderValue, testToken, "PRIVATE KEY", strings.Split(string(key), "\n")[1]} {
+				if err != nil && strings.Contains(err.Error(), s) {
+					t.Errorf("the error holds %q: %v", s, err)
+				}
+				for _, verb := range []string{"%v", "%+v", "%#v"} {
+					if out := fmt.Sprintf(verb, cfg); strings.Contains(out, s) {
+						t.Errorf("fmt %s of the Config leaks %q: %s", verb, s, out)
+					}
+				}
+			}
+		})
+	}
+	cfg := configFor(t, append(append(append([]string{}, url...), oauth...), KeyClientCert, string(cert), KeyClientKey, string(key), KeyHeaderPrefix+"x-api-key", testHeaderValue)...)
+	if want := "auth: oauth2 client credentials, ca.crt: system roots, client certificate: true, headers: [X-Api-Key]"; !strings.Contains(cfg.String(), want) {
+		t.Errorf("want String to hold %q, got %s", want, cfg)
+	}
+}
