@@ -1,0 +1,237 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"open-cluster-management.io/traffic-migration/test/testbed"
+)
+
+// TestChartManagerRights: the chart's rbac.yaml, rendered as `helm install` renders it
+// and applied to the hub, gives the manager's ServiceAccount what the policy controller
+// needs and nothing more than the chart says, as the real API server's authorizer
+// answers a SubjectAccessReview (what `kubectl auth can-i --as=system:serviceaccount:…`
+// asks). The add-on framework's rights (CSR approval on the kube-apiserver-client
+// signer, ManifestWorks, Roles and RoleBindings, ManagedClusterAddOn create and delete)
+// are checked apart: today the one ServiceAccount runs the framework too and holds
+// them (issue 42 moves them to a ServiceAccount of their own; see docs/security.md).
+func TestChartManagerRights(t *testing.T) {
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(bed.Hub.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := bed.Hub.Namespace(t, "tm-rights")
+	tenant := bed.Hub.Namespace(t, "tm-rights-tenant")
+	// A cluster namespace, as OCM makes one per ManagedCluster.
+	clusterNS := bed.Hub.Namespace(t, "tm-rights-cluster")
+
+	// The chart's ClusterRole and ClusterRoleBinding are cluster-wide and named by the
+	// chart: renamed here per test, so that nothing else on the bed is granted them.
+	suffix := ":" + release
+	for _, obj := range chartRBAC(t, release) {
+		switch o := obj.(type) {
+		case *corev1.ServiceAccount:
+			_, err = kube.CoreV1().ServiceAccounts(release).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.Role:
+			_, err = kube.RbacV1().Roles(release).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			_, err = kube.RbacV1().RoleBindings(release).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			o.Name += suffix
+			_, err = kube.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+			t.Cleanup(func() {
+				_ = kube.RbacV1().ClusterRoles().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
+			})
+		case *rbacv1.ClusterRoleBinding:
+			o.Name += suffix
+			o.RoleRef.Name += suffix
+			_, err = kube.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+			t.Cleanup(func() {
+				_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
+			})
+		}
+		if err != nil {
+			t.Fatalf("apply the chart's %T: %v", obj, err)
+		}
+	}
+	user := "system:serviceaccount:" + release + ":traffic-migration-manager"
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + release, "system:authenticated"}
+
+	ra := func(ns, verb, group, resource, sub, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: group, Resource: resource, Subresource: sub, Name: name}
+	}
+	const (
+		traffic = "traffic.open-cluster-management.io"
+		cluster = "cluster.open-cluster-management.io"
+		addon   = "addon.open-cluster-management.io"
+	)
+	needed := []authorizationv1.ResourceAttributes{
+		ra(tenant, "watch", traffic, "trafficmigrationpolicies", "", ""),
+		ra(tenant, "patch", traffic, "trafficmigrationpolicies", "status", "p"),
+		ra(tenant, "get", "", "secrets", "", "prometheus"),
+		ra(tenant, "create", cluster, "placements", "", ""),
+		ra(tenant, "create", cluster, "placementdecisions", "", ""),
+		ra(tenant, "update", cluster, "placementdecisions", "status", "d"),
+		ra(tenant, "delete", cluster, "placementdecisions", "", "d"),
+		ra("", "watch", cluster, "managedclusters", "", ""),
+		ra("", "watch", addon, "managedclusteraddons", "", ""),
+		ra(clusterNS, "patch", addon, "managedclusteraddons", "status", "traffic-migration"),
+		ra(tenant, "create", "externaldns.k8s.io", "dnsendpoints", "", ""),
+		ra(tenant, "create", "events.k8s.io", "events", "", ""),
+		ra(release, "create", "coordination.k8s.io", "leases", "", ""),
+		ra(release, "update", "coordination.k8s.io", "leases", "", "traffic-migration-manager"),
+		ra(release, "watch", "", "configmaps", "", "traffic-migration-notifications-cm"),
+	}
+	// Never granted, to the policy controller nor to the framework.
+	denied := []authorizationv1.ResourceAttributes{
+		ra(tenant, "list", "", "secrets", "", ""),
+		ra(tenant, "watch", "", "secrets", "", ""),
+		ra(tenant, "create", "", "secrets", "", ""),
+		ra(tenant, "delete", traffic, "trafficmigrationpolicies", "", "p"),
+		ra(tenant, "update", traffic, "trafficmigrationpolicies", "", "p"),
+		ra(tenant, "delete", cluster, "placements", "", "p"),
+		ra("", "create", cluster, "managedclusters", "", ""),
+		ra("", "update", cluster, "managedclusters", "", "c"),
+		ra(tenant, "delete", "externaldns.k8s.io", "dnsendpoints", "", "e"),
+		ra(release, "update", "coordination.k8s.io", "leases", "", "someone-else"),
+		ra(release, "get", "", "configmaps", "", "other"),
+		ra("", "create", "rbac.authorization.k8s.io", "clusterrolebindings", "", ""),
+		ra("", "bind", "rbac.authorization.k8s.io", "clusterroles", "", "cluster-admin"),
+		ra("", "escalate", "rbac.authorization.k8s.io", "clusterroles", "", "cluster-admin"),
+		ra(tenant, "create", "", "pods", "", ""),
+		ra(tenant, "create", "", "serviceaccounts", "token", "default"),
+		ra("", "impersonate", "", "users", "", "admin"),
+	}
+	// The add-on framework's: equal, together, to hub and fleet admin (issue 42).
+	framework := []authorizationv1.ResourceAttributes{
+		ra("", "approve", "certificates.k8s.io", "signers", "", "kubernetes.io/kube-apiserver-client"),
+		ra("", "update", "certificates.k8s.io", "certificatesigningrequests", "approval", "csr"),
+		ra(clusterNS, "create", "work.open-cluster-management.io", "manifestworks", "", ""),
+		ra(clusterNS, "create", "rbac.authorization.k8s.io", "rolebindings", "", ""),
+		ra(clusterNS, "create", addon, "managedclusteraddons", "", ""),
+		ra(clusterNS, "delete", addon, "managedclusteraddons", "", "traffic-migration"),
+	}
+
+	// The authorizer sees new bindings through its informers: wait until the first
+	// right is there before asking the rest.
+	first := needed[0]
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return sarAllowed(ctx, t, kube, user, groups, first), nil
+	})
+	if err != nil {
+		t.Fatalf("%s never may %s: is the chart's ClusterRoleBinding applied? %v", user, sarDescribe(first), err)
+	}
+	for _, a := range append(needed, framework...) {
+		if !sarAllowed(ctx, t, kube, user, groups, a) {
+			t.Errorf("%s may not %s", user, sarDescribe(a))
+		}
+	}
+	for _, a := range denied {
+		if sarAllowed(ctx, t, kube, user, groups, a) {
+			t.Errorf("%s may %s", user, sarDescribe(a))
+		}
+	}
+}
+
+// sarAllowed asks the hub, with a SubjectAccessReview, whether user may do a.
+func sarAllowed(ctx context.Context, t *testing.T, kube kubernetes.Interface, user string, groups []string, a authorizationv1.ResourceAttributes) bool {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user, Groups: groups, ResourceAttributes: &a,
+	}}
+	got, err := kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("SubjectAccessReview for %s: %v", sarDescribe(a), err)
+	}
+	return got.Status.Allowed
+}
+
+func sarDescribe(a authorizationv1.ResourceAttributes) string {
+	s := a.Verb + " " + a.Resource
+	if a.Group != "" {
+		s += "." + a.Group
+	}
+	if a.Subresource != "" {
+		s += "/" + a.Subresource
+	}
+	if a.Name != "" {
+		s += " " + a.Name
+	}
+	if a.Namespace != "" {
+		return s + " in namespace " + a.Namespace
+	}
+	return s + " cluster-wide"
+}
+
+// chartRBAC are the objects of the chart's rbac.yaml, as `helm install` renders them
+// with the chart's defaults into namespace.
+func chartRBAC(t *testing.T, namespace string) []any {
+	t.Helper()
+	dir, err := testbed.ChartDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := testbed.Helm(t.Context(), t.TempDir(), "", "template", "traffic-migration", dir,
+		"--namespace", namespace, "--show-only", "templates/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []any
+	dec := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(out)))
+	for {
+		doc, err := dec.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			t.Fatal(err)
+		}
+		var obj any
+		switch meta.Kind {
+		case "":
+			continue
+		case "ServiceAccount":
+			obj = &corev1.ServiceAccount{}
+		case "ClusterRole":
+			obj = &rbacv1.ClusterRole{}
+		case "ClusterRoleBinding":
+			obj = &rbacv1.ClusterRoleBinding{}
+		case "Role":
+			obj = &rbacv1.Role{}
+		case "RoleBinding":
+			obj = &rbacv1.RoleBinding{}
+		default:
+			t.Fatalf("the chart's rbac.yaml renders a %s", meta.Kind)
+		}
+		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+			t.Fatalf("%v in:\n%s", err, doc)
+		}
+		objs = append(objs, obj)
+	}
+	if len(objs) == 0 {
+		t.Fatalf("the chart's rbac.yaml renders nothing:\n%s", out)
+	}
+	return objs
+}
