@@ -77,7 +77,10 @@ type TrafficMigrationPolicySpec struct {
 
 	// prometheusSecret names a Secret in the policy's namespace that says how to reach
 	// Prometheus: key "url" (required), and optionally "token" (bearer), "username"
-	// and "password" (basic), "ca.crt", "insecureSkipVerify" and "X-Scope-OrgID".
+	// and "password" (basic), "oauth2ClientID", "oauth2ClientSecret", "oauth2TokenURL"
+	// and "oauth2Scopes" (OAuth2 client credentials), "tls.crt" and "tls.key" (a
+	// client certificate), "ca.crt", "insecureSkipVerify", "X-Scope-OrgID" and
+	// "header.<Name>" (custom headers). See docs/security.md.
 	// +required
 	PrometheusSecret SecretReference `json:"prometheusSecret"`
 
