@@ -73,7 +73,22 @@ type Options struct {
 	DNSAllowPrivate bool
 	// DNSOwnerID is the manager's id on its DNSEndpoints.
 	DNSOwnerID string
+	// Controllers says what this process runs: ControllersAll, ControllersAddon (the
+	// add-on framework only, which takes no tenant input) or ControllersPolicy (the
+	// policy, fleet-status and notifications controllers, without the framework).
+	Controllers string
 }
+
+// What a manager process runs (--controllers): both halves, as one process did
+// before issue 42, or one of them, each under its own ServiceAccount, so that the
+// process that reads tenants' templates, Secrets and URLs holds none of the add-on
+// framework's rights (docs/design.md, "Splitting the add-on manager from the policy
+// controller").
+const (
+	ControllersAll    = "all"
+	ControllersAddon  = "addon-manager"
+	ControllersPolicy = "policy"
+)
 
 // NewOptions returns the defaults: the agent runs the image of this release, any
 // Prometheus URL is allowed, and drains have no ceiling.
@@ -87,6 +102,7 @@ func NewOptions() *Options {
 		NotificationsNamespace: process.OwnNamespace(),
 		DNSAllowPrivate:        true,
 		DNSOwnerID:             defaultDNSOwnerID(process.OwnNamespace()),
+		Controllers:            ControllersAll,
 	}
 }
 
@@ -129,6 +145,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"which namespaces may publish which names with spec.dns: <namespace>=<domain> entries, comma-separated, where namespace is a name or * and domain is a name (shop.example.com) or *. and a name (*.a.example.com: every name under it); repeat a namespace for several domains; empty lets every namespace publish any name (a hub of one tenant)")
 	fs.BoolVar(&o.DNSAllowPrivate, "dns-allow-private", o.DNSAllowPrivate,
 		"publish private addresses (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) that agents report; unspecified, loopback, link-local, multicast, broadcast and cloud metadata addresses are never published")
+	fs.StringVar(&o.Controllers, "controllers", o.Controllers,
+		"what this process runs: "+ControllersAll+" (the add-on framework and the policy controllers), "+ControllersAddon+
+			" (the add-on framework only: it deploys and registers the agent and reads no policy, Secret or URL) or "+ControllersPolicy+
+			" (the policy, fleet-status and notifications controllers, without the add-on framework's rights)")
 	fs.StringVar(&o.DNSOwnerID, "dns-owner-id", o.DNSOwnerID,
 		"this manager's id on the DNSEndpoints it writes: it never writes one another id owns; unique per manager that writes DNSEndpoints on the hub")
 }
@@ -158,6 +178,11 @@ func (o *Options) Validate() error {
 	}
 	if msgs := validation.IsQualifiedName(o.DNSOwnerID); o.DNSOwnerID == "" || len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--dns-owner-id %q must be a non-empty name of letters, digits, '-', '_' and '.': %s", o.DNSOwnerID, strings.Join(msgs, "; ")))
+	}
+	switch o.Controllers {
+	case ControllersAll, ControllersAddon, ControllersPolicy:
+	default:
+		errs = append(errs, fmt.Errorf("--controllers must be %s, %s or %s, not %q", ControllersAll, ControllersAddon, ControllersPolicy, o.Controllers))
 	}
 	switch trafficv1alpha1.DeadlineAction(o.OnMaxDrainDuration) {
 	case trafficv1alpha1.DeadlineHold, trafficv1alpha1.DeadlineRemove:
@@ -207,6 +232,9 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	addonClient, err := addonclient.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("build the OCM add-on client: %w", err)
+	}
+	if o.Controllers == ControllersAddon {
+		return o.startAddonManager(ctx, env, cfg, kubeClient, addonClient, clusterClient)
 	}
 	trafficClient, err := trafficclient.NewForConfig(cfg)
 	if err != nil {
@@ -273,13 +301,15 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		}
 	}
 
-	agentAddon, err := addon.NewAgentAddon(kubeClient, addonClient, addon.Options{AgentImage: o.AgentImage})
-	if err != nil {
-		return err
-	}
-	// Before the cluster informers start: the framework shares their ManagedClusters.
-	if err := addon.StartFramework(ctx, cfg, agentAddon, clusterInformers, trimForCache); err != nil {
-		return err
+	if o.Controllers == ControllersAll {
+		agentAddon, err := addon.NewAgentAddon(kubeClient, addonClient, addon.Options{AgentImage: o.AgentImage})
+		if err != nil {
+			return err
+		}
+		// Before the cluster informers start: the framework shares their ManagedClusters.
+		if err := addon.StartFramework(ctx, cfg, agentAddon, clusterInformers, trimForCache); err != nil {
+			return err
+		}
 	}
 
 	clusterInformers.Start(ctx.Done())
@@ -300,7 +330,33 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
 	}
-	logger.Info("Hub controllers started", "controller", policy.ControllerName, "workers", env.Workers)
+	logger.Info("Hub controllers started", "controller", policy.ControllerName, "workers", env.Workers, "controllers", o.Controllers)
+	env.Ready()
+	<-ctx.Done()
+	return nil
+}
+
+// startAddonManager runs the add-on framework alone (--controllers=addon-manager): it
+// deploys the agent through ManifestWork, approves its CSRs and binds its hub Role,
+// and reads no policy, Secret or Prometheus URL.
+func (o *Options) startAddonManager(ctx context.Context, env process.Env, cfg *rest.Config, kubeClient kubernetes.Interface, addonClient addonclient.Interface, clusterClient clusterclient.Interface) error {
+	logger := klog.FromContext(ctx)
+	clusterInformers := clusterinformers.NewSharedInformerFactoryWithOptions(clusterClient, 0,
+		clusterinformers.WithTransform(trimForCache))
+	clusters := clusterInformers.Cluster().V1().ManagedClusters().Informer()
+	agentAddon, err := addon.NewAgentAddon(kubeClient, addonClient, addon.Options{AgentImage: o.AgentImage})
+	if err != nil {
+		return err
+	}
+	// Before the cluster informers start: the framework shares their ManagedClusters.
+	if err := addon.StartFramework(ctx, cfg, agentAddon, clusterInformers, trimForCache); err != nil {
+		return err
+	}
+	clusterInformers.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), clusters.HasSynced) {
+		return ctx.Err()
+	}
+	logger.Info("Add-on manager started", "controllers", o.Controllers)
 	env.Ready()
 	<-ctx.Done()
 	return nil

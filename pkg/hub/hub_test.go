@@ -98,11 +98,12 @@ func TestOptionsValidate(t *testing.T) {
 		edit func(*Options)
 		want string
 	}{
-		"allowlist": {func(o *Options) { o.PrometheusAllowlist = []string{"10.0.0.0/33"} }, "--prometheus-allowlist: "},
-		"answer":    {func(o *Options) { o.MaxAnswerBytes = 0 }, "--prometheus-max-answer-bytes must be at least 1, not 0"},
-		"series":    {func(o *Options) { o.MaxSeries = -1 }, "--prometheus-max-series must be at least 1, not -1"},
-		"ceiling":   {func(o *Options) { o.MaxDrainDuration = -time.Second }, "--max-drain-duration must not be negative"},
-		"action":    {func(o *Options) { o.OnMaxDrainDuration = "Later" }, `--on-max-drain-duration must be Hold or Remove, not "Later"`},
+		"allowlist":   {func(o *Options) { o.PrometheusAllowlist = []string{"10.0.0.0/33"} }, "--prometheus-allowlist: "},
+		"answer":      {func(o *Options) { o.MaxAnswerBytes = 0 }, "--prometheus-max-answer-bytes must be at least 1, not 0"},
+		"series":      {func(o *Options) { o.MaxSeries = -1 }, "--prometheus-max-series must be at least 1, not -1"},
+		"ceiling":     {func(o *Options) { o.MaxDrainDuration = -time.Second }, "--max-drain-duration must not be negative"},
+		"action":      {func(o *Options) { o.OnMaxDrainDuration = "Later" }, `--on-max-drain-duration must be Hold or Remove, not "Later"`},
+		"controllers": {func(o *Options) { o.Controllers = "addon" }, `--controllers must be all, addon-manager or policy, not "addon"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := NewOptions()
@@ -111,6 +112,16 @@ func TestOptionsValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want an error with %q", err, tc.want)
 			}
 		})
+	}
+	for _, c := range []string{ControllersAll, ControllersAddon, ControllersPolicy} {
+		o := NewOptions()
+		o.Controllers = c
+		if err := o.Validate(); err != nil {
+			t.Errorf("--controllers=%s does not validate: %v", c, err)
+		}
+	}
+	if NewOptions().Controllers != ControllersAll {
+		t.Errorf("--controllers defaults to %q, want %q: one process runs both, as before", NewOptions().Controllers, ControllersAll)
 	}
 	o := NewOptions()
 	o.MaxDrainDuration, o.OnMaxDrainDuration = time.Hour, "Remove"
