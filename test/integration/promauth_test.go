@@ -1,0 +1,394 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	cryptorand "crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
+	"open-cluster-management.io/traffic-migration/test/fixture"
+)
+
+// TestPrometheusAuthSchemes: the bed's real Prometheus behind a TLS server that
+// requires a client certificate, and behind a proxy that admits only the tokens a
+// real OAuth2 token endpoint issued for the client credentials grant, with a custom
+// header and the tenant header. A policy using each Secret, and the check command on it, query through
+// them; the same fronts refuse a Secret without the certificate and one with a wrong
+// client secret, and the status says what to fix. No client key, client secret,
+// issued token or header value appears in the manager's log at -v=10, in an Event or
+// in a policy.
+// Rules: none; docs/prometheus-auth.md (the Prometheus Secret's keys).
+func TestPrometheusAuthSchemes(t *testing.T) {
+	t.Parallel()
+	m := newMigration(t, "promauth")
+	f := m.f
+	ctx := t.Context()
+
+	ca := newAuthCA(t)
+	clientCert, clientKey := ca.issue(t, "traffic-migration", false)
+	mtls := newMTLSFront(t, ca)
+
+	clientSecret := "cs" + rand.String(32)
+	headerValue := "hv" + rand.String(32)
+	tokens := newTokenEndpoint(t, "traffic-migration", clientSecret)
+	oauth := newPromFront(t, false, func(w http.ResponseWriter, r *http.Request) bool {
+		bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if ok && tokens.issued(bearer) && r.Header.Get("X-Api-Key") == headerValue && r.Header.Get("X-Scope-OrgID") == "team-a" {
+			return true
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		return false
+	})
+
+	secrets := map[string]map[string]string{
+		"prometheus-mtls": {
+			promcheck.KeyURL: mtls.URL, promcheck.KeyCA: string(ca.pem),
+			promcheck.KeyClientCert: string(clientCert), promcheck.KeyClientKey: string(clientKey),
+		},
+		"prometheus-oauth2": {
+			promcheck.KeyURL: oauth.URL, promcheck.KeyOAuth2ClientID: "traffic-migration", promcheck.KeyOAuth2ClientSecret: clientSecret,
+			promcheck.KeyOAuth2TokenURL: tokens.URL + "/oauth2/token", promcheck.KeyOAuth2Scopes: "metrics:read",
+			promcheck.KeyHeaderPrefix + "X-Api-Key": headerValue, promcheck.KeyTenant: "team-a",
+		},
+		"prometheus-no-cert": {promcheck.KeyURL: mtls.URL, promcheck.KeyCA: string(ca.pem)},
+		"prometheus-wrong-secret": {
+			promcheck.KeyURL: oauth.URL, promcheck.KeyOAuth2ClientID: "traffic-migration", promcheck.KeyOAuth2ClientSecret: "wrong-" + clientSecret,
+			promcheck.KeyOAuth2TokenURL: tokens.URL + "/oauth2/token", promcheck.KeyHeaderPrefix + "X-Api-Key": headerValue,
+		},
+	}
+	for name, data := range secrets {
+		f.prometheusSecret(t, m.ns, name, data)
+		p := m.policy()
+		p.Name = "uses-" + name
+		p.Spec.PrometheusSecret.Name = name
+		p.Spec.ProxyPlacementName = name + "-proxy"
+		p.Spec.MinDrainDuration = &metav1.Duration{Duration: 10 * time.Minute} // c1 drains throughout
+		f.createPolicy(t, p)
+		f.waitForClusters(t, m.ns, p.Spec.ProxyPlacementName, []string{m.c1}, 30*time.Second)
+	}
+
+	m.moveToC2(t)
+	// The two good Secrets: the queries are answered (the check fails or passes on
+	// the share, never errs) and PrometheusReachable is True.
+	for _, name := range []string{"prometheus-mtls", "prometheus-oauth2"} {
+		f.waitForPolicy(t, m.ns, "uses-"+name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+			r := fixture.PolicyRow(p, m.c1)
+			return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastEvaluationTime != nil &&
+				r.LastResult != trafficv1alpha1.EvaluationError &&
+				statusOf(condition(p, trafficv1alpha1.ConditionPrometheusReachable)) == metav1.ConditionTrue
+		})
+	}
+	// The bad ones: fail closed, saying what to fix.
+	for name, want := range map[string]struct{ reason, message string }{
+		"prometheus-no-cert":      {trafficv1alpha1.ReasonUnreachable, "set tls.crt and tls.key in the Prometheus Secret"},
+		"prometheus-wrong-secret": {trafficv1alpha1.ReasonUnauthorized, "the OAuth2 token endpoint refused a token: HTTP 401 Unauthorized (invalid_client)"},
+	} {
+		f.waitForPolicy(t, m.ns, "uses-"+name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+			c := condition(p, trafficv1alpha1.ConditionPrometheusReachable)
+			r := fixture.PolicyRow(p, m.c1)
+			return r != nil && r.LastResult == trafficv1alpha1.EvaluationError && statusOf(c) == metav1.ConditionFalse &&
+				c.Reason == want.reason && strings.Contains(c.Message, want.message)
+		})
+	}
+	if mtls.handshakes.Load() == 0 || mtls.forwarded.Load() == 0 {
+		t.Errorf("the mTLS front forwarded %d queries after %d verified handshakes", mtls.forwarded.Load(), mtls.handshakes.Load())
+	}
+	// The wrong client secret gets no token, so its queries never reach the front.
+	if oauth.forwarded.Load() == 0 || oauth.forwarded.Load() != oauth.requests.Load() {
+		t.Errorf("the OAuth2 front let %d of %d queries through; want all, and some", oauth.forwarded.Load(), oauth.requests.Load())
+	}
+
+	// The check command reads the same Secrets and queries through them.
+	for _, name := range []string{"prometheus-mtls", "prometheus-oauth2"} {
+		r := runCheckJSON(t, bed.Hub.KubeconfigPath, "check", "uses-"+name, "-n", m.ns)
+		if c1 := reportRow(t, r, m.c1); c1.Result == trafficv1alpha1.EvaluationError {
+			t.Errorf("check through %s: cluster1's query failed: %+v", name, c1)
+		}
+	}
+
+	// No credential anywhere the manager writes.
+	keyBlock, _ := pem.Decode(clientKey)
+	keyBody := base64.StdEncoding.EncodeToString(keyBlock.Bytes)
+	needles := map[string]string{
+		"the client key (PEM body)":         keyBody[10:60],
+		"the client key in Secret data":     base64.StdEncoding.EncodeToString(clientKey)[80:140],
+		"the client secret":                 clientSecret,
+		"the client secret in base64":       base64.StdEncoding.EncodeToString([]byte(clientSecret)),
+		"the header value":                  headerValue,
+		"the header value in base64":        base64.StdEncoding.EncodeToString([]byte(headerValue)),
+		"a token the token endpoint issued": tokens.first(),
+		"the client credentials (basic)":    base64.StdEncoding.EncodeToString([]byte("traffic-migration:" + url.QueryEscape(clientSecret))),
+	}
+	search := func(haystack string) (found []string) {
+		for name, needle := range needles {
+			if needle != "" && strings.Contains(haystack, needle) {
+				found = append(found, name)
+			}
+		}
+		slices.Sort(found)
+		return found
+	}
+	managerLog, err := manager.proc.Log()
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := f.kube.EventsV1().Events("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coreEvents, err := f.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(managerLog, "/uses-prometheus-oauth2\"") {
+		t.Fatalf("nothing to search: the manager's log (%d bytes) does not name the policies", len(managerLog))
+	}
+	for _, h := range []struct{ name, text string }{
+		{"the manager's log", managerLog},
+		{"the hub's events (events.k8s.io)", jsonString(t, events)},
+		{"the hub's events (core)", jsonString(t, coreEvents)},
+		{"the policies", jsonString(t, policies)},
+	} {
+		if found := search(h.text); len(found) > 0 {
+			t.Errorf("%s (%d bytes) holds %s", h.name, len(h.text), strings.Join(found, ", "))
+		}
+	}
+	// The search finds what is there.
+	var control strings.Builder
+	for name := range secrets {
+		s, err := f.kube.CoreV1().Secrets(m.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		control.WriteString(jsonString(t, s))
+		for _, v := range s.Data {
+			control.Write(v)
+		}
+	}
+	control.WriteString(tokens.first() + "\n" + tokens.basicSeen())
+	if found := search(control.String()); len(found) != len(needles) {
+		t.Errorf("the search is broken: over the Secrets and what the endpoints got it finds only %v of %d needles", found, len(needles))
+	}
+}
+
+// authCA signs the certificates of the mTLS front and of the manager's client.
+type authCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+}
+
+func newAuthCA(t *testing.T) *authCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "promauth CA " + rand.String(8)},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &authCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// issue returns a leaf the CA signs: a server's for 127.0.0.1, or a client's.
+func (ca *authCA) issue(t *testing.T, name string, server bool) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, err := cryptorand.Int(cryptorand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	}
+	der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+}
+
+// mtlsFront is a TLS server in front of the bed's Prometheus that requires a client
+// certificate the CA signed, as a Thanos or a kube-rbac-proxy set up for mTLS does.
+type mtlsFront struct {
+	*httptest.Server
+	handshakes, forwarded atomic.Int64
+}
+
+func newMTLSFront(t *testing.T, ca *authCA) *mtlsFront {
+	t.Helper()
+	target, err := url.Parse(bed.Prometheus.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := &mtlsFront{}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }}
+	front.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+			http.Error(w, "no verified client certificate", http.StatusForbidden)
+			return
+		}
+		front.forwarded.Add(1)
+		proxy.ServeHTTP(w, r)
+	}))
+	front.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are on purpose
+	certPEM, keyPEM := ca.issue(t, "prometheus", true)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	front.TLS = &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    pool,
+		MinVersion:   tls.VersionTLS12,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			front.handshakes.Add(1)
+			return nil
+		},
+	}
+	front.StartTLS()
+	t.Cleanup(func() {
+		front.CloseClientConnections()
+		front.Close()
+	})
+	return front
+}
+
+// tokenEndpoint is an OAuth 2.0 token endpoint (RFC 6749 section 4.4) for one
+// client: it issues a fresh random token to each valid request, for an hour.
+type tokenEndpoint struct {
+	*httptest.Server
+	firstTok atomic.Value
+	basic    atomic.Value
+	issuedM  map[string]bool
+	mu       chan struct{}
+}
+
+func newTokenEndpoint(t *testing.T, clientID, clientSecret string) *tokenEndpoint {
+	t.Helper()
+	e := &tokenEndpoint{issuedM: map[string]bool{}, mu: make(chan struct{}, 1)}
+	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/oauth2/token" || r.Method != http.MethodPost {
+			http.NotFound(w, r)
+			return
+		}
+		if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "client_credentials" {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
+			return
+		}
+		id, secret, ok := r.BasicAuth()
+		if !ok {
+			id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+		} else {
+			// RFC 6749 section 2.3.1: the credentials are form-encoded in the header.
+			id, _ = url.QueryUnescape(id)
+			secret, _ = url.QueryUnescape(secret)
+			e.basic.Store(r.Header.Get("Authorization"))
+		}
+		if id != clientID || secret != clientSecret {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": "client authentication failed"})
+			return
+		}
+		token := "at" + rand.String(40)
+		e.mu <- struct{}{}
+		e.issuedM[token] = true
+		<-e.mu
+		e.firstTok.CompareAndSwap(nil, token)
+		writeJSON(w, http.StatusOK, map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": r.PostForm.Get("scope")})
+	}))
+	t.Cleanup(e.Close)
+	return e
+}
+
+// issued says whether the endpoint issued token.
+func (e *tokenEndpoint) issued(token string) bool {
+	e.mu <- struct{}{}
+	defer func() { <-e.mu }()
+	return e.issuedM[token]
+}
+
+// first is the first token issued, "" when none was.
+func (e *tokenEndpoint) first() string {
+	s, _ := e.firstTok.Load().(string)
+	return s
+}
+
+// basicSeen is the Authorization header of the last request with client
+// credentials in it.
+func (e *tokenEndpoint) basicSeen() string {
+	s, _ := e.basic.Load().(string)
+	return strings.TrimPrefix(s, "Basic ")
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		panic(fmt.Sprintf("encode: %v", err))
+	}
+}
