@@ -84,7 +84,7 @@ its Gateway.`,
 // managerVersionTimeout unless --request-timeout says otherwise.
 func managerVersions(hub *hubclient.Flags) version.ManagersFunc {
 	return func(ctx context.Context) ([]version.Manager, error) {
-		cfg, _, err := hub.Load("traffic-migration-version")
+		cfg, _, err := hub.Load(hubclient.UserAgent("version"))
 		if err != nil {
 			return nil, err
 		}

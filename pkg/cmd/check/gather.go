@@ -22,6 +22,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
@@ -35,23 +36,23 @@ type clients struct {
 
 // loadClients builds the hub clients from the kubeconfig as kubectl finds it.
 func (o *Options) loadClients() (*clients, string, error) {
-	c, namespace, err := o.Flags.Clients("traffic-migration-check")
+	c, namespace, err := o.Flags.Clients(hubclient.UserAgent("check"))
 	if err != nil {
 		return nil, "", err
 	}
 	return &clients{kube: c.Kube, traffic: c.Traffic, cluster: c.Cluster, addon: c.Addon}, namespace, nil
 }
 
-// policy gets a policy from the hub, with an error a person can act on.
+// policy gets a policy from the hub, with an error a person can act on
+// (hubclient.PolicyError).
 func (c *clients) policy(ctx context.Context, namespace, name string) (*trafficv1alpha1.TrafficMigrationPolicy, error) {
 	p, err := c.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("no TrafficMigrationPolicy %s in namespace %s (to check a manifest that is not applied, use -f)", name, namespace)
-	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("forbidden: you may not get TrafficMigrationPolicy %s in namespace %s: %w", name, namespace, err)
-	case err != nil:
-		return nil, fmt.Errorf("get TrafficMigrationPolicy %s in namespace %s: %w", name, namespace, err)
+	if err != nil {
+		err = hubclient.PolicyError(c.traffic.Discovery(), err, "get", namespace, name)
+		if notFound := (*hubclient.PolicyNotFoundError)(nil); errors.As(err, &notFound) {
+			return nil, fmt.Errorf("%w (to check a manifest that is not applied, use -f)", err)
+		}
+		return nil, err
 	}
 	return p, nil
 }

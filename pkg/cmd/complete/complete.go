@@ -24,8 +24,6 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 )
 
-// userAgent names the completion's requests in the hub's audit log.
-const userAgent = "traffic-migration-completion"
 
 // timeout bounds the reads of one completion: a shell waits for it.
 const timeout = 5 * time.Second
@@ -39,7 +37,7 @@ type Completer struct {
 
 // New returns a completer that reads the hub that hub's flags name.
 func New(hub *hubclient.Flags) *Completer {
-	return &Completer{hub: hub, clients: func() (*hubclient.Clients, string, error) { return hub.Clients(userAgent) }}
+	return &Completer{hub: hub, clients: func() (*hubclient.Clients, string, error) { return hub.Clients(hubclient.UserAgent("completion")) }}
 }
 
 // Policy completes the name of a policy of the namespace as the first argument, and

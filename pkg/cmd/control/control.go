@@ -30,8 +30,6 @@ import (
 // FieldManager is the field manager of the CLI's writes.
 const FieldManager = "traffic-migration-cli"
 
-// userAgent is how the hub's audit log names the CLI's requests.
-const userAgent = "traffic-migration-cli"
 
 // options are what the three commands share.
 type options struct {
@@ -55,7 +53,7 @@ func newOptions(hub *hubclient.Flags, in io.Reader, out, errOut io.Writer) *opti
 	}
 	o := &options{flags: hub, in: in, out: out, errOut: errOut, isTerminal: isTerminal}
 	o.policies = func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error) {
-		clients, namespace, err := o.flags.Clients(userAgent)
+		clients, namespace, err := o.flags.Clients(hubclient.UserAgent("control"))
 		if err != nil {
 			return nil, "", err
 		}

@@ -247,7 +247,7 @@ func listError(err error, namespace string) error {
 // loadClients builds the hub clients from the kubeconfig as kubectl finds it, and
 // returns the namespace to show: --namespace, or the context's.
 func (o *Options) loadClients() (*clients, string, error) {
-	c, namespace, err := o.Hub.Clients("traffic-migration-dashboard")
+	c, namespace, err := o.Hub.Clients(hubclient.UserAgent("dashboard"))
 	if err != nil {
 		return nil, "", err
 	}

@@ -5,8 +5,6 @@ package status
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -20,19 +18,9 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
-
-// errCRDNotInstalled is returned when the hub does not serve TrafficMigrationPolicies.
-var errCRDNotInstalled = errors.New("the traffic-migration CRD is not installed on this cluster: " +
-	"it serves no trafficmigrationpolicies." + trafficv1alpha1.GroupName + " (does the kubeconfig point at the OCM hub?)")
-
-// policyNotFoundError says that the named policy does not exist.
-type policyNotFoundError struct{ namespace, name string }
-
-func (e *policyNotFoundError) Error() string {
-	return fmt.Sprintf("no TrafficMigrationPolicy %s in namespace %s", e.name, e.namespace)
-}
 
 // clients are the hub clients the command reads through.
 type clients struct {
@@ -45,7 +33,7 @@ type clients struct {
 // (--kubeconfig, then $KUBECONFIG, then ~/.kube/config, or the in-cluster config) and
 // returns the namespace to read: --namespace, or the context's, or "default".
 func (o *Options) loadClients() (*clients, string, error) {
-	c, namespace, err := o.Flags.Clients("traffic-migration-status")
+	c, namespace, err := o.Flags.Clients(hubclient.UserAgent("status"))
 	if err != nil {
 		return nil, "", err
 	}
@@ -57,7 +45,7 @@ func (o *Options) loadClients() (*clients, string, error) {
 type reader interface {
 	// policies lists the policies of a namespace, or of all namespaces for "".
 	policies(ctx context.Context, namespace string) ([]*trafficv1alpha1.TrafficMigrationPolicy, error)
-	// policy gets one policy; a *policyNotFoundError when it does not exist.
+	// policy gets one policy; a *hubclient.PolicyNotFoundError when it does not exist.
 	policy(ctx context.Context, namespace, name string) (*trafficv1alpha1.TrafficMigrationPolicy, error)
 	// decisions lists the PlacementDecisions of a Placement, by their label.
 	decisions(ctx context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error)
@@ -190,45 +178,7 @@ func (r apiReader) addon(ctx context.Context, cluster string) (*addonv1alpha1.Ma
 	return a, err
 }
 
-// policyError explains a failed read of policies: a CRD that is not installed, a
-// policy that does not exist, missing rights or credentials.
+// policyError explains a failed read of policies (hubclient.PolicyError).
 func (r apiReader) policyError(err error, verb, namespace, name string) error {
-	where := "in all namespaces"
-	if namespace != "" {
-		where = "in namespace " + namespace
-	}
-	switch {
-	case apierrors.IsNotFound(err):
-		if !r.crdInstalled() {
-			return errCRDNotInstalled
-		}
-		if name != "" {
-			return &policyNotFoundError{namespace: namespace, name: name}
-		}
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("forbidden: you may not %s TrafficMigrationPolicies %s "+
-			"(reading them needs get, list and watch on trafficmigrationpolicies.%s): %w",
-			verb, where, trafficv1alpha1.GroupName, err)
-	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("unauthorized: the hub did not accept the kubeconfig's credentials (log in again?): %w", err)
-	}
-	return fmt.Errorf("%s TrafficMigrationPolicies %s: %w", verb, where, err)
-}
-
-// crdInstalled asks discovery whether the hub serves TrafficMigrationPolicies. When
-// discovery itself fails for another reason the answer is yes: the read error says more.
-func (r apiReader) crdInstalled() bool {
-	resources, err := r.c.traffic.Discovery().ServerResourcesForGroupVersion(trafficv1alpha1.SchemeGroupVersion.String())
-	if apierrors.IsNotFound(err) {
-		return false
-	}
-	if err != nil || resources == nil {
-		return true
-	}
-	for _, res := range resources.APIResources {
-		if res.Name == "trafficmigrationpolicies" {
-			return true
-		}
-	}
-	return false
+	return hubclient.PolicyError(r.c.traffic.Discovery(), err, verb, namespace, name)
 }

@@ -263,7 +263,7 @@ func TestStatusCommandErrors(t *testing.T) {
 				return h
 			},
 			args:    []string{"-A"},
-			wantErr: `forbidden: you may not list TrafficMigrationPolicies in all namespaces (reading them needs get, list and watch on trafficmigrationpolicies.traffic.open-cluster-management.io): trafficmigrationpolicies.traffic.open-cluster-management.io is forbidden: User "bob" cannot list resource "trafficmigrationpolicies"`,
+			wantErr: `forbidden: you may not list TrafficMigrationPolicies in all namespaces (give a namespace you may read with -n; reading them needs get, list and watch on trafficmigrationpolicies.traffic.open-cluster-management.io): trafficmigrationpolicies.traffic.open-cluster-management.io is forbidden: User "bob" cannot list resource "trafficmigrationpolicies"`,
 		},
 		"forbidden to get": {
 			hub: func(t *testing.T) *hub {

@@ -28,6 +28,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 )
 
 // clearScreen moves a terminal's cursor home and clears the screen.
@@ -101,7 +102,7 @@ func (o *Options) watch(ctx context.Context, c *clients, q query) error {
 // error while watching: the view says so (problem) and the watch goes on.
 func (o *Options) watchView(ctx context.Context, r reader, q query) (text, problem string, err error) {
 	objs, err := gather(ctx, r, q)
-	var notFound *policyNotFoundError
+	var notFound *hubclient.PolicyNotFoundError
 	if errors.As(err, &notFound) {
 		return notFound.Error() + "\n", notFound.Error() + "\n", nil
 	}
@@ -297,7 +298,7 @@ func (r cacheReader) policies(_ context.Context, namespace string) ([]*trafficv1
 func (r cacheReader) policy(_ context.Context, namespace, name string) (*trafficv1alpha1.TrafficMigrationPolicy, error) {
 	p, err := r.policyLister.TrafficMigrationPolicies(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		return nil, &policyNotFoundError{namespace: namespace, name: name}
+		return nil, &hubclient.PolicyNotFoundError{Namespace: namespace, Name: name}
 	}
 	return p, err
 }

@@ -64,8 +64,6 @@ func (e *ExitCodeError) Unwrap() error { return e.Err }
 // ExitCode is the process's exit code for this error.
 func (e *ExitCodeError) ExitCode() int { return e.Code }
 
-// userAgent is how the hub's audit log names the CLI's requests.
-const userAgent = "traffic-migration-cli"
 
 // condition tells from a policy, and the clusters of its real Placement, whether the
 // wait is over, and what to say of where it stands.
@@ -109,7 +107,7 @@ func NewCommand(hub *hubclient.Flags, out io.Writer) *cobra.Command {
 		o.terminal = term.IsTerminal(int(f.Fd()))
 	}
 	o.policies = func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error) {
-		clients, namespace, err := o.flags.Clients(userAgent)
+		clients, namespace, err := o.flags.Clients(hubclient.UserAgent("wait"))
 		if err != nil {
 			return nil, "", err
 		}
