@@ -24,7 +24,6 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 )
 
-
 // timeout bounds the reads of one completion: a shell waits for it.
 const timeout = 5 * time.Second
 

@@ -30,7 +30,6 @@ import (
 // FieldManager is the field manager of the CLI's writes.
 const FieldManager = "traffic-migration-cli"
 
-
 // options are what the three commands share.
 type options struct {
 	flags  *hubclient.Flags

@@ -64,7 +64,6 @@ func (e *ExitCodeError) Unwrap() error { return e.Err }
 // ExitCode is the process's exit code for this error.
 func (e *ExitCodeError) ExitCode() int { return e.Code }
 
-
 // condition tells from a policy, and the clusters of its real Placement, whether the
 // wait is over, and what to say of where it stands.
 type condition struct {

@@ -104,22 +104,10 @@ func Confirm(obs Observation, published Endpoint, leaving map[string][]string) (
 	if len(leaving) == 0 {
 		return confirmed, waiting
 	}
-	records := map[recordKey]sets.Set[string]{}
-	for k, ts := range targetsByRecord(published) {
-		canon := sets.New[string]()
-		for t := range ts {
-			canon.Insert(canonicalAddr(t))
-		}
-		records[recordKey{normalizeName(k.name), k.recordType}] = canon
-	}
-	var common []string
-	common = append(common, obs.Problems...)
-	if len(obs.Answers) == 0 && len(obs.Problems) == 0 {
-		common = append(common, "no name server was asked")
-	}
+	records := canonicalRecords(published)
+	common := unanswered(obs)
 	for _, a := range obs.Answers {
 		if a.Problem != "" {
-			common = append(common, fmt.Sprintf("name server %s %s", a.Server, a.Problem))
 			continue
 		}
 		key := recordKey{normalizeName(a.Hostname), a.Type}
@@ -167,21 +155,10 @@ func Confirm(obs Observation, published Endpoint, leaving map[string][]string) (
 // them, so that none of them, nor a provider that applies changes as delete-then-
 // create, is ever left without an answer.
 func Serves(obs Observation, published Endpoint) (served bool, why string) {
-	records := map[recordKey]sets.Set[string]{}
-	for k, ts := range targetsByRecord(published) {
-		canon := sets.New[string]()
-		for t := range ts {
-			canon.Insert(canonicalAddr(t))
-		}
-		records[recordKey{normalizeName(k.name), k.recordType}] = canon
-	}
-	reasons := slices.Clone(obs.Problems)
-	if len(obs.Answers) == 0 && len(obs.Problems) == 0 {
-		reasons = append(reasons, "no name server was asked")
-	}
+	records := canonicalRecords(published)
+	reasons := unanswered(obs)
 	for _, a := range obs.Answers {
 		if a.Problem != "" {
-			reasons = append(reasons, fmt.Sprintf("name server %s %s", a.Server, a.Problem))
 			continue
 		}
 		want := records[recordKey{normalizeName(a.Hostname), a.Type}]
@@ -193,6 +170,35 @@ func Serves(obs Observation, published Endpoint) (served bool, why string) {
 		return true, ""
 	}
 	return false, Note(reasons)
+}
+
+// canonicalRecords returns the targets of each of published's record sets, by
+// normalized name and type, as addresses in the form the answers use.
+func canonicalRecords(published Endpoint) map[recordKey]sets.Set[string] {
+	records := map[recordKey]sets.Set[string]{}
+	for k, ts := range targetsByRecord(published) {
+		canon := sets.New[string]()
+		for t := range ts {
+			canon.Insert(canonicalAddr(t))
+		}
+		records[recordKey{normalizeName(k.name), k.recordType}] = canon
+	}
+	return records
+}
+
+// unanswered lists why obs does not answer for every server: the problems finding the
+// servers, no server asked, and each server that did not answer.
+func unanswered(obs Observation) []string {
+	reasons := slices.Clone(obs.Problems)
+	if len(obs.Answers) == 0 && len(obs.Problems) == 0 {
+		reasons = append(reasons, "no name server was asked")
+	}
+	for _, a := range obs.Answers {
+		if a.Problem != "" {
+			reasons = append(reasons, fmt.Sprintf("name server %s %s", a.Server, a.Problem))
+		}
+	}
+	return reasons
 }
 
 // Note joins reasons, sorted and each once, at most maxReasons of them and

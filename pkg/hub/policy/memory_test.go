@@ -63,9 +63,11 @@ func TestEvaluatorRounds(t *testing.T) {
 	e.start(t.Context(), "ns/p", policy, dueChecks{draining: []string{"c1"}}, nil)
 	var results roundResults
 	var at time.Time
-	for deadline := time.Now().Add(time.Minute); results.draining == nil && time.Now().Before(deadline); {
-		<-woken
+	select {
+	case <-woken:
 		results, at, _ = e.take("ns/p", policy)
+	case <-time.After(time.Minute):
+		t.Fatal("the second round never woke its policy")
 	}
 	if results.draining["c1"].Result != trafficv1alpha1.EvaluationPass || !at.Equal(time.Unix(100, 0)) {
 		t.Errorf("took %v at %v, want c1's pass at 100s", results.draining, at)
