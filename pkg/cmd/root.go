@@ -53,7 +53,7 @@ its Gateway.`,
 
 	root.AddCommand(version.NewCommandWithManagers(out, managerVersions(hubFlags)))
 	hubOptions := hub.NewOptions()
-	managerCmd := manager.NewCommand(out, errOut, hubOptions.Start)
+	managerCmd := manager.NewCommand(out, errOut, hubOptions.Start, hubOptions.IdentityTag)
 	hubOptions.AddFlags(managerCmd.Flags())
 	managerCmd.PreRunE = func(*cobra.Command, []string) error { return hubOptions.Validate() }
 	root.AddCommand(serverCommand(managerCmd))

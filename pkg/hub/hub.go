@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
@@ -77,6 +78,10 @@ type Options struct {
 	// add-on framework only, which takes no tenant input) or ControllersPolicy (the
 	// policy, fleet-status and notifications controllers, without the framework).
 	Controllers string
+	// HandoverLease is the policy controllers' leader election Lease, which the add-on
+	// manager (ControllersAddon) reads before it starts the add-on framework
+	// (waitForHandover).
+	HandoverLease types.NamespacedName
 }
 
 // What a manager process runs (--controllers): both halves, as one process did
@@ -103,6 +108,7 @@ func NewOptions() *Options {
 		DNSAllowPrivate:        true,
 		DNSOwnerID:             defaultDNSOwnerID(process.OwnNamespace()),
 		Controllers:            ControllersAll,
+		HandoverLease:          types.NamespacedName{Namespace: process.OwnNamespace(), Name: process.DefaultLeaderElectionID},
 	}
 }
 
@@ -149,6 +155,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"what this process runs: "+ControllersAll+" (the add-on framework and the policy controllers), "+ControllersAddon+
 			" (the add-on framework only: it deploys and registers the agent and reads no policy, Secret or URL) or "+ControllersPolicy+
 			" (the policy, fleet-status and notifications controllers, without the add-on framework's rights)")
+	fs.Var(namespacedName{&o.HandoverLease}, "handover-lease",
+		"<namespace>/<name> of the policy controllers' leader election Lease: with --controllers="+ControllersAddon+
+			", the add-on framework starts only once its holder runs the policy controllers alone (--controllers="+ControllersPolicy+
+			"), or it is released or expired, so that an earlier release's single manager and this one never both run the framework")
 	fs.StringVar(&o.DNSOwnerID, "dns-owner-id", o.DNSOwnerID,
 		"this manager's id on the DNSEndpoints it writes: it never writes one another id owns; unique per manager that writes DNSEndpoints on the hub")
 }
@@ -183,6 +193,12 @@ func (o *Options) Validate() error {
 	case ControllersAll, ControllersAddon, ControllersPolicy:
 	default:
 		errs = append(errs, fmt.Errorf("--controllers must be %s, %s or %s, not %q", ControllersAll, ControllersAddon, ControllersPolicy, o.Controllers))
+	}
+	if msgs := validation.IsDNS1123Label(o.HandoverLease.Namespace); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--handover-lease namespace %q is not a namespace name: %s", o.HandoverLease.Namespace, strings.Join(msgs, "; ")))
+	}
+	if msgs := validation.IsDNS1123Subdomain(o.HandoverLease.Name); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--handover-lease name %q is not a Lease name: %s", o.HandoverLease.Name, strings.Join(msgs, "; ")))
 	}
 	switch trafficv1alpha1.DeadlineAction(o.OnMaxDrainDuration) {
 	case trafficv1alpha1.DeadlineHold, trafficv1alpha1.DeadlineRemove:
@@ -346,6 +362,9 @@ func (o *Options) startAddonManager(ctx context.Context, env process.Env, cfg *r
 	clusters := clusterInformers.Cluster().V1().ManagedClusters().Informer()
 	agentAddon, err := addon.NewAgentAddon(kubeClient, addonClient, addon.Options{AgentImage: o.AgentImage})
 	if err != nil {
+		return err
+	}
+	if err := waitForHandover(ctx, kubeClient, o.HandoverLease, clock.RealClock{}); err != nil {
 		return err
 	}
 	// Before the cluster informers start: the framework shares their ManagedClusters.

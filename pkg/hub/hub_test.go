@@ -104,6 +104,7 @@ func TestOptionsValidate(t *testing.T) {
 		"ceiling":     {func(o *Options) { o.MaxDrainDuration = -time.Second }, "--max-drain-duration must not be negative"},
 		"action":      {func(o *Options) { o.OnMaxDrainDuration = "Later" }, `--on-max-drain-duration must be Hold or Remove, not "Later"`},
 		"controllers": {func(o *Options) { o.Controllers = "addon" }, `--controllers must be all, addon-manager or policy, not "addon"`},
+		"lease":       {func(o *Options) { o.HandoverLease.Name = "Lease!" }, `--handover-lease name "Lease!" is not a Lease name`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := NewOptions()

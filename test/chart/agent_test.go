@@ -26,7 +26,7 @@ const adcKey = "AddOnDeploymentConfig/" + namespace + "/traffic-migration"
 
 // agentDeployment renders the chart with values, then the agent's Deployment as the
 // manager's add-on framework renders it for a cluster whose add-on uses the chart's
-// AddOnDeploymentConfig, with the agent image the chart gives the manager
+// AddOnDeploymentConfig, with the agent image the chart gives the add-on manager
 // (--agent-image): what a cluster runs.
 func agentDeployment(t *testing.T, values map[string]any) *appsv1.Deployment {
 	t.Helper()
@@ -44,7 +44,7 @@ func agentDeployment(t *testing.T, values map[string]any) *appsv1.Deployment {
 		t.Fatalf("the chart's AddOnDeploymentConfig: %v\n%s", err, raw)
 	}
 	image := ""
-	for _, arg := range managerArgs(t, objs) {
+	for _, arg := range addonManagerArgs(t, objs) {
 		if s, _ := arg.(string); strings.HasPrefix(s, "--agent-image=") {
 			image = strings.TrimPrefix(s, "--agent-image=")
 		}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"regexp"
 	"strings"
 	"testing"
@@ -122,6 +123,7 @@ var everyValue = map[string]any{
 	"logLevel":       5,
 	"loggingFormat":  "json",
 	"resources":      map[string]any{"limits": map[string]any{"memory": "1Gi"}},
+	"addonManager":   map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "20m", "memory": "48Mi"}, "limits": map[string]any{"memory": "192Mi"}}},
 	"agent": map[string]any{"metricsLabels": "region=us-east", "logLevel": 4, "loggingFormat": "json",
 		"nodeSelector":     map[string]any{"node-role.kubernetes.io/infra": ""},
 		"tolerations":      []any{map[string]any{"key": "infra", "operator": "Exists", "effect": "NoSchedule"}},
@@ -185,7 +187,7 @@ const keepAnnotation = "helm.sh/resource-policy"
 // annotation that keeps it on uninstall.
 func TestChartMatchesManifests(t *testing.T) {
 	files := crdFiles(t)
-	for _, f := range []string{"rbac.yaml", "aggregate-roles.yaml", "deployment.yaml", "clustermanagementaddon.yaml", "addondeploymentconfig.yaml"} {
+	for _, f := range []string{"rbac.yaml", "aggregate-roles.yaml", "deployment.yaml", "addon-manager.yaml", "clustermanagementaddon.yaml", "addondeploymentconfig.yaml"} {
 		files = append(files, filepath.Join(manifestsDir, f))
 	}
 	var texts []string
@@ -306,7 +308,7 @@ func TestChartValues(t *testing.T) {
 		"replicas":   {spec["replicas"], float64(3)},
 		"image":      {container["image"], "registry.example/tm:v9"},
 		"pullPolicy": {container["imagePullPolicy"], "Always"},
-		"args": {container["args"], []any{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=registry.example/tm-agent:v9", "-v=5", "--logging-format=json",
+		"args": {container["args"], []any{"manager", "--controllers=policy", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "-v=5", "--logging-format=json",
 			"--prometheus-allowlist=https://prom.example.com/,thanos.monitoring.svc,*.monitoring.svc,10.0.0.0/8",
 			"--prometheus-max-answer-bytes=16777216", "--prometheus-max-series=500",
 			"--max-drain-duration=24h", "--on-max-drain-duration=Remove",
@@ -347,6 +349,30 @@ func TestChartValues(t *testing.T) {
 		map[string]any{"name": "METRICS_LABELS", "value": "region=us-east"},
 		map[string]any{"name": "IMAGE_PULL_SECRETS", "value": "regcred,mirror-creds"},
 	}}
+	// The add-on manager: the same image, replicas, pod settings and environment, its
+	// own ServiceAccount, resources and PodDisruptionBudget, and the agent's image.
+	addonDeploy := got[addonManagerDeploymentKey]
+	addonSpec, _ := addonDeploy["spec"].(map[string]any)
+	addonPod, _ := dig(addonDeploy, "spec", "template").(map[string]any)
+	addonPodSpec, _ := dig(addonDeploy, "spec", "template", "spec").(map[string]any)
+	addonContainer, _ := dig(addonDeploy, "spec", "template", "spec", "containers").([]any)
+	if addonSpec == nil || addonPodSpec == nil || len(addonContainer) == 0 {
+		t.Fatalf("no add-on manager Deployment: %v", keys(got))
+	}
+	ac := addonContainer[0].(map[string]any)
+	checks["add-on manager replicas"] = [2]any{addonSpec["replicas"], float64(3)}
+	checks["add-on manager image"] = [2]any{ac["image"], "registry.example/tm:v9"}
+	checks["add-on manager args"] = [2]any{ac["args"], []any{"manager", "--controllers=addon-manager", "--leader-elect=true", "--leader-election-id=traffic-migration-addon-manager",
+		"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=registry.example/tm-agent:v9", "-v=5", "--logging-format=json"}}
+	checks["add-on manager ServiceAccount"] = [2]any{addonPodSpec["serviceAccountName"], "traffic-migration-addon-manager"}
+	checks["add-on manager resources"] = [2]any{jsonOf(t, ac["resources"]), jsonOf(t, everyValue["addonManager"].(map[string]any)["resources"])}
+	checks["add-on manager extraEnv"] = [2]any{jsonOf(t, ac["env"]), jsonOf(t, everyValue["extraEnv"])}
+	checks["add-on manager pod annotations"] = [2]any{dig(addonPod, "metadata", "annotations"), everyValue["podAnnotations"]}
+	for _, k := range []string{"imagePullSecrets", "priorityClassName", "nodeSelector", "tolerations", "affinity", "topologySpreadConstraints", "securityContext"} {
+		checks["add-on manager "+k] = [2]any{jsonOf(t, addonPodSpec[k]), jsonOf(t, podSpec[k])}
+	}
+	checks["add-on manager PodDisruptionBudget"] = [2]any{dig(got["PodDisruptionBudget/"+namespace+"/traffic-migration-addon-manager"], "spec"), map[string]any{"minAvailable": float64(2),
+		"selector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "traffic-migration-addon-manager"}}}}
 	for name, c := range checks {
 		if !reflect.DeepEqual(c[0], c[1]) {
 			t.Errorf("%s: got %#v, want %#v", name, c[0], c[1])
@@ -359,9 +385,10 @@ func TestChartValues(t *testing.T) {
 // then run the controllers.
 func TestChartLeaderElectionOff(t *testing.T) {
 	got := render(t, map[string]any{"leaderElection": false})
-	container := got["Deployment/"+namespace+"/traffic-migration-manager"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
-	if args := container["args"].([]any); args[1] != "--leader-elect=false" {
-		t.Errorf("args %v, want --leader-elect=false", args)
+	for _, args := range [][]any{managerArgs(t, got), addonManagerArgs(t, got)} {
+		if !slices.Contains(args, any("--leader-elect=false")) {
+			t.Errorf("args %v, want --leader-elect=false", args)
+		}
 	}
 
 	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},

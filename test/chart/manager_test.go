@@ -45,16 +45,29 @@ var managerValues = map[string]any{
 var monitoringNamespace = map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}}}
 
 const (
-	deploymentKey    = "Deployment/" + namespace + "/traffic-migration-manager"
-	networkPolicyKey = "NetworkPolicy/" + namespace + "/traffic-migration-manager"
+	deploymentKey             = "Deployment/" + namespace + "/traffic-migration-manager"
+	addonManagerDeploymentKey = "Deployment/" + namespace + "/traffic-migration-addon-manager"
+	networkPolicyKey          = "NetworkPolicy/" + namespace + "/traffic-migration-manager"
 )
 
-// managerArgs are the arguments of the manager's container.
+// managerArgs are the arguments of the manager's container: the policy controllers'.
 func managerArgs(t *testing.T, objs map[string]map[string]any) []any {
 	t.Helper()
-	containers, _ := dig(objs[deploymentKey], "spec", "template", "spec", "containers").([]any)
+	return containerArgs(t, objs, deploymentKey)
+}
+
+// addonManagerArgs are the arguments of the add-on manager's container.
+func addonManagerArgs(t *testing.T, objs map[string]map[string]any) []any {
+	t.Helper()
+	return containerArgs(t, objs, addonManagerDeploymentKey)
+}
+
+// containerArgs are the arguments of the first container of the Deployment key.
+func containerArgs(t *testing.T, objs map[string]map[string]any, key string) []any {
+	t.Helper()
+	containers, _ := dig(objs[key], "spec", "template", "spec", "containers").([]any)
 	if len(containers) == 0 {
-		t.Fatalf("no manager container; rendered %v", keys(objs))
+		t.Fatalf("no container in %s; rendered %v", key, keys(objs))
 	}
 	args, _ := containers[0].(map[string]any)["args"].([]any)
 	return args
@@ -73,8 +86,10 @@ func renderError(t *testing.T, values map[string]any) error {
 // flag, and only when it differs from the manager's default: the defaults, and the
 // defaults set explicitly, add no flag (TestChartValues sets them all at once).
 func TestChartManagerFlags(t *testing.T) {
-	base := []any{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
-		"--agent-image=" + defaultImage(t), "-v=2"}
+	base := []any{"manager", "--controllers=policy", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "-v=2"}
+	// The add-on manager takes none of manager.*'s flags: only the agent's image.
+	addonBase := []any{"manager", "--controllers=addon-manager", "--leader-elect=true", "--leader-election-id=traffic-migration-addon-manager",
+		"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--agent-image=" + defaultImage(t), "-v=2"}
 	for name, tc := range map[string]struct {
 		manager map[string]any
 		want    []any
@@ -110,8 +125,12 @@ func TestChartManagerFlags(t *testing.T) {
 			if tc.manager != nil {
 				values = map[string]any{"manager": tc.manager}
 			}
-			if got, want := managerArgs(t, render(t, values)), append(append([]any{}, base...), tc.want...); !reflect.DeepEqual(got, want) {
+			objs := render(t, values)
+			if got, want := managerArgs(t, objs), append(append([]any{}, base...), tc.want...); !reflect.DeepEqual(got, want) {
 				t.Errorf("args:\n got %q\nwant %q", got, want)
+			}
+			if got := addonManagerArgs(t, objs); !reflect.DeepEqual(got, addonBase) {
+				t.Errorf("the add-on manager's args:\n got %q\nwant %q", got, addonBase)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,9 +30,10 @@ import (
 // needs and nothing more than the chart says, as the real API server's authorizer
 // answers a SubjectAccessReview (what `kubectl auth can-i --as=system:serviceaccount:…`
 // asks). The add-on framework's rights (CSR approval on the kube-apiserver-client
-// signer, ManifestWorks, Roles and RoleBindings, ManagedClusterAddOn create and delete)
-// are checked apart: today the one ServiceAccount runs the framework too and holds
-// them (issue 42 moves them to a ServiceAccount of their own; see docs/security.md).
+// signer, ManifestWorks, Roles and RoleBindings, ManagedClusterAddOn create and delete),
+// which together equal hub and fleet admin, belong to the add-on manager's
+// ServiceAccount alone, which in turn may read no Secret and no policy
+// (docs/security.md).
 func TestChartManagerRights(t *testing.T) {
 	ctx := t.Context()
 	kube, err := kubernetes.NewForConfig(bed.Hub.Config)
@@ -139,14 +141,50 @@ func TestChartManagerRights(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s never may %s: is the chart's ClusterRoleBinding applied? %v", user, sarDescribe(first), err)
 	}
-	for _, a := range append(needed, framework...) {
+	for _, a := range needed {
 		if !sarAllowed(ctx, t, kube, user, groups, a) {
 			t.Errorf("%s may not %s", user, sarDescribe(a))
 		}
 	}
-	for _, a := range denied {
+	for _, a := range append(denied, framework...) {
 		if sarAllowed(ctx, t, kube, user, groups, a) {
 			t.Errorf("%s may %s", user, sarDescribe(a))
+		}
+	}
+
+	// The add-on manager: the framework's rights, its own Lease, and a read of the
+	// policy controllers' Lease (the handover); no tenant input.
+	addonUser := "system:serviceaccount:" + release + ":traffic-migration-addon-manager"
+	addonNeeded := append(slices.Clone(framework),
+		ra("", "watch", cluster, "managedclusters", "", ""),
+		ra("", "watch", addon, "addondeploymentconfigs", "", ""),
+		ra(release, "update", "coordination.k8s.io", "leases", "", "traffic-migration-addon-manager"),
+		ra(release, "get", "coordination.k8s.io", "leases", "", "traffic-migration-manager"),
+	)
+	addonDenied := []authorizationv1.ResourceAttributes{
+		ra(tenant, "get", "", "secrets", "", "prometheus"),
+		ra(release, "get", "", "secrets", "", "traffic-migration-notifications-secret"),
+		ra(tenant, "get", traffic, "trafficmigrationpolicies", "", "p"),
+		ra(tenant, "create", cluster, "placementdecisions", "", ""),
+		ra(tenant, "create", "externaldns.k8s.io", "dnsendpoints", "", ""),
+		ra(release, "update", "coordination.k8s.io", "leases", "", "traffic-migration-manager"),
+		ra("", "create", "rbac.authorization.k8s.io", "clusterrolebindings", "", ""),
+		ra("", "impersonate", "", "users", "", "admin"),
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return sarAllowed(ctx, t, kube, addonUser, groups, addonNeeded[0]), nil
+	})
+	if err != nil {
+		t.Fatalf("%s never may %s: is the chart's ClusterRoleBinding applied? %v", addonUser, sarDescribe(addonNeeded[0]), err)
+	}
+	for _, a := range addonNeeded {
+		if !sarAllowed(ctx, t, kube, addonUser, groups, a) {
+			t.Errorf("%s may not %s", addonUser, sarDescribe(a))
+		}
+	}
+	for _, a := range addonDenied {
+		if sarAllowed(ctx, t, kube, addonUser, groups, a) {
+			t.Errorf("%s may %s", addonUser, sarDescribe(a))
 		}
 	}
 }

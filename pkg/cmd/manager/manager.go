@@ -15,8 +15,10 @@ import (
 )
 
 // NewCommand returns the manager command. start runs the hub controllers once this
-// process leads; see process.StartFunc for its contract.
-func NewCommand(out, errOut io.Writer, start process.StartFunc) *cobra.Command {
+// process leads; see process.StartFunc for its contract. identityTag, when not nil, is
+// asked once the flags are parsed for the end of the leader election identity
+// (process.Options.IdentityTag).
+func NewCommand(out, errOut io.Writer, start process.StartFunc, identityTag func() string) *cobra.Command {
 	o := process.NewOptions()
 	cmd := &cobra.Command{
 		Use:   "manager",
@@ -44,6 +46,9 @@ verbosity is set with -v, and --logging-format=json writes one JSON object per l
 	logflags.AddTo(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		defer klog.Flush()
+		if identityTag != nil {
+			o.IdentityTag = identityTag()
+		}
 		return process.Run(cmd.Context(), o, start)
 	}
 	return cmd

@@ -39,7 +39,7 @@ func TestManagerCommandErrors(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
-			cmd := NewCommand(&out, &out, neverStart)
+			cmd := NewCommand(&out, &out, neverStart, nil)
 			cmd.SetArgs(tc.args)
 			err := cmd.Execute()
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -51,7 +51,7 @@ func TestManagerCommandErrors(t *testing.T) {
 
 func TestManagerCommandHelp(t *testing.T) {
 	var out bytes.Buffer
-	cmd := NewCommand(&out, &out, neverStart)
+	cmd := NewCommand(&out, &out, neverStart, nil)
 	cmd.SetArgs([]string{"--help"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ current-context: hub
 		return nil
 	}
 	var out bytes.Buffer
-	cmd := NewCommand(&out, &out, start)
+	cmd := NewCommand(&out, &out, start, nil)
 	cmd.SetArgs([]string{
 		"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--workers=7", "-v=4",
 		"--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0",

@@ -98,7 +98,8 @@ func runWithLeaderElection(ctx context.Context, o *Options, env Env, start Start
 	return err
 }
 
-// newLeaseLock returns the Lease lock of this process, with an identity unique to it.
+// newLeaseLock returns the Lease lock of this process, with an identity unique to it,
+// ending with o.IdentityTag.
 func newLeaseLock(o *Options, cfg *rest.Config) (*resourcelock.LeaseLock, error) {
 	host, err := os.Hostname()
 	if err != nil {
@@ -116,7 +117,7 @@ func newLeaseLock(o *Options, cfg *rest.Config) (*resourcelock.LeaseLock, error)
 		LeaseMeta: metav1.ObjectMeta{Namespace: o.LeaderElectionNamespace, Name: o.LeaderElectionID},
 		Client:    client,
 		LockConfig: resourcelock.ResourceLockConfig{
-			Identity: host + "_" + string(uuid.NewUUID()),
+			Identity: host + "_" + string(uuid.NewUUID()) + o.IdentityTag,
 		},
 	}, nil
 }

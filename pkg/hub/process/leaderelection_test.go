@@ -185,6 +185,7 @@ func leaderOptions(t *testing.T, server string) (*Options, <-chan Addresses) {
 func TestRunWithLeaderElection(t *testing.T) {
 	leases, server := newFakeLeases(t)
 	o, addrs := leaderOptions(t, server)
+	o.IdentityTag = "/controllers=policy"
 
 	leading := make(chan string, 1)
 	holderAtReturn := make(chan string, 1)
@@ -205,6 +206,9 @@ func TestRunWithLeaderElection(t *testing.T) {
 	holder := receive(t, leading, "leadership")
 	if holder == "" {
 		t.Fatal("the StartFunc was called while nobody held the lease")
+	}
+	if !strings.HasSuffix(holder, o.IdentityTag) {
+		t.Errorf("the lease's holder %q does not end with the identity tag %q", holder, o.IdentityTag)
 	}
 	waitForStatus(t, "http://"+a.Health+"/readyz", http.StatusOK)
 	if _, metrics := get(t, "http://"+a.Metrics+"/metrics"); !strings.Contains(metrics, "\ntraffic_migration_manager_leader 1\n") {

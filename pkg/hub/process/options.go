@@ -74,6 +74,11 @@ type Options struct {
 	// this off; a GOMEMLIMIT in the environment always wins.
 	MemoryLimitRatio float64
 
+	// IdentityTag ends this process's leader election identity (<hostname>_<uuid><tag>),
+	// so that another process reading the Lease can tell what its holder runs. It is not
+	// a flag: the manager command sets it from what the process runs.
+	IdentityTag string
+
 	// OnListening, when set, is called once with the bound addresses of the HTTP
 	// servers, before leader election starts. It is not a flag: tests and programs that
 	// embed the manager use it to learn ports chosen by the system (":0").
