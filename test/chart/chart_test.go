@@ -17,8 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
