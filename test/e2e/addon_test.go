@@ -126,10 +126,10 @@ func TestAddOn(t *testing.T) {
 		watchedNamespace{cluster: cluster2, client: spokes[cluster2], namespace: testbed.AgentAddonNamespace},
 	)
 	// Registered after the watch, so it runs before the watch stops. The manager's
-	// killed leader is replaced by a new pod: three at least.
+	// killed leader is replaced by a new pod: five at least, with the add-on manager's two.
 	t.Cleanup(func() {
 		a.pods.verify(t, map[string]int{
-			hubName + "/" + managerNamespace:             managerReplicas + 1,
+			hubName + "/" + managerNamespace:             2*managerReplicas + 1,
 			cluster1 + "/" + testbed.AgentAddonNamespace: 1,
 			cluster2 + "/" + testbed.AgentAddonNamespace: 1,
 		})
@@ -180,9 +180,12 @@ func (a *addonTest) install(t *testing.T) {
 	}
 
 	pods := a.pods.waitPods(t, "the manager's replicas Running and Ready", hubName, managerNamespace, managerLabels, allReady(managerReplicas))
-	checkManagerPods(t, pods)
+	checkManagerPods(t, pods, managerServiceAccount)
 	t.Logf("manager pod %s leads", a.waitLeader(t))
 	managerLeasePermissions(t)
+	// The add-on framework runs apart, under its own ServiceAccount (issue 42).
+	pods = a.pods.waitPods(t, "the add-on manager's replicas Running and Ready", hubName, managerNamespace, addonManagerLabels, allReady(managerReplicas))
+	checkManagerPods(t, pods, addonManagerServiceAccount)
 }
 
 // enable enables the add-on on both spokes with the real clusteradm.

@@ -20,17 +20,23 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The manager as the chart installs it: its Deployment's pods, their ServiceAccount,
-// and the Lease its replicas elect their leader with, in the release's namespace.
+// The manager as the chart installs it, in the release's namespace: the policy
+// controllers' Deployment's pods, their ServiceAccount and the Lease its replicas elect
+// their leader with; and the add-on manager's pods (the add-on framework) and theirs.
 const (
-	managerNamespace      = "open-cluster-management-addon"
-	managerServiceAccount = "traffic-migration-manager"
-	managerLease          = "traffic-migration-manager"
-	managerReplicas       = 2
+	managerNamespace           = "open-cluster-management-addon"
+	managerServiceAccount      = "traffic-migration-manager"
+	managerLease               = "traffic-migration-manager"
+	addonManagerServiceAccount = "traffic-migration-addon-manager"
+	managerReplicas            = 2
 )
 
-// managerLabels select the manager's pods.
-var managerLabels = map[string]string{"app.kubernetes.io/name": "traffic-migration-manager"}
+// managerLabels select the policy controllers' pods, addonManagerLabels the add-on
+// manager's.
+var (
+	managerLabels      = map[string]string{"app.kubernetes.io/name": "traffic-migration-manager"}
+	addonManagerLabels = map[string]string{"app.kubernetes.io/name": "traffic-migration-addon-manager"}
+)
 
 // helmInstall installs charts/traffic-migration on the hub with the real helm, as a
 // fleet admin does, from the image that 'make image' built and the nodes imported
@@ -56,14 +62,14 @@ func helmInstall(t *testing.T, ctx context.Context) {
 }
 
 // checkManagerPods checks the manager's pods as the chart runs them: from the image,
-// under the chart's ServiceAccount, on the hub's node, with the Go runtime's soft
+// under the chart's ServiceAccount sa, on the hub's node, with the Go runtime's soft
 // memory limit taken from the container's.
-func checkManagerPods(t *testing.T, pods []*corev1.Pod) {
+func checkManagerPods(t *testing.T, pods []*corev1.Pod, sa string) {
 	t.Helper()
 	for _, pod := range pods {
 		checkGoMemoryLimit(t, pod)
-		if pod.Spec.ServiceAccountName != managerServiceAccount {
-			t.Errorf("manager pod %s runs as ServiceAccount %q, want %q", pod.Name, pod.Spec.ServiceAccountName, managerServiceAccount)
+		if pod.Spec.ServiceAccountName != sa {
+			t.Errorf("manager pod %s runs as ServiceAccount %q, want %q", pod.Name, pod.Spec.ServiceAccountName, sa)
 		}
 		if pod.Spec.NodeName != bed.Nodes[hubName].Name {
 			t.Errorf("manager pod %s runs on %q, want the hub's node %q", pod.Name, pod.Spec.NodeName, bed.Nodes[hubName].Name)

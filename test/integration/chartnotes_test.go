@@ -54,6 +54,7 @@ func TestChartNotes(t *testing.T) {
 		"installed in the namespace "+ns,
 		image,
 		"kubectl -n "+ns+" rollout status deployment/traffic-migration-manager",
+		"kubectl -n "+ns+" rollout status deployment/traffic-migration-addon-manager",
 		"clusteradm addon enable --names traffic-migration --clusters cluster1,cluster2",
 		"kubectl get managedclusteraddons -A --field-selector metadata.name=traffic-migration",
 		"(in\n   open-cluster-management-agent-addon)",

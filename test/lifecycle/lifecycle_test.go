@@ -30,8 +30,12 @@ const (
 	crdName          = "trafficmigrationpolicies.traffic.open-cluster-management.io"
 )
 
-// managerLabels select the manager's pods.
-var managerLabels = "app.kubernetes.io/name=traffic-migration-manager"
+// managerLabels select the manager's pods (the policy controllers), addonManagerLabels
+// the add-on manager's, which this release runs apart (the add-on framework).
+const (
+	managerLabels      = "app.kubernetes.io/name=traffic-migration-manager"
+	addonManagerLabels = "app.kubernetes.io/name=traffic-migration-addon-manager"
+)
 
 // The policy's world on the hub: the real Placement, its proxy, the policy, and the
 // Placement the agents are installed by, in policyNamespace, bound to clusterSet.
@@ -137,9 +141,16 @@ func upgradeChart(t *testing.T, more map[string]any, flags ...string) {
 // no other pod left (an old one still terminating counts), and returns it.
 func managerPods(t *testing.T, ref string) *corev1.Pod {
 	t.Helper()
+	return onePod(t, "the manager", managerLabels, ref)
+}
+
+// onePod waits until the pods that labels select are exactly one, Ready, from ref, with
+// no other pod left (an old one still terminating counts), and returns it.
+func onePod(t *testing.T, what, labels, ref string) *corev1.Pod {
+	t.Helper()
 	var pod *corev1.Pod
-	eventually(t, "the manager's one pod Ready, from "+ref, func(ctx context.Context) error {
-		pods, err := hub.kube.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: managerLabels})
+	eventually(t, what+"'s one pod Ready, from "+ref, func(ctx context.Context) error {
+		pods, err := hub.kube.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels})
 		if err != nil {
 			return err
 		}
@@ -157,7 +168,7 @@ func managerPods(t *testing.T, ref string) *corev1.Pod {
 		}
 		for _, s := range p.Status.ContainerStatuses {
 			if s.RestartCount > 0 {
-				t.Fatalf("the manager's pod %s restarted %d times", p.Name, s.RestartCount)
+				t.Fatalf("%s's pod %s restarted %d times", what, p.Name, s.RestartCount)
 			}
 		}
 		pod = p

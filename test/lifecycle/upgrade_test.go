@@ -221,6 +221,20 @@ func upgrade(t *testing.T) {
 		return nil
 	})
 
+	// The add-on framework now runs in the add-on manager's pod, which started it only
+	// once the single manager of the previous release had let the Lease go.
+	addonPod := onePod(t, "the add-on manager", addonManagerLabels, image)
+	eventually(t, "the add-on manager starting the framework after the handover", func(ctx context.Context) error {
+		log, err := hub.kube.CoreV1().Pods(releaseNamespace).GetLogs(addonPod.Name, &corev1.PodLogOptions{Container: "manager"}).DoRaw(ctx)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(log), `"Starting the add-on framework"`) || !strings.Contains(string(log), `"Add-on manager started"`) {
+			return fmt.Errorf("its log has not started the framework yet:\n%s", log)
+		}
+		return nil
+	})
+
 	old := drainState.row
 	row := waitRow(t, "cluster2's check history written by this release", func(r *trafficv1alpha1.ClusterStatus) error {
 		if len(r.History) == 0 || r.LastEvaluationTime == nil || !r.LastEvaluationTime.After(before) {
