@@ -205,10 +205,12 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 	if _, err := testbed.ApplyKustomization(ctx, d.bed.Hub.Config, manifests); err != nil {
 		return fmt.Errorf("install traffic-migration: %w", err)
 	}
-	if err := d.bed.Hub.WaitDeploymentAvailable(ctx, managerNamespace, managerDeployment); err != nil {
-		return fmt.Errorf("start the traffic-migration manager: %w", err)
+	for _, name := range []string{managerDeployment, addonManagerDeployment} {
+		if err := d.bed.Hub.WaitDeploymentAvailable(ctx, managerNamespace, name); err != nil {
+			return fmt.Errorf("start the traffic-migration manager (%s): %w", name, err)
+		}
 	}
-	d.con.step("traffic-migration installed from manifests/ (server-side apply); its manager runs as a pod of Deployment %s/%s on the hub's node, ready", managerNamespace, managerDeployment)
+	d.con.step("traffic-migration installed from manifests/ (server-side apply); on the hub's node, ready: its policy controllers as a pod of Deployment %s/%s, and the add-on manager that deploys the agents as one of %s, each under its own ServiceAccount", managerNamespace, managerDeployment, addonManagerDeployment)
 	enable := []string{"addon", "enable", "--names", trafficv1alpha1.AddonName, "--clusters", cluster1 + "," + cluster2}
 	if _, err := d.bed.Clusteradm(ctx, enable...); err != nil {
 		return err

@@ -12,13 +12,15 @@ import (
 )
 
 // What manifests/ installs on the hub and the add-on puts on each spoke: the manager's
-// Deployment, and the agent's, both from the image manifests/deployment.yaml names
-// (the manager's own image and its --agent-image): the chart's at its appVersion
+// two Deployments (the policy controllers, and the add-on manager that deploys the
+// agents), and the agent's, all from the image manifests/ names (the managers' own
+// image and the add-on manager's --agent-image): the chart's at its appVersion
 // (testbed.ChartImage; test/chart keeps the two the same, and make release sets both).
 const (
-	managerNamespace  = "open-cluster-management-addon"
-	managerDeployment = "traffic-migration-manager"
-	agentDeployment   = "traffic-migration-agent"
+	managerNamespace       = "open-cluster-management-addon"
+	managerDeployment      = "traffic-migration-manager"
+	addonManagerDeployment = "traffic-migration-addon-manager"
+	agentDeployment        = "traffic-migration-agent"
 )
 
 // image is the product's image as make image saved it, which each node imports.

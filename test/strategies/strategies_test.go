@@ -501,8 +501,10 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) *testbed.DN
 	if _, err := testbed.ApplyKustomization(ctx, bed.Hub.Config, manifests); err != nil {
 		t.Fatalf("install traffic-migration: %v", err)
 	}
-	if err := bed.Hub.WaitDeploymentAvailable(ctx, managerNamespace, managerDeployment); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{managerDeployment, "traffic-migration-addon-manager"} {
+		if err := bed.Hub.WaitDeploymentAvailable(ctx, managerNamespace, name); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := bed.Clusteradm(ctx, "addon", "enable", "--names", trafficv1alpha1.AddonName, "--clusters", cluster1+","+cluster2); err != nil {
 		t.Fatal(err)
