@@ -36,7 +36,7 @@
 # work tree, to commit and tag. RELEASE_BUMP=false leaves the checkout as it is (make
 # test-release, which packages the chart's own appVersion).
 RELEASE_BUMP ?= true
-RELEASE_BUMPED_FILES := charts/traffic-migration/Chart.yaml manifests/deployment.yaml
+RELEASE_BUMPED_FILES := charts/traffic-migration/Chart.yaml manifests/deployment.yaml manifests/addon-manager.yaml
 
 # RELEASE_DIR holds the release's files, and nothing else; RELEASE_WORK_DIR what
 # builds them (the binaries, the image's build context, hack/release's binary).
@@ -110,7 +110,7 @@ release: $(HELM) $(KREW_VALIDATOR) | $(CA_BUNDLE) ## Build the files of a releas
 # Only the files that the bump changes are named, each once; chart-docs rewrites the
 # README only where it differs.
 .PHONY: release-bump
-release-bump: $(HELM_DOCS) ## Set the chart's version and appVersion, manifests/deployment.yaml's image tag and the chart's README to VERSION: make release-bump VERSION=x.y.z (make release does it first).
+release-bump: $(HELM_DOCS) ## Set the chart's version and appVersion, the image tag of manifests/' Deployments and the chart's README to VERSION: make release-bump VERSION=x.y.z (make release does it first).
 	$(GO) run ./hack/release bump -version $(VERSION) -chart charts/traffic-migration/Chart.yaml -image $(IMAGE_REPOSITORY) $(filter-out %Chart.yaml,$(RELEASE_BUMPED_FILES))
 	@$(MAKE) --no-print-directory chart-docs
 	@if [ -n "$$(git status --porcelain -- $(RELEASE_BUMPED_FILES) charts/traffic-migration/README.md 2>/dev/null)" ]; then \

@@ -4,8 +4,10 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,23 +28,32 @@ func copyFile(t *testing.T, src, dir string) string {
 	return dst
 }
 
-// TestBumpTheRepository bumps copies of the repository's Chart.yaml and
-// manifests/deployment.yaml: the chart's version and appVersion become the release
-// (appVersion quoted), the Deployment's image and --agent-image take its tag, and
-// nothing else of either file changes, comments and kubeVersion included. A second
-// bump to the same release changes nothing.
+// TestBumpTheRepository bumps copies of the repository's Chart.yaml and of
+// manifests/' Deployments: the chart's version and appVersion become the release
+// (appVersion quoted), the manager's image, and the add-on manager's image and
+// --agent-image, take its tag, and nothing else of any file changes, comments and
+// kubeVersion included. A second bump to the same release changes nothing.
 func TestBumpTheRepository(t *testing.T) {
 	dir := t.TempDir()
 	chartSrc := filepath.Join("..", "..", "charts", "traffic-migration", "Chart.yaml")
-	manifestSrc := filepath.Join("..", "..", "manifests", "deployment.yaml")
-	chart, manifest := copyFile(t, chartSrc, dir), copyFile(t, manifestSrc, dir)
+	// Each manifest with how many references to the image it has.
+	manifestSrcs := map[string]int{
+		filepath.Join("..", "..", "manifests", "deployment.yaml"):    1,
+		filepath.Join("..", "..", "manifests", "addon-manager.yaml"): 2,
+	}
+	chart := copyFile(t, chartSrc, dir)
+	manifests := map[string]string{}
+	for src := range manifestSrcs {
+		manifests[src] = copyFile(t, src, dir)
+	}
+	copies := slices.Collect(maps.Values(manifests))
 
-	changed, err := bump("9.8.7-rc.1", chart, testImage, []string{manifest})
+	changed, err := bump("9.8.7-rc.1", chart, testImage, copies)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(changed) != 2 {
-		t.Errorf("changed %v, want both files", changed)
+	if len(changed) != 3 {
+		t.Errorf("changed %v, want every file", changed)
 	}
 	var meta struct {
 		Version     string `json:"version"`
@@ -63,16 +74,18 @@ func TestBumpTheRepository(t *testing.T) {
 	if got, want := otherLines(string(b), "version:", "appVersion:"), otherLines(string(orig), "version:", "appVersion:"); got != want {
 		t.Errorf("bump changed other lines of Chart.yaml:\n%s\nwas\n%s", got, want)
 	}
-	m, _ := os.ReadFile(manifest)
-	if n, err := checkPinned(m, testImage, "9.8.7-rc.1"); err != nil || n != 2 {
-		t.Errorf("the manifest: %d references, %v; want the image and --agent-image at 9.8.7-rc.1", n, err)
-	}
-	origM, _ := os.ReadFile(manifestSrc)
-	if n, pinned := pin(string(origM), testImage, "9.8.7-rc.1"); n != 2 || pinned != string(m) {
-		t.Errorf("the manifest changed other than its image's tag:\n%s", m)
+	for src, refs := range manifestSrcs {
+		m, _ := os.ReadFile(manifests[src])
+		if n, err := checkPinned(m, testImage, "9.8.7-rc.1"); err != nil || n != refs {
+			t.Errorf("%s: %d references, %v; want %d at 9.8.7-rc.1", src, n, err, refs)
+		}
+		origM, _ := os.ReadFile(src)
+		if n, pinned := pin(string(origM), testImage, "9.8.7-rc.1"); n != refs || pinned != string(m) {
+			t.Errorf("%s changed other than its image's tag:\n%s", src, m)
+		}
 	}
 
-	again, err := bump("9.8.7-rc.1", chart, testImage, []string{manifest})
+	again, err := bump("9.8.7-rc.1", chart, testImage, copies)
 	if err != nil || len(again) != 0 {
 		t.Errorf("a second bump changed %v, %v; want nothing", again, err)
 	}

@@ -110,7 +110,10 @@ func valuesFile(t *testing.T, values map[string]any) []string {
 // values over its defaults.
 func render(t *testing.T, values map[string]any) map[string]map[string]any {
 	t.Helper()
-	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace}, valuesFile(t, values)...)
+	// As on a hub of Kubernetes 1.30 or later, which serves ValidatingAdmissionPolicies
+	// (helm template alone assumes an older one).
+	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace,
+		"--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"}, valuesFile(t, values)...)
 	return objects(t, helm(t, args...))
 }
 
@@ -187,7 +190,7 @@ const keepAnnotation = "helm.sh/resource-policy"
 // annotation that keeps it on uninstall.
 func TestChartMatchesManifests(t *testing.T) {
 	files := crdFiles(t)
-	for _, f := range []string{"rbac.yaml", "aggregate-roles.yaml", "deployment.yaml", "addon-manager.yaml", "clustermanagementaddon.yaml", "addondeploymentconfig.yaml"} {
+	for _, f := range []string{"rbac.yaml", "aggregate-roles.yaml", "deployment.yaml", "addon-manager.yaml", "admissionpolicy.yaml", "clustermanagementaddon.yaml", "addondeploymentconfig.yaml"} {
 		files = append(files, filepath.Join(manifestsDir, f))
 	}
 	var texts []string

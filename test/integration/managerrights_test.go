@@ -45,35 +45,7 @@ func TestChartManagerRights(t *testing.T) {
 	// A cluster namespace, as OCM makes one per ManagedCluster.
 	clusterNS := bed.Hub.Namespace(t, "tm-rights-cluster")
 
-	// The chart's ClusterRole and ClusterRoleBinding are cluster-wide and named by the
-	// chart: renamed here per test, so that nothing else on the bed is granted them.
-	suffix := ":" + release
-	for _, obj := range chartRBAC(t, release) {
-		switch o := obj.(type) {
-		case *corev1.ServiceAccount:
-			_, err = kube.CoreV1().ServiceAccounts(release).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.Role:
-			_, err = kube.RbacV1().Roles(release).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.RoleBinding:
-			_, err = kube.RbacV1().RoleBindings(release).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRole:
-			o.Name += suffix
-			_, err = kube.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
-			t.Cleanup(func() {
-				_ = kube.RbacV1().ClusterRoles().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
-			})
-		case *rbacv1.ClusterRoleBinding:
-			o.Name += suffix
-			o.RoleRef.Name += suffix
-			_, err = kube.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
-			t.Cleanup(func() {
-				_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
-			})
-		}
-		if err != nil {
-			t.Fatalf("apply the chart's %T: %v", obj, err)
-		}
-	}
+	applyChartRBAC(t, kube, release)
 	user := "system:serviceaccount:" + release + ":traffic-migration-manager"
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + release, "system:authenticated"}
 
@@ -185,6 +157,43 @@ func TestChartManagerRights(t *testing.T) {
 	for _, a := range addonDenied {
 		if sarAllowed(ctx, t, kube, addonUser, groups, a) {
 			t.Errorf("%s may %s", addonUser, sarDescribe(a))
+		}
+	}
+}
+
+// applyChartRBAC applies the chart's rbac.yaml, rendered into namespace release, to the
+// hub. Its ClusterRoles and ClusterRoleBindings are cluster-wide and named by the chart:
+// renamed here per test, so that nothing else on the bed is granted them; they go when
+// the test ends.
+func applyChartRBAC(t *testing.T, kube kubernetes.Interface, release string) {
+	t.Helper()
+	ctx := t.Context()
+	var err error
+	suffix := ":" + release
+	for _, obj := range chartRBAC(t, release) {
+		switch o := obj.(type) {
+		case *corev1.ServiceAccount:
+			_, err = kube.CoreV1().ServiceAccounts(release).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.Role:
+			_, err = kube.RbacV1().Roles(release).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			_, err = kube.RbacV1().RoleBindings(release).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			o.Name += suffix
+			_, err = kube.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+			t.Cleanup(func() {
+				_ = kube.RbacV1().ClusterRoles().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
+			})
+		case *rbacv1.ClusterRoleBinding:
+			o.Name += suffix
+			o.RoleRef.Name += suffix
+			_, err = kube.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+			t.Cleanup(func() {
+				_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
+			})
+		}
+		if err != nil {
+			t.Fatalf("apply the chart's %T: %v", obj, err)
 		}
 	}
 }

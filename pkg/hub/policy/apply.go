@@ -30,6 +30,11 @@ func (c *Controller) apply(ctx context.Context, policy *trafficv1alpha1.TrafficM
 		return err
 	}
 	desired := proxy.Decisions(policy.Namespace, st.proxyName, groups)
+	// Labelled as this policy's proxy decisions: the chart's ValidatingAdmissionPolicy
+	// lets the manager write no other PlacementDecision (docs/security.md).
+	for _, d := range desired {
+		d.Labels[trafficv1alpha1.PolicyLabel] = policy.Name
+	}
 	if err := c.applyDecisions(ctx, policy, placement, desired, st.proxyDecisions); err != nil {
 		return err
 	}

@@ -288,7 +288,11 @@ func newLagHarness(t *testing.T, policy *trafficv1alpha1.TrafficMigrationPolicy,
 	decisions := proxy.Decisions(lagNS, "gw", []decision.Group{{Clusters: realClusters}})
 	if proxyGroups != nil {
 		must(h.api.client.ClusterV1beta1().Placements(lagNS).Create(ctx, proxyPlacementOf(lagNS, "gw-proxy", policy.Name), metav1.CreateOptions{}))
-		decisions = append(decisions, proxy.Decisions(lagNS, "gw-proxy", proxyGroups)...)
+		// As the manager writes them: labelled with the policy's name.
+		for _, d := range proxy.Decisions(lagNS, "gw-proxy", proxyGroups) {
+			d.Labels[trafficv1alpha1.PolicyLabel] = policy.Name
+			decisions = append(decisions, d)
+		}
 	}
 	for _, d := range decisions {
 		must(h.api.client.ClusterV1beta1().PlacementDecisions(lagNS).Create(ctx, d, metav1.CreateOptions{}))

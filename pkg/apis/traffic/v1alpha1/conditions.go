@@ -107,8 +107,9 @@ const (
 	// each name once and records an event.
 	ForceRemoveAnnotation = GroupName + "/force-remove"
 
-	// PolicyLabel on a proxy Placement, or on a DNSEndpoint, names the policy that
-	// manages it.
+	// PolicyLabel on a proxy Placement, its PlacementDecisions, or a DNSEndpoint,
+	// names the policy that manages it. On PlacementDecisions it is what the chart's
+	// ValidatingAdmissionPolicy lets the manager write.
 	PolicyLabel = GroupName + "/policy"
 
 	// PublishedClustersAnnotation on a policy's DNSEndpoint names, sorted and
