@@ -4,10 +4,7 @@
 package integration
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -26,7 +22,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // TestChartAdmissionPolicy: the chart's ValidatingAdmissionPolicy, applied to the hub
@@ -142,32 +137,15 @@ func TestChartAdmissionPolicy(t *testing.T) {
 // removes them when the test ends.
 func applyChartAdmissionPolicy(t *testing.T, release string) {
 	t.Helper()
-	dir, err := testbed.ChartDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := testbed.Helm(t.Context(), t.TempDir(), "", "template", "traffic-migration", dir, "--namespace", release,
-		"--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only", "templates/admissionpolicy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dyn := dynamic.NewForConfigOrDie(bed.Hub.Config)
-	dec := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(out)))
-	applied := 0
-	for {
-		doc, err := dec.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	docs := chartDocuments(t, release, "templates/admissionpolicy.yaml", "--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy")
+	if len(docs) != 2 {
+		t.Fatalf("the chart rendered %d admission objects, want the policy and its binding", len(docs))
+	}
+	for _, doc := range docs {
 		obj := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
 			t.Fatal(err)
-		}
-		if len(obj.Object) == 0 {
-			continue
 		}
 		resource := map[string]string{"ValidatingAdmissionPolicy": "validatingadmissionpolicies",
 			"ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings"}[obj.GetKind()]
@@ -177,9 +155,5 @@ func applyChartAdmissionPolicy(t *testing.T, release string) {
 		}
 		name := obj.GetName()
 		t.Cleanup(func() { _ = dyn.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{}) })
-		applied++
-	}
-	if applied != 2 {
-		t.Fatalf("the chart rendered %d admission objects, want the policy and its binding:\n%s", applied, out)
 	}
 }

@@ -228,29 +228,42 @@ func sarDescribe(a authorizationv1.ResourceAttributes) string {
 	return s + " cluster-wide"
 }
 
-// chartRBAC are the objects of the chart's rbac.yaml, as `helm install` renders them
-// with the chart's defaults into namespace.
-func chartRBAC(t *testing.T, namespace string) []any {
+// chartDocuments are the YAML documents of one template of the chart, as `helm
+// install` renders it with the chart's defaults into namespace (and args, such as
+// --api-versions), empty ones left out.
+func chartDocuments(t *testing.T, namespace, template string, args ...string) [][]byte {
 	t.Helper()
 	dir, err := testbed.ChartDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := testbed.Helm(t.Context(), t.TempDir(), "", "template", "traffic-migration", dir,
-		"--namespace", namespace, "--show-only", "templates/rbac.yaml")
+	out, err := testbed.Helm(t.Context(), t.TempDir(), "", append([]string{"template", "traffic-migration", dir,
+		"--namespace", namespace, "--show-only", template}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var objs []any
+	var docs [][]byte
 	dec := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(out)))
 	for {
 		doc, err := dec.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return docs
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(strings.TrimSpace(strings.ReplaceAll(string(doc), "---", ""))) > 0 {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+// chartRBAC are the objects of the chart's rbac.yaml, as `helm install` renders them
+// with the chart's defaults into namespace.
+func chartRBAC(t *testing.T, namespace string) []any {
+	t.Helper()
+	var objs []any
+	for _, doc := range chartDocuments(t, namespace, "templates/rbac.yaml") {
 		var meta metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
 			t.Fatal(err)
@@ -278,7 +291,7 @@ func chartRBAC(t *testing.T, namespace string) []any {
 		objs = append(objs, obj)
 	}
 	if len(objs) == 0 {
-		t.Fatalf("the chart's rbac.yaml renders nothing:\n%s", out)
+		t.Fatal("the chart's rbac.yaml renders nothing")
 	}
 	return objs
 }

@@ -4,11 +4,7 @@
 package integration
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,14 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	typedtraffic "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/typed/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // aggregationWait bounds how long the clusterrole-aggregation controller may take to
@@ -153,25 +147,8 @@ func TestChartAggregatedRoles(t *testing.T) {
 // `helm install` renders them with the chart's defaults.
 func chartAggregatedRoles(t *testing.T, namespace string) []*rbacv1.ClusterRole {
 	t.Helper()
-	dir, err := testbed.ChartDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := testbed.Helm(t.Context(), t.TempDir(), "", "template", "traffic-migration", dir,
-		"--namespace", namespace, "--show-only", "templates/aggregate-roles.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var roles []*rbacv1.ClusterRole
-	dec := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(out)))
-	for {
-		doc, err := dec.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, doc := range chartDocuments(t, namespace, "templates/aggregate-roles.yaml") {
 		role := &rbacv1.ClusterRole{}
 		if err := yaml.UnmarshalStrict(doc, role); err != nil {
 			t.Fatalf("%v in:\n%s", err, doc)
@@ -185,7 +162,7 @@ func chartAggregatedRoles(t *testing.T, namespace string) []*rbacv1.ClusterRole 
 		roles = append(roles, role)
 	}
 	if len(roles) != 2 {
-		t.Fatalf("the chart renders %d aggregated ClusterRoles, want 2 (view, edit):\n%s", len(roles), out)
+		t.Fatalf("the chart renders %d aggregated ClusterRoles, want 2 (view, edit)", len(roles))
 	}
 	return roles
 }
