@@ -65,6 +65,7 @@ func TestChartManagerRights(t *testing.T) {
 		ra(tenant, "create", cluster, "placementdecisions", "", ""),
 		ra(tenant, "update", cluster, "placementdecisions", "status", "d"),
 		ra(tenant, "delete", cluster, "placementdecisions", "", "d"),
+		ra(tenant, "patch", cluster, "placementdecisions", "", "d"),
 		ra("", "watch", cluster, "managedclusters", "", ""),
 		ra("", "watch", addon, "managedclusteraddons", "", ""),
 		ra(clusterNS, "patch", addon, "managedclusteraddons", "status", "traffic-migration"),
