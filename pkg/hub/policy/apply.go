@@ -131,7 +131,11 @@ func (c *Controller) applyDecisions(ctx context.Context, policy *trafficv1alpha1
 		// Only the object as this sync read it: a cache that has not seen the last
 		// write to it (say, a cluster added by the previous sync) must not delete what
 		// that write listed. Every other write carries its resourceVersion too.
-		err := w.delete(ctx, have)
+		have, err := ownDecision(ctx, w, have, policy.Name)
+		if err != nil {
+			return err
+		}
+		err = w.delete(ctx, have)
 		if apierrors.IsConflict(err) {
 			return fmt.Errorf("delete PlacementDecision %s: %w (retrying with a fresh cache)", have.Name, err)
 		}
@@ -145,7 +149,11 @@ func (c *Controller) applyDecisions(ctx context.Context, policy *trafficv1alpha1
 // writeDecision makes have's clusters and labels those of want, the clusters through
 // the status subresource, and writes nothing that already is.
 func writeDecision(ctx context.Context, w *decisionWriter, have, want *clusterv1beta1.PlacementDecision) (*clusterv1beta1.PlacementDecision, error) {
-	have, err := w.patchStatus(ctx, have, want.Status, have.Status)
+	have, err := ownDecision(ctx, w, have, want.Labels[trafficv1alpha1.PolicyLabel])
+	if err != nil {
+		return nil, err
+	}
+	have, err = w.patchStatus(ctx, have, want.Status, have.Status)
 	if err != nil {
 		return nil, fmt.Errorf("write PlacementDecision %s: %w", want.Name, err)
 	}
@@ -155,6 +163,23 @@ func writeDecision(ctx context.Context, w *decisionWriter, have, want *clusterv1
 		return nil, fmt.Errorf("label PlacementDecision %s: %w", want.Name, err)
 	}
 	return have, nil
+}
+
+// ownDecision labels have, a proxy decision that a release before the label wrote, with
+// the policy's name, and nothing else, before anything else is written to it: the
+// chart's ValidatingAdmissionPolicy lets the manager write only labelled decisions, and
+// lets this label be added alone (docs/security.md). A labelled one is returned as is.
+func ownDecision(ctx context.Context, w *decisionWriter, have *clusterv1beta1.PlacementDecision, policy string) (*clusterv1beta1.PlacementDecision, error) {
+	if _, ok := have.Labels[trafficv1alpha1.PolicyLabel]; ok {
+		return have, nil
+	}
+	labelled := have.ObjectMeta.DeepCopy()
+	metav1.SetMetaDataLabel(labelled, trafficv1alpha1.PolicyLabel, policy)
+	owned, err := w.patchMeta(ctx, have, *labelled, have.ObjectMeta)
+	if err != nil {
+		return nil, fmt.Errorf("label PlacementDecision %s as policy %s's: %w", have.Name, policy, err)
+	}
+	return owned, nil
 }
 
 // applyProxyStatus keeps the proxy Placement's status true to its decisions, for

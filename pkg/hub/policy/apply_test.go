@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"strconv"
 	"testing"
 	"time"
@@ -306,4 +307,40 @@ func clustersOf(ds []*clusterv1beta1.PlacementDecision) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// TestApplyLabelsAnEarlierReleasesDecisionsFirst: a proxy decision written by a release
+// before the policy label gets the label alone, before its clusters change or it is
+// deleted: the chart's admission policy lets the manager write only labelled decisions,
+// and lets it add the label alone.
+func TestApplyLabelsAnEarlierReleasesDecisionsFirst(t *testing.T) {
+	const ns, proxyName = "ns", "gw-proxy"
+	c, api := newApplyController(t, proxyPlacementOf(ns, proxyName, "p"),
+		proxy.Decisions(ns, proxyName, []decision.Group{{Index: 0, Clusters: []string{"a", "b"}}, {Index: 1, Clusters: []string{"y"}}}))
+	policy := testPolicy()
+	policy.Spec.ProxyPlacementName = proxyName
+	st := &state{proxyName: proxyName, proxy: api.placement(t, ns, proxyName), proxyDecisions: api.decisions(t, ns)}
+	client := c.clusterClient.(*fake.Clientset)
+	client.ClearActions()
+	if err := c.apply(context.Background(), policy, st, []decision.Group{{Index: 0, Clusters: []string{"a"}}}); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	var writes []string
+	for _, a := range client.Actions() {
+		if a.GetResource().Resource == "placementdecisions" && a.GetVerb() != "get" && a.GetVerb() != "list" && a.GetVerb() != "watch" {
+			writes = append(writes, strings.TrimSuffix(a.GetVerb()+" "+a.GetSubresource(), " "))
+		}
+	}
+	// decision-1: labelled, then b removed; decision-2: labelled, then deleted.
+	if want := []string{"patch", "patch status", "patch", "delete"}; !slices.Equal(writes, want) {
+		t.Errorf("writes to the decisions %q, want %q: the label first, alone", writes, want)
+	}
+	for _, d := range api.decisions(t, ns) {
+		if d.Labels[trafficv1alpha1.PolicyLabel] != policy.Name {
+			t.Errorf("decision %s labelled %v, want %s=%s", d.Name, d.Labels, trafficv1alpha1.PolicyLabel, policy.Name)
+		}
+	}
+	if got := clustersOf(api.decisions(t, ns)); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("the proxy lists %v, want [a]", got)
+	}
 }
