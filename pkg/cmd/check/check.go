@@ -78,7 +78,9 @@ For each cluster it shows the query with its template filled in, the value Prome
 returns, and whether it passes the threshold. For a draining cluster it also shows what
 the removal gate would still wait for (the minimum drain duration, more passing checks in
 a row, another cluster with the Gateway ready), decided by the manager's own rules on the
-policy's status and this check's results.
+policy's status and this check's results. Like the manager, it measures how far apart
+the samples of trafficShare's series are in Prometheus, and warns (WindowTooShort) when
+the window holds fewer than 4 of them.
 
 The policy is one on the hub (NAME), or a manifest that has not been applied (-f FILE,
 "-" for standard input). Prometheus is read through the policy's Secret, exactly as the

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
@@ -36,6 +37,11 @@ type Report struct {
 	// RealProblem says why the real Placement's decisions are not known, when they
 	// are not: then the manager removes nothing (rule 7).
 	RealProblem string `json:"realProblem,omitempty"`
+	// WindowNote says, in the words of the manager's PrometheusReachable condition with
+	// reason WindowTooShort, why trafficShare.window holds too few samples of its
+	// series, as measured in Prometheus; empty when it holds enough, or when nothing
+	// could be measured.
+	WindowNote string `json:"windowNote,omitempty"`
 	// Clusters are the clusters checked, sorted by name: those of the real Placement
 	// and those draining.
 	Clusters []ClusterReport `json:"clusters"`
@@ -111,6 +117,26 @@ type GateReport struct {
 	DNSWithdrawalTime *metav1.Time `json:"dnsWithdrawalTime,omitempty"`
 }
 
+// windowNote measures in Prometheus how far apart the samples of trafficShare's series
+// are, as the manager does (promcheck.SampleSpacing), and says with the manager's
+// words (promcheck.WindowTooShort) when the window holds too few of them; "" when it
+// holds enough or nothing could be measured. A measure that fails says nothing: the
+// checks say what is wrong with Prometheus.
+func windowNote(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, q promcheck.Querier, at time.Time) string {
+	ts := policy.Spec.TrafficShare
+	if ts == nil {
+		return ""
+	}
+	spacing, measured, err := promcheck.SampleSpacing(ctx, q, ts, at)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Could not measure the sample spacing of trafficShare's series", "err", err)
+	}
+	if err != nil || !measured {
+		return ""
+	}
+	return promcheck.WindowTooShort(ts.WithDefaults().Window, spacing)
+}
+
 // dnsAsLastSeen is what the policy's DNS says, as its status last recorded it: the
 // clusters its applied records no longer hold and, with spec.dns.verify mode
 // Authoritative, that the manager saw the name servers let go of (their rows have a
@@ -168,6 +194,7 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 	if expect, err := policy.Spec.Expectation(); err == nil {
 		report.Expectation = expect.String()
 	}
+	report.WindowNote = windowNote(ctx, policy, q, at)
 
 	for _, name := range hub.Clusters() {
 		data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: name, Labels: hub.Labels[name]})
