@@ -6,7 +6,7 @@
 // that drains, with what the removal gate would still wait for.
 //
 // It reads Prometheus through the policy's Secret with the manager's own check code (package promcheck)
-// (promcheck.Clients, promcheck.Evaluate), and it decides with the manager's own pure
+// (promcheck.Clients, promcheck.Run), and it decides with the manager's own pure
 // decision function (decision.Decide) on what it reads of the hub as the manager does
 // (gather.Read), so what it prints is the manager's rule and not a copy of it. It
 // writes nothing.

@@ -189,7 +189,7 @@ func (r *Report) failedClusters() []string {
 func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hub *gather.Hub, q promcheck.Querier) *Report {
 	at := hub.Input.Now.Truncate(time.Second)
 	in := hub.Input
-	in.Evaluations, in.DNS = map[string]decision.Evaluation{}, dnsAsLastSeen(policy)
+	in.Checks, in.DNS = map[string]decision.Check{}, dnsAsLastSeen(policy)
 	report := &Report{Policy: policy.Name, Namespace: policy.Namespace, Time: metav1.NewTime(at), RealProblem: hub.RealProblem}
 	if expect, err := policy.Spec.Expectation(); err == nil {
 		report.Expectation = expect.String()
@@ -198,8 +198,8 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 
 	for _, name := range hub.Clusters() {
 		data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: name, Labels: hub.Labels[name]})
-		ev := promcheck.Evaluate(ctx, q, &policy.Spec, data, at)
-		in.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
+		ev := promcheck.Run(ctx, q, &policy.Spec, data, at)
+		in.Checks[name] = decision.Check{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
 		report.Clusters = append(report.Clusters, ClusterReport{
 			Name: name, Phase: trafficv1alpha1.ClusterActive, GatewayReady: in.GatewayReady.Has(name),
 			Query: ev.Query, Value: ev.Value, Result: ev.Result, Reason: ev.Reason, Message: ev.Message,
@@ -212,16 +212,16 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 	}
 	if replacement := policy.Spec.Replacement.Check(); replacement != nil {
 		// The replacement checks that are due, run now, as the manager would.
-		in.ReplacementEvaluations = map[string]decision.Evaluation{}
+		in.ReplacementChecks = map[string]decision.Check{}
 		for i := range report.Clusters {
 			c := &report.Clusters[i]
 			if !hub.InReal(c.Name) {
 				continue
 			}
 			data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: c.Name, Labels: hub.Labels[c.Name]})
-			ev := promcheck.Evaluate(ctx, q, replacement, data, at)
+			ev := promcheck.Run(ctx, q, replacement, data, at)
 			c.Replacement = &ReplacementReport{Query: ev.Query, Value: ev.Value, Result: ev.Result, Reason: ev.Reason, Message: ev.Message}
-			in.ReplacementEvaluations[c.Name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
+			in.ReplacementChecks[c.Name] = decision.Check{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
 		}
 	}
 	replacements := decision.Replacements(in)

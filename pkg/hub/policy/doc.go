@@ -40,7 +40,7 @@
 //     is made again on the policy as it is now (patchPolicy), so no removal goes
 //     unrecorded.
 //
-// # Evaluation rounds (evaluator.go)
+// # Check rounds (evaluator.go)
 //
 // A slow or hung Prometheus must delay nothing but its own checks: additions reach the
 // proxy at once (rule 1) and other policies keep syncing. So a sync never queries
