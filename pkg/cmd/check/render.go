@@ -103,7 +103,7 @@ func gateSentence(g *GateReport, now time.Time) string {
 			b.WriteString("; this check does not count: the manager's next check is not due yet")
 		}
 		if g.NextCheck != nil && g.NextCheck.After(now) {
-			b.WriteString("; next check " + policyview.NextCheck(g.NextCheck.Time, now))
+			b.WriteString("; next check " + policyview.Until(g.NextCheck.Time, now))
 		}
 		b.WriteString(")")
 	}

@@ -490,7 +490,7 @@ func (pl *plan) output(removed map[string]RemovalReason, skipped []ForceRemoveSk
 func (pl *plan) drainingRow(d *drainRow, otherReady int) v1alpha1.ClusterStatus {
 	row := d.row
 	row.Phase = v1alpha1.ClusterDraining
-	if pl.pastDeadline(d) {
+	if pl.held(d) {
 		row.Phase = v1alpha1.ClusterHeld
 	}
 	row.NextEvaluationTime = ptrTime(pl.dueAt(d))
@@ -613,7 +613,9 @@ func (pl *plan) pastCeiling(d *drainRow) bool {
 	return pl.policy.Ceiling != nil && !pl.in.Now.Before(pl.ceiling(d))
 }
 
-func (pl *plan) pastDeadline(d *drainRow) bool {
+// held reports whether the drain is past its policy's maxDrainDuration or the hub's
+// ceiling: its row is Held (rules 8 and 13). The gate's pastDeadline is the first only.
+func (pl *plan) held(d *drainRow) bool {
 	return pl.pastOwnDeadline(d) || pl.pastCeiling(d)
 }
 
