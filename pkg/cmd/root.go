@@ -72,7 +72,7 @@ its Gateway.`,
 	resumeCmd.ValidArgsFunction = names.Policy()
 	forceRemoveCmd := control.NewForceRemoveCommand(hubFlags, os.Stdin, out, errOut)
 	forceRemoveCmd.ValidArgsFunction = names.PolicyThenDrainingCluster
-	waitCmd := wait.NewCommand(hubFlags, out)
+	waitCmd := wait.NewCommand(hubFlags, out, errOut)
 	waitCmd.ValidArgsFunction = names.Policy()
 	must(waitCmd.RegisterFlagCompletionFunc("for", names.WaitFor))
 	root.AddCommand(statusCmd, checkCmd, dashboard.NewCommand(hubFlags, out, errOut), suspendCmd, resumeCmd, forceRemoveCmd, waitCmd)

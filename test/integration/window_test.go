@@ -18,7 +18,8 @@ import (
 // policy's trafficShare.window is 3s, so each rate() holds about 3 samples. The checks
 // succeed, and PrometheusReachable says, with reason WindowTooShort, what the manager
 // measured in Prometheus and the window to set (4s). A window of 8s, set while the
-// cluster drains, is measured anew, and the warning goes.
+// cluster drains, is measured anew, and the warning goes. check warns with the same
+// words while the window is 3s.
 func TestWindowTooShort(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "window")
@@ -47,6 +48,11 @@ func TestWindowTooShort(t *testing.T) {
 	if r := fixture.PolicyRow(short, m.c1); r == nil || r.Phase != trafficv1alpha1.ClusterDraining {
 		t.Errorf("cluster1 should still drain: %s", fixture.PolicyStatus(short))
 	}
+	// check measures the same way and warns in the same words.
+	out, errOut, err := runCLI(t, bed.Hub.KubeconfigPath, "check", p.Name, "-n", m.ns)
+	if err != nil || !strings.Contains(out, "Warning (WindowTooShort): trafficShare.window 3s holds about") || !strings.Contains(c.Message, windowNoteOf(out)) {
+		t.Errorf("check should warn as PrometheusReachable does (%q): %v\n%s%s", c.Message, err, out, errOut)
+	}
 
 	f.patchPolicy(t, m.ns, p.Name, map[string]any{"spec": map[string]any{"trafficShare": map[string]any{"window": "8s"}}})
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
@@ -54,4 +60,14 @@ func TestWindowTooShort(t *testing.T) {
 		return p.Status.ObservedGeneration == p.Generation && c != nil &&
 			c.Status == metav1.ConditionTrue && c.Reason == trafficv1alpha1.ReasonQuerySucceeded
 	})
+}
+
+// windowNoteOf is the WindowTooShort warning of check's text output, without its label.
+func windowNoteOf(out string) string {
+	for line := range strings.Lines(out) {
+		if note, ok := strings.CutPrefix(line, "Warning (WindowTooShort): "); ok {
+			return strings.TrimSpace(note)
+		}
+	}
+	return "no warning"
 }

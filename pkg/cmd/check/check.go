@@ -6,7 +6,7 @@
 // that drains, with what the removal gate would still wait for.
 //
 // It reads Prometheus through the policy's Secret with the manager's own check code (package promcheck)
-// (promcheck.Clients, promcheck.Evaluate), and it decides with the manager's own pure
+// (promcheck.Clients, promcheck.Run), and it decides with the manager's own pure
 // decision function (decision.Decide) on what it reads of the hub as the manager does
 // (gather.Read), so what it prints is the manager's rule and not a copy of it. It
 // writes nothing.
@@ -33,8 +33,8 @@ import (
 
 // Options are the flags and arguments of the check command.
 type Options struct {
-	// Flags are kubectl's flags for the hub.
-	*hubclient.Flags
+	// Hub are kubectl's flags for the hub and the clients built from them.
+	Hub hubclient.Options
 	// File is a policy manifest to check instead of a policy on the hub.
 	File string
 	// PrometheusURL, when set, is queried without credentials instead of reading the
@@ -52,14 +52,11 @@ type Options struct {
 
 	// now is the clock of the check.
 	now func() time.Time
-	// newClients builds the hub clients and says which namespace to read by default.
-	newClients func() (*clients, string, error)
 }
 
 // NewOptions returns the default options, writing to out and errOut.
 func NewOptions(out, errOut io.Writer) *Options {
-	o := &Options{Flags: &hubclient.Flags{}, Out: out, ErrOut: errOut, Timeout: 10 * time.Second, now: time.Now}
-	o.newClients = o.loadClients
+	o := &Options{Hub: hubclient.NewOptions(nil, "check"), Out: out, ErrOut: errOut, Timeout: 10 * time.Second, now: time.Now}
 	return o
 }
 
@@ -68,7 +65,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
 	o := NewOptions(out, errOut)
 	if hub != nil {
-		o.Flags = hub
+		o.Hub.Flags = hub
 	}
 	cmd := &cobra.Command{
 		Use:   "check [NAME | -f FILE]",
@@ -81,7 +78,9 @@ For each cluster it shows the query with its template filled in, the value Prome
 returns, and whether it passes the threshold. For a draining cluster it also shows what
 the removal gate would still wait for (the minimum drain duration, more passing checks in
 a row, another cluster with the Gateway ready), decided by the manager's own rules on the
-policy's status and this check's results.
+policy's status and this check's results. Like the manager, it measures how far apart
+the samples of trafficShare's series are in Prometheus, and warns (WindowTooShort) when
+the window holds fewer than 4 of them.
 
 The policy is one on the hub (NAME), or a manifest that has not been applied (-f FILE,
 "-" for standard input). Prometheus is read through the policy's Secret, exactly as the
@@ -122,7 +121,7 @@ fails is not an error.`,
 // AddFlags adds the command's flags.
 func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	o.Flags.AddTo(cmd)
+	o.Hub.AddTo(cmd)
 	fs.StringVarP(&o.File, "filename", "f", o.File, `a policy manifest to check instead of a policy on the hub ("-": standard input)`)
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL, "query this Prometheus, without credentials, instead of the one the policy's Secret names")
 	o.Print.AddFlags(cmd)
@@ -147,7 +146,7 @@ func (o *Options) Validate() error {
 // Run runs the check and prints its report. It returns an error when the policy or
 // its Secret cannot be read, or when a query could not be run for some cluster.
 func (o *Options) Run(ctx context.Context) error {
-	c, namespace, err := o.newClients()
+	c, namespace, err := o.Hub.Clients()
 	if err != nil {
 		return err
 	}
@@ -159,7 +158,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hub := gather.Read(ctx, c, policy, decision.PolicyFromSpec(&policy.Spec), o.now())
+	hub := gather.Read(ctx, apiReader{c}, policy, decision.PolicyFromSpec(&policy.Spec), o.now())
 	if hub.ProxyErr != nil {
 		return hub.ProxyErr
 	}
@@ -176,9 +175,9 @@ func (o *Options) Run(ctx context.Context) error {
 
 // policy reads the policy to check: from the hub, or from the manifest file, in the
 // namespace of its metadata or else the command's.
-func (o *Options) policy(ctx context.Context, c *clients, namespace string) (*trafficv1alpha1.TrafficMigrationPolicy, string, error) {
+func (o *Options) policy(ctx context.Context, c *hubclient.Clients, namespace string) (*trafficv1alpha1.TrafficMigrationPolicy, string, error) {
 	if o.File == "" {
-		p, err := c.policy(ctx, namespace, o.Name)
+		p, err := getPolicy(ctx, c, namespace, o.Name)
 		return p, "the hub", err
 	}
 	var data []byte
@@ -197,8 +196,8 @@ func (o *Options) policy(ctx context.Context, c *clients, namespace string) (*tr
 	}
 	if p.Namespace == "" {
 		p.Namespace = namespace
-	} else if o.Namespace != "" && o.Namespace != p.Namespace {
-		return nil, "", fmt.Errorf("the manifest's namespace %s differs from --namespace %s", p.Namespace, o.Namespace)
+	} else if o.Hub.Namespace != "" && o.Hub.Namespace != p.Namespace {
+		return nil, "", fmt.Errorf("the manifest's namespace %s differs from --namespace %s", p.Namespace, o.Hub.Namespace)
 	}
 	return p, o.File, nil
 }

@@ -12,43 +12,22 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
-// clients are the hub clients the command reads through.
-type clients struct {
-	kube    kubernetes.Interface
-	traffic trafficclient.Interface
-	cluster clusterclient.Interface
-	addon   addonclient.Interface
-}
-
-// loadClients builds the hub clients from the kubeconfig as kubectl finds it.
-func (o *Options) loadClients() (*clients, string, error) {
-	c, namespace, err := o.Flags.Clients(hubclient.UserAgent("check"))
-	if err != nil {
-		return nil, "", err
-	}
-	return &clients{kube: c.Kube, traffic: c.Traffic, cluster: c.Cluster, addon: c.Addon}, namespace, nil
-}
-
-// policy gets a policy from the hub, with an error a person can act on
+// getPolicy gets a policy from the hub, with an error a person can act on
 // (hubclient.PolicyError).
-func (c *clients) policy(ctx context.Context, namespace, name string) (*trafficv1alpha1.TrafficMigrationPolicy, error) {
-	p, err := c.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, name, metav1.GetOptions{})
+func getPolicy(ctx context.Context, c *hubclient.Clients, namespace, name string) (*trafficv1alpha1.TrafficMigrationPolicy, error) {
+	p, err := c.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		err = hubclient.PolicyError(c.traffic.Discovery(), err, "get", namespace, name)
+		err = hubclient.PolicyError(c.Traffic.Discovery(), err, "get", namespace, name)
 		if notFound := (*hubclient.PolicyNotFoundError)(nil); errors.As(err, &notFound) {
 			return nil, fmt.Errorf("%w (to check a manifest that is not applied, use -f)", err)
 		}
@@ -60,9 +39,9 @@ func (c *clients) policy(ctx context.Context, namespace, name string) (*trafficv
 // querier returns the Prometheus client the check queries through, built from the
 // policy's Secret the way the manager builds it (promcheck.Clients), or from
 // --prometheus-url, and says which Prometheus it is for the report.
-func (o *Options) querier(ctx context.Context, c *clients, policy *trafficv1alpha1.TrafficMigrationPolicy) (promcheck.Querier, string, error) {
+func (o *Options) querier(ctx context.Context, c *hubclient.Clients, policy *trafficv1alpha1.TrafficMigrationPolicy) (promcheck.Querier, string, error) {
 	var url string // the URL of the client built, for the report
-	clients := promcheck.NewClients(c.kube.CoreV1(), clock.RealClock{}, func(cfg promcheck.Config) (promcheck.Client, error) {
+	clients := promcheck.NewClients(c.Kube.CoreV1(), clock.RealClock{}, func(cfg promcheck.Config) (promcheck.Client, error) {
 		cfg.Timeout, url = o.Timeout, cfg.URL
 		return promcheck.NewClient(cfg)
 	})
@@ -90,18 +69,19 @@ func (o *Options) querier(ctx context.Context, c *clients, policy *trafficv1alph
 	return nil, "", fmt.Errorf("Secret %s: %w", name, problem.Err)
 }
 
-// The clients read the hub for gather.Read through the API server, as the manager
+// apiReader reads the hub for gather.Read through the API server, as the manager
 // reads it through its caches.
+type apiReader struct{ c *hubclient.Clients }
 
 // Placement gets a Placement.
-func (c *clients) Placement(ctx context.Context, namespace, name string) (*clusterv1beta1.Placement, error) {
-	return c.cluster.ClusterV1beta1().Placements(namespace).Get(ctx, name, metav1.GetOptions{})
+func (r apiReader) Placement(ctx context.Context, namespace, name string) (*clusterv1beta1.Placement, error) {
+	return r.c.Cluster.ClusterV1beta1().Placements(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 // Decisions lists the PlacementDecisions of a Placement, by their label.
-func (c *clients) Decisions(ctx context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error) {
+func (r apiReader) Decisions(ctx context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error) {
 	sel := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement}).String()
-	list, err := c.cluster.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := r.c.Cluster.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("list the PlacementDecisions of Placement %s in namespace %s: %w", placement, namespace, err)
 	}
@@ -113,11 +93,11 @@ func (c *clients) Decisions(ctx context.Context, namespace, placement string) ([
 }
 
 // ManagedCluster gets a ManagedCluster.
-func (c *clients) ManagedCluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error) {
-	return c.cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+func (r apiReader) ManagedCluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error) {
+	return r.c.Cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
 }
 
 // Addon gets a cluster's traffic-migration ManagedClusterAddOn.
-func (c *clients) Addon(ctx context.Context, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error) {
-	return c.addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
+func (r apiReader) Addon(ctx context.Context, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error) {
+	return r.c.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
 }

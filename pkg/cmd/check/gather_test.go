@@ -21,6 +21,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/gather"
 )
@@ -51,7 +52,7 @@ func TestQuerierFromSecret(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o := NewOptions(io.Discard, io.Discard)
 			o.PrometheusURL = tc.url
-			q, from, err := o.querier(context.Background(), &clients{kube: tc.kube}, policy)
+			q, from, err := o.querier(context.Background(), &hubclient.Clients{Kube: tc.kube}, policy)
 			if tc.wantErrors == nil {
 				if err != nil || q == nil || from != tc.wantFrom {
 					t.Fatalf("got %v, %q, %v; want a client of %q", q, from, err, tc.wantFrom)

@@ -33,6 +33,9 @@ func render(w io.Writer, print *printer.Flags, r *Report) error {
 	if r.RealProblem != "" {
 		fmt.Fprintf(&b, "Warning: %s\n", r.RealProblem)
 	}
+	if r.WindowNote != "" {
+		fmt.Fprintf(&b, "Warning (%s): %s\n", trafficv1alpha1.ReasonWindowTooShort, r.WindowNote)
+	}
 	if len(r.Clusters) == 0 {
 		b.WriteString("\nNo cluster to check: neither the real Placement nor the proxy lists one.\n")
 		_, err := io.WriteString(w, b.String())
@@ -100,7 +103,7 @@ func gateSentence(g *GateReport, now time.Time) string {
 			b.WriteString("; this check does not count: the manager's next check is not due yet")
 		}
 		if g.NextCheck != nil && g.NextCheck.After(now) {
-			b.WriteString("; next check " + policyview.NextCheck(g.NextCheck.Time, now))
+			b.WriteString("; next check " + policyview.Until(g.NextCheck.Time, now))
 		}
 		b.WriteString(")")
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
@@ -36,6 +37,11 @@ type Report struct {
 	// RealProblem says why the real Placement's decisions are not known, when they
 	// are not: then the manager removes nothing (rule 7).
 	RealProblem string `json:"realProblem,omitempty"`
+	// WindowNote says, in the words of the manager's PrometheusReachable condition with
+	// reason WindowTooShort, why trafficShare.window holds too few samples of its
+	// series, as measured in Prometheus; empty when it holds enough, or when nothing
+	// could be measured.
+	WindowNote string `json:"windowNote,omitempty"`
 	// Clusters are the clusters checked, sorted by name: those of the real Placement
 	// and those draining.
 	Clusters []ClusterReport `json:"clusters"`
@@ -111,6 +117,26 @@ type GateReport struct {
 	DNSWithdrawalTime *metav1.Time `json:"dnsWithdrawalTime,omitempty"`
 }
 
+// windowNote measures in Prometheus how far apart the samples of trafficShare's series
+// are, as the manager does (promcheck.SampleSpacing), and says with the manager's
+// words (promcheck.WindowTooShort) when the window holds too few of them; "" when it
+// holds enough or nothing could be measured. A measure that fails says nothing: the
+// checks say what is wrong with Prometheus.
+func windowNote(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, q promcheck.Querier, at time.Time) string {
+	ts := policy.Spec.TrafficShare
+	if ts == nil {
+		return ""
+	}
+	spacing, measured, err := promcheck.SampleSpacing(ctx, q, ts, at)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Could not measure the sample spacing of trafficShare's series", "err", err)
+	}
+	if err != nil || !measured {
+		return ""
+	}
+	return promcheck.WindowTooShort(ts.WithDefaults().Window, spacing)
+}
+
 // dnsAsLastSeen is what the policy's DNS says, as its status last recorded it: the
 // clusters its applied records no longer hold and, with spec.dns.verify mode
 // Authoritative, that the manager saw the name servers let go of (their rows have a
@@ -163,16 +189,17 @@ func (r *Report) failedClusters() []string {
 func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hub *gather.Hub, q promcheck.Querier) *Report {
 	at := hub.Input.Now.Truncate(time.Second)
 	in := hub.Input
-	in.Evaluations, in.DNS = map[string]decision.Evaluation{}, dnsAsLastSeen(policy)
+	in.Checks, in.DNS = map[string]decision.Check{}, dnsAsLastSeen(policy)
 	report := &Report{Policy: policy.Name, Namespace: policy.Namespace, Time: metav1.NewTime(at), RealProblem: hub.RealProblem}
 	if expect, err := policy.Spec.Expectation(); err == nil {
 		report.Expectation = expect.String()
 	}
+	report.WindowNote = windowNote(ctx, policy, q, at)
 
 	for _, name := range hub.Clusters() {
 		data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: name, Labels: hub.Labels[name]})
-		ev := promcheck.Evaluate(ctx, q, &policy.Spec, data, at)
-		in.Evaluations[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
+		ev := promcheck.Run(ctx, q, &policy.Spec, data, at)
+		in.Checks[name] = decision.Check{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
 		report.Clusters = append(report.Clusters, ClusterReport{
 			Name: name, Phase: trafficv1alpha1.ClusterActive, GatewayReady: in.GatewayReady.Has(name),
 			Query: ev.Query, Value: ev.Value, Result: ev.Result, Reason: ev.Reason, Message: ev.Message,
@@ -185,16 +212,16 @@ func run(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, hu
 	}
 	if replacement := policy.Spec.Replacement.Check(); replacement != nil {
 		// The replacement checks that are due, run now, as the manager would.
-		in.ReplacementEvaluations = map[string]decision.Evaluation{}
+		in.ReplacementChecks = map[string]decision.Check{}
 		for i := range report.Clusters {
 			c := &report.Clusters[i]
 			if !hub.InReal(c.Name) {
 				continue
 			}
 			data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: c.Name, Labels: hub.Labels[c.Name]})
-			ev := promcheck.Evaluate(ctx, q, replacement, data, at)
+			ev := promcheck.Run(ctx, q, replacement, data, at)
 			c.Replacement = &ReplacementReport{Query: ev.Query, Value: ev.Value, Result: ev.Result, Reason: ev.Reason, Message: ev.Message}
-			in.ReplacementEvaluations[c.Name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
+			in.ReplacementChecks[c.Name] = decision.Check{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
 		}
 	}
 	replacements := decision.Replacements(in)

@@ -19,6 +19,7 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/cmd/printer"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/gather"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
 // querier answers every query with the value of the cluster named in it.
@@ -351,6 +352,58 @@ func TestRunReplacement(t *testing.T) {
 			var b bytes.Buffer
 			if err := render(&b, &printer.Flags{}, r); err != nil || !strings.Contains(b.String(), "replacement: "+c2.Replacement.CountsWhy) {
 				t.Errorf("text output lacks the replacement check (%v):\n%s", err, b.String())
+			}
+		})
+	}
+}
+
+// spacingQuerier is querier that also answers the manager's measure of the sample
+// spacing of trafficShare's series (promcheck.SampleSpacingQuery over its first
+// lookback, 8 windows) with samples: how many samples one series holds in it.
+type spacingQuerier struct {
+	querier
+	spec    *trafficv1alpha1.TrafficShare
+	samples float64
+}
+
+func (q spacingQuerier) Query(ctx context.Context, query string, at time.Time) (model.Value, error) {
+	window, err := model.ParseDuration(q.spec.WithDefaults().Window)
+	if err != nil {
+		return nil, err
+	}
+	if query == promcheck.SampleSpacingQuery(q.spec, promcheck.SpacingLookbacks(time.Duration(window))[0]) {
+		return model.Vector{{Value: model.SampleValue(q.samples)}}, nil
+	}
+	return q.querier.Query(ctx, query, at)
+}
+
+// TestWindowTooShort: check measures the sample spacing of trafficShare's series as
+// the manager does, and warns in the manager's words when the window holds fewer than
+// 4 samples: a 3s window over a series sampled every second (24 samples in 8 windows);
+// a 8s window over the same series holds enough.
+func TestWindowTooShort(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for window, want := range map[string]string{
+		"3s": "trafficShare.window 3s holds about 3 samples of each series, which Prometheus has every 1s: shares jump or vanish between checks. Set the window to at least 4s",
+		"8s": "",
+	} {
+		t.Run(window, func(t *testing.T) {
+			spec := testSpec()
+			spec.TrafficShare.Window = window
+			p := &trafficv1alpha1.TrafficMigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: spec}
+			hub := &gather.Hub{Input: decision.Input{RealKnown: true, Real: []decision.Group{{Clusters: []string{"c2"}}}, ManagedClusters: sets.New("c2")}}
+			d, _ := model.ParseDuration(window)
+			q := spacingQuerier{querier: querier{"c2": 99}, spec: spec.TrafficShare, samples: (8 * time.Duration(d)).Seconds()}
+			r := run(context.Background(), p, readFrom(hub, p, now), q)
+			if !strings.HasPrefix(r.WindowNote, want) || (want == "") != (r.WindowNote == "") {
+				t.Errorf("window note %q, want %q", r.WindowNote, want)
+			}
+			var b bytes.Buffer
+			if err := render(&b, &printer.Flags{}, r); err != nil {
+				t.Fatal(err)
+			}
+			if warned := strings.Contains(b.String(), "Warning (WindowTooShort): trafficShare.window"); warned != (want != "") {
+				t.Errorf("warned %t, want %t:\n%s", warned, want != "", b.String())
 			}
 		})
 	}

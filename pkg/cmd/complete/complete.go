@@ -36,7 +36,7 @@ type Completer struct {
 
 // New returns a completer that reads the hub that hub's flags name.
 func New(hub *hubclient.Flags) *Completer {
-	return &Completer{hub: hub, clients: func() (*hubclient.Clients, string, error) { return hub.Clients(hubclient.UserAgent("completion")) }}
+	return &Completer{hub: hub, clients: func() (*hubclient.Clients, string, error) { return hub.NewClients(hubclient.UserAgent("completion")) }}
 }
 
 // Policy completes the name of a policy of the namespace as the first argument, and

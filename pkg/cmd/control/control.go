@@ -32,7 +32,8 @@ const FieldManager = "traffic-migration-cli"
 
 // options are what the three commands share.
 type options struct {
-	flags  *hubclient.Flags
+	// hub are kubectl's flags and the clients built from them.
+	hub    hubclient.Options
 	in     io.Reader
 	out    io.Writer
 	errOut io.Writer
@@ -40,25 +41,13 @@ type options struct {
 	yes bool
 	// isTerminal tells whether in is a terminal a person answers at.
 	isTerminal func(io.Reader) bool
-	// policies returns the client of the policies and their namespace.
-	policies func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error)
 }
 
-// newOptions returns the options of a command. hub are the flags for the hub that the
-// root command shares with its commands; nil gives the command flags of its own.
-func newOptions(hub *hubclient.Flags, in io.Reader, out, errOut io.Writer) *options {
-	if hub == nil {
-		hub = &hubclient.Flags{}
-	}
-	o := &options{flags: hub, in: in, out: out, errOut: errOut, isTerminal: isTerminal}
-	o.policies = func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error) {
-		clients, namespace, err := o.flags.Clients(hubclient.UserAgent("control"))
-		if err != nil {
-			return nil, "", err
-		}
-		return clients.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace), namespace, nil
-	}
-	return o
+// newOptions returns the options of the command verb. hub are the flags for the hub
+// that the root command shares with its commands; nil gives the command flags of its
+// own.
+func newOptions(hub *hubclient.Flags, verb string, in io.Reader, out, errOut io.Writer) *options {
+	return &options{hub: hubclient.NewOptions(hub, verb), in: in, out: out, errOut: errOut, isTerminal: isTerminal}
 }
 
 // isTerminal reports whether r is a terminal.
@@ -69,12 +58,12 @@ func isTerminal(r io.Reader) bool {
 
 // NewSuspendCommand returns the suspend command.
 func NewSuspendCommand(hub *hubclient.Flags, in io.Reader, out, errOut io.Writer) *cobra.Command {
-	return newSuspendCommand(newOptions(hub, in, out, errOut), true)
+	return newSuspendCommand(newOptions(hub, "suspend", in, out, errOut), true)
 }
 
 // NewResumeCommand returns the resume command.
 func NewResumeCommand(hub *hubclient.Flags, in io.Reader, out, errOut io.Writer) *cobra.Command {
-	return newSuspendCommand(newOptions(hub, in, out, errOut), false)
+	return newSuspendCommand(newOptions(hub, "resume", in, out, errOut), false)
 }
 
 func newSuspendCommand(o *options, suspend bool) *cobra.Command {
@@ -102,20 +91,21 @@ clusters leave their proxy Placement again when their checks pass (or at their d
 			return o.setSuspend(cmd, args[0], suspend)
 		},
 	}
-	o.flags.AddTo(cmd)
+	o.hub.AddTo(cmd)
 	return cmd
 }
 
 // read returns the policies' client, the policy name and "namespace/name".
 func (o *options) read(ctx context.Context, name string) (trafficv1alpha1client.TrafficMigrationPolicyInterface, *trafficv1alpha1.TrafficMigrationPolicy, string, error) {
-	policies, namespace, err := o.policies()
+	c, namespace, err := o.hub.Clients()
 	if err != nil {
 		return nil, nil, "", err
 	}
 	ref := namespace + "/" + name
+	policies := c.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace)
 	p, err := policies.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("read policy %s: %w", ref, err)
+		return nil, nil, "", hubclient.PolicyError(c.Traffic.Discovery(), err, "get", namespace, name)
 	}
 	return policies, p, ref, nil
 }
@@ -154,7 +144,7 @@ func suspendedWord(suspend bool) string {
 
 // NewForceRemoveCommand returns the force-remove command.
 func NewForceRemoveCommand(hub *hubclient.Flags, in io.Reader, out, errOut io.Writer) *cobra.Command {
-	return newForceRemoveCommand(newOptions(hub, in, out, errOut))
+	return newForceRemoveCommand(newOptions(hub, "force-remove", in, out, errOut))
 }
 
 func newForceRemoveCommand(o *options) *cobra.Command {
@@ -179,7 +169,7 @@ unless --yes is given.`,
 			return o.forceRemove(cmd, args[0], args[1])
 		},
 	}
-	o.flags.AddTo(cmd)
+	o.hub.AddTo(cmd)
 	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "remove without asking for confirmation")
 	return cmd
 }

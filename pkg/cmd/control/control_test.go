@@ -11,11 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
-	trafficv1alpha1client "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/typed/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 )
 
 const testNamespace = "gateway-system"
@@ -38,10 +39,14 @@ func run(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, newCmd func(*o
 	t.Helper()
 	client := trafficfake.NewSimpleClientset(p)
 	var out, errOut bytes.Buffer
-	o := newOptions(nil, strings.NewReader(stdin), &out, &errOut)
+	client.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{{
+		GroupVersion: trafficv1alpha1.SchemeGroupVersion.String(),
+		APIResources: []metav1.APIResource{{Name: "trafficmigrationpolicies", Namespaced: true, Kind: "TrafficMigrationPolicy"}},
+	}}
+	o := newOptions(nil, "test", strings.NewReader(stdin), &out, &errOut)
 	o.isTerminal = func(io.Reader) bool { return terminal }
-	o.policies = func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error) {
-		return client.TrafficV1alpha1().TrafficMigrationPolicies(testNamespace), testNamespace, nil
+	o.hub.Load = func() (*hubclient.Clients, string, error) {
+		return &hubclient.Clients{Traffic: client}, testNamespace, nil
 	}
 	cmd := newCmd(o)
 	cmd.SetArgs(args)
@@ -79,7 +84,7 @@ func TestSuspendAndResume(t *testing.T) {
 	if err != nil || got.Spec.Suspend || !strings.Contains(out, "gateway-system/move resumed") {
 		t.Errorf("resume: %v, suspend=%v, %q", err, got.Spec.Suspend, out)
 	}
-	if _, _, _, err := run(t, policy(), suspendCmd, "", false, "other"); err == nil || !strings.Contains(err.Error(), "read policy gateway-system/other") {
+	if _, _, _, err := run(t, policy(), suspendCmd, "", false, "other"); err == nil || !strings.Contains(err.Error(), "no TrafficMigrationPolicy other in namespace gateway-system") {
 		t.Errorf("suspend of a missing policy: %v", err)
 	}
 }

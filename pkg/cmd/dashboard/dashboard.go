@@ -26,15 +26,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
-	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
-	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policywatch"
 )
 
 // DefaultAddress is where the dashboard listens unless --address says otherwise.
@@ -42,8 +37,9 @@ const DefaultAddress = "localhost:3100"
 
 // Options are the flags of the dashboard command.
 type Options struct {
-	// Hub finds the hub's kubeconfig and the namespace of the policies to show.
-	Hub *hubclient.Flags
+	// Hub finds the hub's kubeconfig and the namespace of the policies to show, and
+	// has the clients built from them.
+	Hub hubclient.Options
 	// AllNamespaces shows the policies of every namespace.
 	AllNamespaces bool
 	// Address is the host:port to listen on.
@@ -52,23 +48,13 @@ type Options struct {
 	Out    io.Writer
 	ErrOut io.Writer
 
-	// newClients builds the hub clients and says which namespace to show; loadClients
-	// outside tests.
-	newClients func() (*clients, string, error)
 	// listening is called with the address the server listens on, once it does.
 	listening func(addr string)
 }
 
-// clients are the hub clients the dashboard reads through.
-type clients struct {
-	traffic trafficclient.Interface
-	kube    kubernetes.Interface
-}
-
 // NewOptions returns the default options, writing to out and errOut.
 func NewOptions(out, errOut io.Writer) *Options {
-	o := &Options{Hub: &hubclient.Flags{}, Address: DefaultAddress, Out: out, ErrOut: errOut, listening: func(string) {}}
-	o.newClients = o.loadClients
+	o := &Options{Hub: hubclient.NewOptions(nil, "dashboard"), Address: DefaultAddress, Out: out, ErrOut: errOut, listening: func(string) {}}
 	return o
 }
 
@@ -77,7 +63,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
 	o := NewOptions(out, errOut)
 	if hub != nil {
-		o.Hub = hub
+		o.Hub.Flags = hub
 	}
 	return newCommand(o)
 }
@@ -155,7 +141,7 @@ func (o *Options) ValidateAndRun(ctx context.Context) error {
 
 // Run serves the dashboard until ctx is done.
 func (o *Options) Run(ctx context.Context) error {
-	c, namespace, err := o.newClients()
+	c, namespace, err := o.Hub.Clients()
 	if err != nil {
 		return err
 	}
@@ -164,26 +150,16 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	// Fail at once, with a message a person can act on, when the policies cannot be
 	// listed, rather than serve pages that stay empty.
-	if _, err := c.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-		return listError(err, namespace)
+	if _, err := c.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return hubclient.PolicyError(c.Traffic.Discovery(), err, "list", namespace, "")
 	}
 
-	factory := trafficinformers.NewSharedInformerFactoryWithOptions(c.traffic, 0, trafficinformers.WithNamespace(namespace))
-	policies := factory.Traffic().V1alpha1().TrafficMigrationPolicies()
-	changes := newBroadcaster()
-	if _, err := policies.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { changes.notify() },
-		UpdateFunc: func(any, any) { changes.notify() },
-		DeleteFunc: func(any) { changes.notify() },
-	}); err != nil {
-		return fmt.Errorf("watch TrafficMigrationPolicies: %w", err)
-	}
+	w := policywatch.New(c, policywatch.Scope{Namespace: namespace}, o.ErrOut)
 	ctx, cancel := context.WithCancel(ctx)
-	defer factory.Shutdown()
+	defer w.Shutdown()
 	defer cancel()
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), policies.Informer().HasSynced) {
-		return ctx.Err()
+	if err := w.Start(ctx); err != nil || ctx.Err() != nil {
+		return err
 	}
 
 	l, err := net.Listen("tcp", o.Address)
@@ -192,9 +168,9 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	s := &server{
 		namespace:    namespace,
-		policies:     policies.Lister(),
-		source:       newChartSource(c.kube.CoreV1()),
-		changes:      changes,
+		policies:     w.PolicyLister(),
+		source:       newChartSource(c.Kube.CoreV1()),
+		changes:      w.Broadcaster,
 		now:          time.Now,
 		allowedHosts: allowedHosts(o.Address),
 	}
@@ -220,38 +196,6 @@ func (o *Options) Run(ctx context.Context) error {
 		return fmt.Errorf("serve the dashboard: %w", err)
 	}
 	return nil
-}
-
-// listError explains a failed first list of policies: no CRD, no rights, no
-// credentials.
-func listError(err error, namespace string) error {
-	where := "in any namespace"
-	if namespace != "" {
-		where = "in namespace " + namespace
-	}
-	switch {
-	case apierrors.IsNotFound(err):
-		return fmt.Errorf("the hub serves no trafficmigrationpolicies.%s: is the traffic-migration CRD installed, and does the kubeconfig point at the OCM hub? %w", trafficv1alpha1.GroupName, err)
-	case apierrors.IsForbidden(err):
-		hint := ""
-		if namespace == "" {
-			hint = " (or leave out --all-namespaces and give a namespace you may read with -n)"
-		}
-		return fmt.Errorf("forbidden: you may not list TrafficMigrationPolicies %s: the dashboard needs list and watch on trafficmigrationpolicies.%s%s: %w", where, trafficv1alpha1.GroupName, hint, err)
-	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("unauthorized: the hub did not accept the kubeconfig's credentials (log in again?): %w", err)
-	}
-	return fmt.Errorf("list TrafficMigrationPolicies %s: %w", where, err)
-}
-
-// loadClients builds the hub clients from the kubeconfig as kubectl finds it, and
-// returns the namespace to show: --namespace, or the context's.
-func (o *Options) loadClients() (*clients, string, error) {
-	c, namespace, err := o.Hub.Clients(hubclient.UserAgent("dashboard"))
-	if err != nil {
-		return nil, "", err
-	}
-	return &clients{traffic: c.Traffic, kube: c.Kube}, namespace, nil
 }
 
 // allowedHosts are the Host header names the server answers on address: the

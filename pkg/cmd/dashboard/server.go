@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +21,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policywatch"
 )
 
 //go:embed assets
@@ -42,7 +42,7 @@ type server struct {
 	namespace string
 	policies  trafficlisters.TrafficMigrationPolicyLister
 	source    *chartSource
-	changes   *broadcaster
+	changes   *policywatch.Broadcaster
 	now       func() time.Time
 	// allowedHosts are the Host headers the server answers; nil for any.
 	allowedHosts map[string]bool
@@ -162,7 +162,7 @@ func (s *server) serveEvents(v view) http.HandlerFunc {
 			http.Error(w, "streaming is not supported", http.StatusInternalServerError)
 			return
 		}
-		changed, unsubscribe := s.changes.subscribe()
+		changed, unsubscribe := s.changes.Subscribe()
 		defer unsubscribe()
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")
@@ -205,43 +205,6 @@ func (s *server) serveEvents(v view) http.HandlerFunc {
 			case <-changed:
 			case <-refresh.C:
 			}
-		}
-	}
-}
-
-// broadcaster tells every subscriber that something changed. A subscriber that has
-// not yet seen the last change is not told twice: changes coalesce.
-type broadcaster struct {
-	mu   sync.Mutex
-	subs map[chan struct{}]struct{}
-}
-
-func newBroadcaster() *broadcaster {
-	return &broadcaster{subs: map[chan struct{}]struct{}{}}
-}
-
-// subscribe returns a channel that receives after each change, and the function that
-// ends the subscription.
-func (b *broadcaster) subscribe() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	b.mu.Lock()
-	b.subs[ch] = struct{}{}
-	b.mu.Unlock()
-	return ch, func() {
-		b.mu.Lock()
-		delete(b.subs, ch)
-		b.mu.Unlock()
-	}
-}
-
-// notify tells every subscriber of a change.
-func (b *broadcaster) notify() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for ch := range b.subs {
-		select {
-		case ch <- struct{}{}:
-		default:
 		}
 	}
 }

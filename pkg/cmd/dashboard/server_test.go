@@ -28,6 +28,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policywatch"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
@@ -75,7 +76,7 @@ func newTestServer(t *testing.T, secretReadable bool, policies ...*trafficv1alph
 	s := &server{
 		policies:     trafficlisters.NewTrafficMigrationPolicyLister(indexer),
 		source:       source,
-		changes:      newBroadcaster(),
+		changes:      policywatch.NewBroadcaster(),
 		now:          func() time.Time { return now },
 		allowedHosts: allowedHosts("localhost:3100"),
 	}
@@ -228,7 +229,7 @@ func TestEventsFollowChanges(t *testing.T) {
 	if err := indexer.Update(removed); err != nil {
 		t.Fatal(err)
 	}
-	s.changes.notify()
+	s.changes.Notify()
 	if got := next(); len(got.Charts) != 1 || got.Charts[0].Phase != "Removed" || got.Charts[0].Removal == nil {
 		t.Fatalf("after the removal: %+v", got.Charts)
 	}

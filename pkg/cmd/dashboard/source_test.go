@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 )
 
@@ -79,8 +80,8 @@ func TestRunRefusesWhatItCannotRead(t *testing.T) {
 	})
 	o := NewOptions(io.Discard, io.Discard)
 	o.AllNamespaces = true
-	o.newClients = func() (*clients, string, error) {
-		return &clients{traffic: traffic, kube: fake.NewClientset()}, "default", nil
+	o.Hub.Load = func() (*hubclient.Clients, string, error) {
+		return &hubclient.Clients{Traffic: traffic, Kube: fake.NewClientset()}, "default", nil
 	}
 	err := o.ValidateAndRun(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "list and watch on trafficmigrationpolicies") || !strings.Contains(err.Error(), "-n") {
@@ -95,8 +96,8 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	var out strings.Builder
 	o := NewOptions(&out, io.Discard)
 	o.Address = "127.0.0.1:0"
-	o.newClients = func() (*clients, string, error) {
-		return &clients{traffic: traffic, kube: fake.NewClientset()}, "gw", nil
+	o.Hub.Load = func() (*hubclient.Clients, string, error) {
+		return &hubclient.Clients{Traffic: traffic, Kube: fake.NewClientset()}, "gw", nil
 	}
 	addr := make(chan string, 1)
 	o.listening = func(a string) { addr <- a }

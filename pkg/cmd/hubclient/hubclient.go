@@ -98,9 +98,9 @@ type Clients struct {
 	Addon   addonclient.Interface
 }
 
-// Clients loads the kubeconfig (see Load) and builds the hub clients on it; it also
-// returns the namespace to read.
-func (f *Flags) Clients(userAgent string) (*Clients, string, error) {
+// NewClients loads the kubeconfig (see Load) and builds the hub clients on it; it
+// also returns the namespace to read.
+func (f *Flags) NewClients(userAgent string) (*Clients, string, error) {
 	cfg, namespace, err := f.Load(userAgent)
 	if err != nil {
 		return nil, "", err
@@ -118,5 +118,47 @@ func (f *Flags) Clients(userAgent string) (*Clients, string, error) {
 	if c.Addon, err = addonclient.NewForConfig(cfg); err != nil {
 		return nil, "", fmt.Errorf("create the add-on client: %w", err)
 	}
+	return c, namespace, nil
+}
+
+// Options are what every command that talks to the hub holds: kubectl's flags (shared
+// with the root command) and the hub clients built from them once, on first use, with
+// the user agent of the command's verb.
+type Options struct {
+	*Flags
+	// Verb is the command's name in its user agent (UserAgent): status, wait, suspend, ...
+	Verb string
+	// Load builds the clients and says which namespace to read; nil builds them from
+	// the flags. Tests set it to fakes.
+	Load func() (*Clients, string, error)
+
+	clients   *Clients
+	namespace string
+}
+
+// NewOptions returns the options of the command verb on flags; nil flags gives the
+// command flags of its own.
+func NewOptions(flags *Flags, verb string) Options {
+	if flags == nil {
+		flags = &Flags{}
+	}
+	return Options{Flags: flags, Verb: verb}
+}
+
+// Clients returns the hub clients and the namespace to read: --namespace, or the
+// kubeconfig context's, or "default". They are built on the first call.
+func (o *Options) Clients() (*Clients, string, error) {
+	if o.clients != nil {
+		return o.clients, o.namespace, nil
+	}
+	load := o.Load
+	if load == nil {
+		load = func() (*Clients, string, error) { return o.Flags.NewClients(UserAgent(o.Verb)) }
+	}
+	c, namespace, err := load()
+	if err != nil {
+		return nil, "", err
+	}
+	o.clients, o.namespace = c, namespace
 	return c, namespace, nil
 }

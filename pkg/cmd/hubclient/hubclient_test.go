@@ -93,3 +93,22 @@ func TestPresetFields(t *testing.T) {
 		t.Fatalf("namespace %q, error %v; want the flag's", namespace, err)
 	}
 }
+
+// TestOptionsBuildClientsOnce: a command's clients are built once, on first use, and
+// then shared by all its reads.
+func TestOptionsBuildClientsOnce(t *testing.T) {
+	built := 0
+	o := NewOptions(nil, "test")
+	o.Load = func() (*Clients, string, error) {
+		built++
+		return &Clients{}, "payments", nil
+	}
+	first, _, err := o.Clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, namespace, err := o.Clients()
+	if err != nil || first != second || namespace != "payments" || built != 1 {
+		t.Errorf("built %d times, the same clients %t, namespace %q, err %v", built, first == second, namespace, err)
+	}
+}

@@ -1,9 +1,11 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-// Package output writes the structured output (-o json, -o yaml) of every read
-// command. It depends on no other package of the project, so that the agent's own
-// binary, which has the version command, links nothing of the hub.
+// Package output writes the structured output (-o json, -o yaml) of the version
+// command, which both binaries have. The commands that read the hub (status, check)
+// print through package printer, with kubectl's printers, instead. output depends on
+// no other package of the project, so that the agent's binary links nothing of the
+// hub through it.
 package output
 
 import (
@@ -17,7 +19,7 @@ import (
 // Formats are the values of -o that Write writes.
 var Formats = []string{"json", "yaml"}
 
-// Write writes v as json or yaml, the structured outputs (-o) of every read command.
+// Write writes v as json or yaml, the structured outputs (-o) of the version command.
 func Write(w io.Writer, format string, v any) error {
 	var data []byte
 	var err error

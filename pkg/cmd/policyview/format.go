@@ -51,8 +51,9 @@ func Since(t, now time.Time) string {
 	return duration.HumanDuration(now.Sub(t))
 }
 
-// NextCheck says when a check is due: "in 12s", or "due" once its time has come.
-func NextCheck(at, now time.Time) string {
+// Until says when something is due, a check or an estimated removal: "in 12s", or
+// "due" once its time has come.
+func Until(at, now time.Time) string {
 	if !at.After(now) {
 		return "due"
 	}

@@ -459,7 +459,7 @@ func buildClusters(in Objects, check Check, now time.Time) []Cluster {
 		}
 		if s.NextEvaluationTime != nil {
 			// A draining cluster's next check, or an Active one's next replacement check.
-			row.NextCheck = NextCheck(s.NextEvaluationTime.Time, now)
+			row.NextCheck = Until(s.NextEvaluationTime.Time, now)
 		}
 		if row.Draining() {
 			if s.Stalled {
@@ -476,7 +476,7 @@ func buildClusters(in Objects, check Check, now time.Time) []Cluster {
 			}
 			row.Expected = "unknown"
 			if s.EstimatedRemovalTime != nil {
-				row.Expected = NextCheck(s.EstimatedRemovalTime.Time, now)
+				row.Expected = Until(s.EstimatedRemovalTime.Time, now)
 			}
 		}
 		expectation := check.Expectation

@@ -14,17 +14,18 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/printer"
 )
 
 // runClusters shows the fleet by cluster once.
-func (o *Options) runClusters(ctx context.Context, c *clients) error {
-	clusters, err := c.cluster.ClusterV1().ManagedClusters().List(ctx, metav1.ListOptions{})
+func (o *Options) runClusters(ctx context.Context, c *hubclient.Clients) error {
+	clusters, err := c.Cluster.ClusterV1().ManagedClusters().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list ManagedClusters: %w", err)
 	}
-	addons, err := c.addon.AddonV1alpha1().ManagedClusterAddOns("").List(ctx, metav1.ListOptions{
+	addons, err := c.Addon.AddonV1alpha1().ManagedClusterAddOns("").List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", trafficv1alpha1.AddonName).String(),
 	})
 	if err != nil {

@@ -12,33 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 )
-
-// clients are the hub clients the command reads through.
-type clients struct {
-	traffic trafficclient.Interface
-	cluster clusterclient.Interface
-	addon   addonclient.Interface
-}
-
-// loadClients builds the hub clients from the kubeconfig as kubectl finds it
-// (--kubeconfig, then $KUBECONFIG, then ~/.kube/config, or the in-cluster config) and
-// returns the namespace to read: --namespace, or the context's, or "default".
-func (o *Options) loadClients() (*clients, string, error) {
-	c, namespace, err := o.Flags.Clients(hubclient.UserAgent("status"))
-	if err != nil {
-		return nil, "", err
-	}
-	return &clients{traffic: c.Traffic, cluster: c.Cluster, addon: c.Addon}, namespace, nil
-}
 
 // reader is what the views need of the hub. apiReader asks the API server; the watch
 // reads its informers' caches.
@@ -135,10 +114,10 @@ func clustersOf(p *trafficv1alpha1.TrafficMigrationPolicy, decisions []*clusterv
 
 // apiReader reads through the API server and turns its errors into ones a person
 // can act on.
-type apiReader struct{ c *clients }
+type apiReader struct{ c *hubclient.Clients }
 
 func (r apiReader) policies(ctx context.Context, namespace string) ([]*trafficv1alpha1.TrafficMigrationPolicy, error) {
-	list, err := r.c.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).List(ctx, metav1.ListOptions{})
+	list, err := r.c.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, r.policyError(err, "list", namespace, "")
 	}
@@ -150,7 +129,7 @@ func (r apiReader) policies(ctx context.Context, namespace string) ([]*trafficv1
 }
 
 func (r apiReader) policy(ctx context.Context, namespace, name string) (*trafficv1alpha1.TrafficMigrationPolicy, error) {
-	p, err := r.c.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, name, metav1.GetOptions{})
+	p, err := r.c.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, r.policyError(err, "get", namespace, name)
 	}
@@ -159,7 +138,7 @@ func (r apiReader) policy(ctx context.Context, namespace, name string) (*traffic
 
 func (r apiReader) decisions(ctx context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error) {
 	sel := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement}).String()
-	list, err := r.c.cluster.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := r.c.Cluster.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +150,7 @@ func (r apiReader) decisions(ctx context.Context, namespace, placement string) (
 }
 
 func (r apiReader) addon(ctx context.Context, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error) {
-	a, err := r.c.addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
+	a, err := r.c.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -180,5 +159,5 @@ func (r apiReader) addon(ctx context.Context, cluster string) (*addonv1alpha1.Ma
 
 // policyError explains a failed read of policies (hubclient.PolicyError).
 func (r apiReader) policyError(err error, verb, namespace, name string) error {
-	return hubclient.PolicyError(r.c.traffic.Discovery(), err, verb, namespace, name)
+	return hubclient.PolicyError(r.c.Traffic.Discovery(), err, verb, namespace, name)
 }

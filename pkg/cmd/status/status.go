@@ -29,9 +29,9 @@ import (
 
 // Options are the flags and arguments of the status command.
 type Options struct {
-	// Flags are kubectl's flags for the hub; their Namespace is the policies'
-	// namespace, empty for the context's.
-	*hubclient.Flags
+	// Hub are kubectl's flags for the hub and the clients built from them; the flags'
+	// Namespace is the policies' namespace, empty for the context's.
+	Hub hubclient.Options
 	// AllNamespaces shows the policies of every namespace.
 	AllNamespaces bool
 	// Watch renders again whenever a policy, decision or add-on changes.
@@ -48,8 +48,6 @@ type Options struct {
 
 	// now is the clock the views are built with.
 	now func() time.Time
-	// newClients builds the hub clients and says which namespace to read by default.
-	newClients func() (*clients, string, error)
 	// terminal reports whether Out is a terminal, where --watch clears the screen.
 	terminal func() bool
 }
@@ -57,8 +55,7 @@ type Options struct {
 // NewOptions returns the default options, writing to out and errOut, with flags of
 // their own for the hub.
 func NewOptions(out, errOut io.Writer) *Options {
-	o := &Options{Flags: &hubclient.Flags{}, Out: out, ErrOut: errOut, now: time.Now}
-	o.newClients = o.loadClients
+	o := &Options{Hub: hubclient.NewOptions(nil, "status"), Out: out, ErrOut: errOut, now: time.Now}
 	o.terminal = func() bool { return isTerminal(o.Out) }
 	return o
 }
@@ -68,7 +65,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
 	o := NewOptions(out, errOut)
 	if hub != nil {
-		o.Flags = hub
+		o.Hub.Flags = hub
 	}
 	return newCommand(o)
 }
@@ -133,7 +130,7 @@ until interrupted.`,
 // AddFlags adds the command's flags.
 func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	o.Flags.AddTo(cmd)
+	o.Hub.AddTo(cmd)
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "list the policies of every namespace")
 	fs.BoolVarP(&o.Watch, "watch", "w", o.Watch, "show the view again whenever a policy, PlacementDecision or add-on changes, until interrupted")
 	o.Print.AddFlags(cmd)
@@ -151,7 +148,7 @@ func (o *Options) Validate() error {
 	if o.Clusters && (o.Name != "" || o.Watch) {
 		return fmt.Errorf("--clusters shows the whole fleet: it takes no policy NAME and no --watch")
 	}
-	if o.AllNamespaces && o.Namespace != "" {
+	if o.AllNamespaces && o.Hub.Namespace != "" {
 		return fmt.Errorf("--namespace and --all-namespaces cannot be combined")
 	}
 	return nil
@@ -159,7 +156,7 @@ func (o *Options) Validate() error {
 
 // Run shows the view once, or with Watch until ctx is done.
 func (o *Options) Run(ctx context.Context) error {
-	c, namespace, err := o.newClients()
+	c, namespace, err := o.Hub.Clients()
 	if err != nil {
 		return err
 	}

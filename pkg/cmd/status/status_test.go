@@ -110,12 +110,12 @@ func (h *hub) options(out, errOut interface {
 }) *Options {
 	o := NewOptions(out, errOut)
 	o.now = func() time.Time { return now }
-	o.newClients = func() (*clients, string, error) {
+	o.Hub.Load = func() (*hubclient.Clients, string, error) {
 		namespace := testNamespace
-		if o.Namespace != "" {
-			namespace = o.Namespace
+		if o.Hub.Namespace != "" {
+			namespace = o.Hub.Namespace
 		}
-		return &clients{traffic: h.traffic, cluster: h.cluster, addon: h.addon}, namespace, nil
+		return &hubclient.Clients{Traffic: h.traffic, Cluster: h.cluster, Addon: h.addon}, namespace, nil
 	}
 	return o
 }
@@ -360,18 +360,18 @@ current-context: hub
 		wantNamespace string
 		wantErr       string
 	}{
-		"the current context's namespace": {opts: Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig}}, wantNamespace: "gateway-system"},
-		"--namespace wins":                {opts: Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig, Namespace: "payments"}}, wantNamespace: "payments"},
-		"--context":                       {opts: Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig, Context: "other"}}, wantNamespace: "default"},
-		"$KUBECONFIG":                     {opts: Options{Flags: &hubclient.Flags{}}, env: kubeconfig, wantNamespace: "gateway-system"},
-		"an unknown context":              {opts: Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig, Context: "nope"}}, wantErr: `context "nope" does not exist`},
-		"a missing file":                  {opts: Options{Flags: &hubclient.Flags{Kubeconfig: filepath.Join(dir, "none")}}, wantErr: "load the kubeconfig"},
+		"the current context's namespace": {opts: Options{Hub: hubclient.Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig}}}, wantNamespace: "gateway-system"},
+		"--namespace wins":                {opts: Options{Hub: hubclient.Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig, Namespace: "payments"}}}, wantNamespace: "payments"},
+		"--context":                       {opts: Options{Hub: hubclient.Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig, Context: "other"}}}, wantNamespace: "default"},
+		"$KUBECONFIG":                     {opts: Options{Hub: hubclient.Options{Flags: &hubclient.Flags{}}}, env: kubeconfig, wantNamespace: "gateway-system"},
+		"an unknown context":              {opts: Options{Hub: hubclient.Options{Flags: &hubclient.Flags{Kubeconfig: kubeconfig, Context: "nope"}}}, wantErr: `context "nope" does not exist`},
+		"a missing file":                  {opts: Options{Hub: hubclient.Options{Flags: &hubclient.Flags{Kubeconfig: filepath.Join(dir, "none")}}}, wantErr: "load the kubeconfig"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("KUBECONFIG", tc.env)
 			t.Setenv("HOME", dir)
-			c, namespace, err := tc.opts.loadClients()
+			c, namespace, err := tc.opts.Hub.Clients()
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
@@ -381,7 +381,7 @@ current-context: hub
 			if err != nil {
 				t.Fatal(err)
 			}
-			if namespace != tc.wantNamespace || c.traffic == nil || c.cluster == nil || c.addon == nil {
+			if namespace != tc.wantNamespace || c.Traffic == nil || c.Cluster == nil || c.Addon == nil {
 				t.Errorf("namespace %q, clients %+v", namespace, c)
 			}
 		})

@@ -18,19 +18,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	trafficv1alpha1client "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/typed/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policywatch"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 )
 
@@ -48,8 +41,8 @@ const (
 	ExitStuck = 3
 )
 
-// resync is how often the wait looks again at the real Placement's decisions and at
-// how long the drain has been stuck, between the policy's changes.
+// resync is how often the wait looks again at how long the drain has been stuck,
+// between changes of the policy and of the real Placement's decisions.
 const resync = 5 * time.Second
 
 // ExitCodeError is an error with the exit code the process should end with.
@@ -79,65 +72,48 @@ type condition struct {
 
 // Options are the wait command's flags and where it writes.
 type Options struct {
-	flags   *hubclient.Flags
+	// hub are kubectl's flags and the clients built from them.
+	hub     hubclient.Options
 	forArg  string
 	timeout time.Duration
 	grace   time.Duration
 	out     io.Writer
+	errOut  io.Writer
 	// terminal says whether out is a terminal, where changes are shown with the time
 	// of day; elsewhere each change is a line with the full time.
 	terminal bool
-	// resync is how often the real decisions and the grace are looked at again.
+	// resync is how often the grace is looked at again.
 	resync time.Duration
-	// policies returns the client of the policies and their namespace.
-	policies func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error)
-	// decisions returns the clusters of the Placement's decisions.
-	decisions func(ctx context.Context, namespace, placement string) ([]string, error)
 }
 
 // NewCommand returns the wait command. hub are the flags for the hub that the root
 // command shares with its commands; nil gives the command flags of its own.
-func NewCommand(hub *hubclient.Flags, out io.Writer) *cobra.Command {
-	if hub == nil {
-		hub = &hubclient.Flags{}
-	}
-	o := &Options{flags: hub, out: out, timeout: 30 * time.Minute, grace: 10 * time.Minute, forArg: "drained", resync: resync}
+func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
+	o := &Options{hub: hubclient.NewOptions(hub, "wait"), out: out, errOut: errOut, timeout: 30 * time.Minute, grace: 10 * time.Minute, forArg: "drained", resync: resync}
 	if f, ok := out.(*os.File); ok {
 		o.terminal = term.IsTerminal(int(f.Fd()))
-	}
-	o.policies = func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error) {
-		clients, namespace, err := o.flags.Clients(hubclient.UserAgent("wait"))
-		if err != nil {
-			return nil, "", err
-		}
-		o.decisions = func(ctx context.Context, namespace, placement string) ([]string, error) {
-			return placementClusters(ctx, clients.Cluster, namespace, placement)
-		}
-		return clients.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace), namespace, nil
 	}
 	return newCommand(o)
 }
 
-// placementClusters lists the clusters of a Placement's decisions.
-func placementClusters(ctx context.Context, client clusterclient.Interface, namespace, placement string) ([]string, error) {
-	selector := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement}).String()
-	list, err := client.ClusterV1beta1().PlacementDecisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil, fmt.Errorf("read the decisions of Placement %s/%s: %w", namespace, placement, err)
-	}
+// placementClusters are the clusters of a Placement's decisions.
+func placementClusters(decisions []*clusterv1beta1.PlacementDecision) []string {
 	var clusters []string
-	for _, d := range list.Items {
+	for _, d := range decisions {
 		for _, c := range d.Status.Decisions {
 			clusters = append(clusters, c.ClusterName)
 		}
 	}
 	slices.Sort(clusters)
-	return slices.Compact(clusters), nil
+	return slices.Compact(clusters)
 }
 
 func newCommand(o *Options) *cobra.Command {
-	if o.flags == nil {
-		o.flags = &hubclient.Flags{}
+	if o.hub.Flags == nil {
+		o.hub.Flags, o.hub.Verb = &hubclient.Flags{}, "wait"
+	}
+	if o.errOut == nil {
+		o.errOut = io.Discard
 	}
 	cmd := &cobra.Command{
 		Use:   "wait NAME",
@@ -174,7 +150,7 @@ terminal, with the full time elsewhere (a pipeline's log).`,
 			return o.run(cmd.Context(), args[0])
 		},
 	}
-	o.flags.AddTo(cmd)
+	o.hub.AddTo(cmd)
 	cmd.Flags().StringVar(&o.forArg, "for", o.forArg, "what to wait for: drained, removed=CLUSTER, or condition=TYPE[=STATUS]")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait at most")
 	cmd.Flags().DurationVar(&o.grace, "grace", o.grace, "how long a drain may be stuck (a cluster Held, Ready or PrometheusReachable False) before wait exits 3; 0: wait through it")
@@ -295,23 +271,36 @@ func (o *Options) run(ctx context.Context, name string) error {
 	if o.timeout <= 0 {
 		return fail(fmt.Errorf("--timeout=%s must be longer than 0s", o.timeout))
 	}
-	policies, namespace, err := o.policies()
+	c, namespace, err := o.hub.Clients()
 	if err != nil {
 		return fail(err)
 	}
 	ref := namespace + "/" + name
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	// The policy now, then each change of it: a watch from the resourceVersion read,
-	// which RetryWatcher resumes when the API server ends it.
-	p, err := policies.Get(ctx, name, metav1.GetOptions{})
+	// One read through the API first, so that a missing CRD, policy or right is an
+	// error at once, and to learn the real Placement whose decisions are watched.
+	p, err := c.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return fail(fmt.Errorf("trafficmigrationpolicy %s not found", ref))
-		}
-		return fail(fmt.Errorf("read trafficmigrationpolicy %s: %w", ref, err))
+		return fail(hubclient.PolicyError(c.Traffic.Discovery(), err, "get", namespace, name))
 	}
-	real, err := o.realClusters(ctx, p, cond)
+	// Then the policy and, for a drain, the real Placement's decisions, from the
+	// watcher's caches on each change of either.
+	w := policywatch.New(c, policywatch.Scope{Namespace: namespace, Name: name, Decisions: cond.drain, Placement: p.Spec.PlacementRef.Name}, o.errOut)
+	changed, unsubscribe := w.Subscribe()
+	defer unsubscribe()
+	defer w.Shutdown()
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		return fail(err)
+	}
+	if ctx.Err() != nil {
+		return o.ended(ctx.Err(), cond, ref, "")
+	}
+	if p, err = w.Policy(namespace, name); err != nil {
+		return fail(err)
+	}
+	real, err := realClusters(w, p, cond)
 	if err != nil {
 		return fail(err)
 	}
@@ -343,8 +332,13 @@ func (o *Options) run(ctx context.Context, name string) error {
 	}
 	done, err := seen(p, real)
 	if err == nil && !done {
-		err = o.watch(ctx, policies, p, real, ref, cond, seen)
+		err = o.follow(ctx, w, changed, p, real, ref, cond, seen)
 	}
+	return o.ended(err, cond, ref, last)
+}
+
+// ended is the outcome of a wait that ended with err; last is where it stood.
+func (o *Options) ended(err error, cond condition, ref, last string) error {
 	var coded *ExitCodeError
 	switch {
 	case err == nil:
@@ -359,40 +353,32 @@ func (o *Options) run(ctx context.Context, name string) error {
 		}
 		return &ExitCodeError{Code: ExitTimedOut, Err: errors.New(msg)}
 	default:
-		return fail(err)
+		return &ExitCodeError{Code: ExitError, Err: err}
 	}
 }
 
 // removedRowRetention is how long a Removed row stays in a policy's status.
 const removedRowRetention = decision.RemovedRowRetention
 
-// realClusters reads the clusters of the policy's real Placement, for a wait that
-// needs them (drained, removed=CLUSTER); nil for the others.
-func (o *Options) realClusters(ctx context.Context, p *trafficv1alpha1.TrafficMigrationPolicy, cond condition) ([]string, error) {
-	if !cond.drain || o.decisions == nil {
+// realClusters are the clusters of the policy's real Placement from the watcher's
+// cache, for a wait that needs them (drained, removed=CLUSTER); nil for the others.
+func realClusters(w *policywatch.Watcher, p *trafficv1alpha1.TrafficMigrationPolicy, cond condition) ([]string, error) {
+	if !cond.drain {
 		return nil, nil
 	}
-	return o.decisions(ctx, p.Namespace, p.Spec.PlacementRef.Name)
+	decisions, err := w.Decisions(p.Namespace, p.Spec.PlacementRef.Name)
+	if err != nil {
+		return nil, fmt.Errorf("read the decisions of Placement %s/%s: %w", p.Namespace, p.Spec.PlacementRef.Name, err)
+	}
+	return placementClusters(decisions), nil
 }
 
-// watch follows the policy from p until seen says the wait is over or fails, the
-// policy is deleted, or ctx ends (its error then). Every o.resync it looks again,
-// with the real decisions read anew, so that a grace runs out and a move of the
-// Placement counts without a change of the policy.
-func (o *Options) watch(ctx context.Context, policies trafficv1alpha1client.TrafficMigrationPolicyInterface, p *trafficv1alpha1.TrafficMigrationPolicy, real []string, ref string,
+// follow follows the policy from p until seen says the wait is over or fails, the
+// policy is deleted, or ctx ends (its error then): on each change of the policy or
+// of the real Placement's decisions, and every o.resync so that a grace runs out
+// without a change.
+func (o *Options) follow(ctx context.Context, w *policywatch.Watcher, changed <-chan struct{}, p *trafficv1alpha1.TrafficMigrationPolicy, real []string, ref string,
 	cond condition, seen func(*trafficv1alpha1.TrafficMigrationPolicy, []string) (bool, error)) error {
-	selector := fields.OneTermEqualSelector("metadata.name", p.Name).String()
-	lw := &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-			options.FieldSelector = selector
-			return policies.Watch(ctx, options)
-		},
-	}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, p.ResourceVersion, lw)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
 	every := o.resync
 	if every <= 0 {
 		every = resync
@@ -404,28 +390,20 @@ func (o *Options) watch(ctx context.Context, policies trafficv1alpha1client.Traf
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return fmt.Errorf("the watch of trafficmigrationpolicy %s ended", ref)
-			}
-			switch ev.Type {
-			case watch.Deleted:
+		case <-changed:
+			updated, err := w.Policy(p.Namespace, p.Name)
+			var notFound *hubclient.PolicyNotFoundError
+			if errors.As(err, &notFound) {
 				return fmt.Errorf("trafficmigrationpolicy %s was deleted", ref)
-			case watch.Error:
-				return fmt.Errorf("watch trafficmigrationpolicy %s: %v", ref, apierrors.FromObject(ev.Object))
 			}
-			if updated, ok := ev.Object.(*trafficv1alpha1.TrafficMigrationPolicy); ok {
-				p = updated
+			if err != nil {
+				return err
 			}
-		}
-		// A failed read keeps the decisions last read: the next look tries again.
-		if read, err := o.realClusters(ctx, p, cond); err == nil {
-			real = read
-		} else if ctx.Err() != nil {
-			return ctx.Err()
+			p = updated
+			// A failed read keeps the decisions last read.
+			if read, err := realClusters(w, p, cond); err == nil {
+				real = read
+			}
 		}
 		if done, err := seen(p, real); done || err != nil {
 			return err

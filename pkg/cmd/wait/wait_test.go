@@ -4,7 +4,6 @@
 package wait
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -12,19 +11,26 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	clusterfake "open-cluster-management.io/api/client/cluster/clientset/versioned/fake"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
-	trafficv1alpha1client "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/typed/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview/policyviewtest"
 )
 
 const testNamespace = "gateway-system"
 
+// testPlacement is the policy's real Placement.
+const testPlacement = "gateway-placement"
+
 // draining is a policy whose cluster1 drains and cluster2 is active, Ready.
 func draining() *trafficv1alpha1.TrafficMigrationPolicy {
 	return &trafficv1alpha1.TrafficMigrationPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "move", Namespace: testNamespace, ResourceVersion: "1"},
+		Spec:       trafficv1alpha1.TrafficMigrationPolicySpec{PlacementRef: trafficv1alpha1.PlacementReference{Name: testPlacement}},
 		Status: trafficv1alpha1.TrafficMigrationPolicyStatus{
 			Conditions: []metav1.Condition{{Type: trafficv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: trafficv1alpha1.ReasonReconciled}},
 			Clusters: []trafficv1alpha1.ClusterStatus{
@@ -48,13 +54,19 @@ func start(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, args ...stri
 func startWith(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, terminal bool, real []string, args ...string) (*trafficfake.Clientset, <-chan error, *policyviewtest.Buffer) {
 	t.Helper()
 	client := trafficfake.NewSimpleClientset(p)
+	client.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{{
+		GroupVersion: trafficv1alpha1.SchemeGroupVersion.String(),
+		APIResources: []metav1.APIResource{{Name: "trafficmigrationpolicies", Namespaced: true, Kind: "TrafficMigrationPolicy"}},
+	}}
+	decision := &clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: testPlacement + "-decision-1", Namespace: testNamespace,
+		Labels: map[string]string{clusterv1beta1.PlacementLabel: testPlacement}}}
+	for _, c := range real {
+		decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
+	}
 	out := &policyviewtest.Buffer{}
 	o := &Options{out: out, timeout: 30 * time.Second, grace: 10 * time.Minute, forArg: "drained", terminal: terminal, resync: 20 * time.Millisecond}
-	o.policies = func() (trafficv1alpha1client.TrafficMigrationPolicyInterface, string, error) {
-		return client.TrafficV1alpha1().TrafficMigrationPolicies(testNamespace), testNamespace, nil
-	}
-	o.decisions = func(_ context.Context, namespace, placement string) ([]string, error) {
-		return real, nil
+	o.hub.Load = func() (*hubclient.Clients, string, error) {
+		return &hubclient.Clients{Traffic: client, Cluster: clusterfake.NewSimpleClientset(decision)}, testNamespace, nil
 	}
 	cmd := newCommand(o)
 	cmd.SetArgs(args)
@@ -151,7 +163,7 @@ func TestWaitOutcomes(t *testing.T) {
 		"a Held drain within its grace": {policy: held(), args: []string{"move", "--grace=2h", "--timeout=300ms"}, wantCode: ExitTimedOut, want: "last: draining: cluster1"},
 		"a Held drain, no grace":        {policy: held(), args: []string{"move", "--for=removed=cluster1", "--grace=0", "--timeout=300ms"}, wantCode: ExitTimedOut, want: "last: cluster1 is Held"},
 		"a wait for Held itself":        {policy: held(), args: []string{"move", "--for=condition=Held", "--grace=1m"}, want: "Held is True"},
-		"no such policy":                {args: []string{"other"}, wantCode: ExitError, want: "trafficmigrationpolicy gateway-system/other not found"},
+		"no such policy":                {args: []string{"other"}, wantCode: ExitError, want: "no TrafficMigrationPolicy other in namespace gateway-system"},
 		"a bad --for":                   {args: []string{"move", "--for=gone"}, wantCode: ExitError, want: `--for="gone": want drained, removed=CLUSTER or condition=TYPE[=STATUS]`},
 		"no timeout":                    {args: []string{"move", "--timeout=0s"}, wantCode: ExitError, want: "--timeout=0s must be longer than 0s"},
 	}

@@ -103,10 +103,10 @@ func (b *builder) clustersUnknown() *builder {
 
 // eval records a check of the cluster with the values checked() expects.
 func (b *builder) eval(cluster string, result v1alpha1.EvaluationResult, message string) *builder {
-	if b.in.Evaluations == nil {
-		b.in.Evaluations = map[string]Evaluation{}
+	if b.in.Checks == nil {
+		b.in.Checks = map[string]Check{}
 	}
-	b.in.Evaluations[cluster] = Evaluation{
+	b.in.Checks[cluster] = Check{
 		Result:  result,
 		Value:   valueOf(result),
 		Query:   queryOf(cluster),

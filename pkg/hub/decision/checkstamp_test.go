@@ -32,9 +32,9 @@ func TestCheckStampKeepsInterval(t *testing.T) {
 				real("b").proxy("a", "b").ready("a", "b").
 				rows(draining("a").started(ago(time.Minute)).checked(ago(2*time.Second), 1, v1alpha1.EvaluationPass)).
 				eval("a", v1alpha1.EvaluationPass, "").build()
-			ev := in.Evaluations["a"]
+			ev := in.Checks["a"]
 			ev.At = tc.at
-			in.Evaluations["a"] = ev
+			in.Checks["a"] = ev
 			out := Decide(in)
 			var got *v1alpha1.ClusterStatus
 			for i := range out.Clusters {

@@ -50,7 +50,7 @@ const (
 const countsAsReplacement = "counts toward replacement.minReadyClusters"
 
 // Due lists, sorted, the draining clusters whose next check is due at in.Now: the caller
-// queries Prometheus for these and passes the results to Decide as in.Evaluations. A
+// queries Prometheus for these and passes the results to Decide as in.Checks. A
 // cluster that is removed anyway (its ManagedCluster is gone, or it is force-removed)
 // is not listed, and nothing is while the real decisions cannot be read.
 func Due(in Input) []string {
@@ -78,7 +78,7 @@ func Decide(in Input) Output {
 	pl := newPlan(&in)
 	if in.RealKnown {
 		for name, d := range pl.draining {
-			if ev, ok := in.Evaluations[name]; ok && pl.isDue(d) {
+			if ev, ok := in.Checks[name]; ok && pl.isDue(d) {
 				pl.record(d, ev)
 			}
 		}
@@ -291,7 +291,7 @@ func isDrainingRow(row *v1alpha1.ClusterStatus) bool {
 
 // record counts a check of a cluster that was due (rule 3), or starts its run over
 // when the check did not pass (rule 4).
-func (pl *plan) record(d *drainRow, ev Evaluation) {
+func (pl *plan) record(d *drainRow, ev Check) {
 	result := knownResult(ev.Result)
 	d.row.LastEvaluationTime = ptrTime(pl.checkStamp(d, ev.At))
 	d.row.LastResult = result
@@ -490,7 +490,7 @@ func (pl *plan) output(removed map[string]RemovalReason, skipped []ForceRemoveSk
 func (pl *plan) drainingRow(d *drainRow, otherReady int) v1alpha1.ClusterStatus {
 	row := d.row
 	row.Phase = v1alpha1.ClusterDraining
-	if pl.pastDeadline(d) {
+	if pl.held(d) {
 		row.Phase = v1alpha1.ClusterHeld
 	}
 	row.NextEvaluationTime = ptrTime(pl.dueAt(d))
@@ -613,7 +613,9 @@ func (pl *plan) pastCeiling(d *drainRow) bool {
 	return pl.policy.Ceiling != nil && !pl.in.Now.Before(pl.ceiling(d))
 }
 
-func (pl *plan) pastDeadline(d *drainRow) bool {
+// held reports whether the drain is past its policy's maxDrainDuration or the hub's
+// ceiling: its row is Held (rules 8 and 13). The gate's pastDeadline is the first only.
+func (pl *plan) held(d *drainRow) bool {
 	return pl.pastOwnDeadline(d) || pl.pastCeiling(d)
 }
 

@@ -457,7 +457,7 @@ func nextInput(t testing.TB, in Input, out Output) Input {
 	}
 	in.Proxy = out.Proxy
 	in.Previous = previous
-	in.Evaluations = nil
+	in.Checks = nil
 	return in
 }
 
@@ -494,11 +494,11 @@ func TestDecideDrain(t *testing.T) {
 	in := input().real("c1").proxy("c1", "c2").ready("c1").build()
 	var removedAt time.Time
 	for step := 0; step < 20 && removedAt.IsZero(); step++ {
-		evaluations := map[string]Evaluation{}
+		evaluations := map[string]Check{}
 		for _, name := range Due(in) {
-			evaluations[name] = Evaluation{Result: pass, Value: "0", Query: queryOf(name)}
+			evaluations[name] = Check{Result: pass, Value: "0", Query: queryOf(name)}
 		}
-		in.Evaluations = evaluations
+		in.Checks = evaluations
 		out := Decide(in)
 		if len(out.Removed) > 0 {
 			checkEqual(t, "removed", out.Removed, []Removal{{Cluster: "c2", Reason: RemovalGatePassed}})

@@ -36,7 +36,7 @@ func drainWith(t *testing.T, c v1alpha1.Comparison, values []string, edit func(*
 				result = v1alpha1.EvaluationPass
 			}
 		}
-		in.Evaluations = map[string]Evaluation{"c2": {Result: result, Value: v, Query: queryOf("c2")}}
+		in.Checks = map[string]Check{"c2": {Result: result, Value: v, Query: queryOf("c2")}}
 		out := Decide(in)
 		row := findRow(t, out.Clusters, "c2")
 		if row.Phase == v1alpha1.ClusterRemoved {
@@ -47,7 +47,7 @@ func drainWith(t *testing.T, c v1alpha1.Comparison, values []string, edit func(*
 		}
 		estimates = append(estimates, row.EstimatedRemovalTime)
 		// Between two checks, a sync changes nothing of it.
-		in.Now, in.Proxy, in.Previous, in.Evaluations = in.Now.Add(in.Policy.Interval/2), out.Proxy, out.Clusters, nil
+		in.Now, in.Proxy, in.Previous, in.Checks = in.Now.Add(in.Policy.Interval/2), out.Proxy, out.Clusters, nil
 		again := findRow(t, Decide(in).Clusters, "c2")
 		checkEqual(t, "the estimate between two checks", again.EstimatedRemovalTime, row.EstimatedRemovalTime)
 	}

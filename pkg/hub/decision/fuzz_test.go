@@ -118,12 +118,12 @@ func fuzzInput(data []byte) Input {
 		if b.oneIn(5) {
 			continue
 		}
-		if in.Evaluations == nil {
-			in.Evaluations = map[string]Evaluation{}
+		if in.Checks == nil {
+			in.Checks = map[string]Check{}
 		}
 		result := choose(&b, v1alpha1.EvaluationPass, v1alpha1.EvaluationPass, v1alpha1.EvaluationFail,
 			v1alpha1.EvaluationNoData, v1alpha1.EvaluationError, "Bogus")
-		in.Evaluations[c] = Evaluation{Result: result, Value: valueOf(result), Query: queryOf(c),
+		in.Checks[c] = Check{Result: result, Value: valueOf(result), Query: queryOf(c),
 			Message: choose(&b, "", "query failed: timeout", "no data; last check: nested")}
 	}
 	if b.oneIn(3) {
@@ -423,7 +423,7 @@ func (v *verifier) maxSuccesses(c string) int32 {
 	if v.lastCheck(c) != nil {
 		n = max(v.previous[c].ConsecutiveSuccesses, 0)
 	}
-	if ev, ok := v.in.Evaluations[c]; ok && v.wasDue(c) && v.in.Policy.passes(ev.Result) {
+	if ev, ok := v.in.Checks[c]; ok && v.wasDue(c) && v.in.Policy.passes(ev.Result) {
 		n++
 	}
 	return n
@@ -453,7 +453,7 @@ func (v *verifier) checkCounted(c string, row v1alpha1.ClusterStatus) {
 	if row.ConsecutiveSuccesses != run {
 		v.t.Errorf("rule 4: row of %s has a run of %d after a %s check, want %d", c, row.ConsecutiveSuccesses, row.LastResult, run)
 	}
-	ev, checked := v.in.Evaluations[c]
+	ev, checked := v.in.Checks[c]
 	want := ev.Result
 	if want != v1alpha1.EvaluationPass && want != v1alpha1.EvaluationFail && want != v1alpha1.EvaluationNoData {
 		want = v1alpha1.EvaluationError
@@ -756,7 +756,7 @@ func cloneInput(in Input) Input {
 	}
 	out.ManagedClusters = maps.Clone(in.ManagedClusters)
 	out.GatewayReady = maps.Clone(in.GatewayReady)
-	out.Evaluations = maps.Clone(in.Evaluations)
+	out.Checks = maps.Clone(in.Checks)
 	out.ForceRemove = slices.Clone(in.ForceRemove)
 	return out
 }

@@ -29,7 +29,7 @@ func TestHistoryFillsAndRollsOver(t *testing.T) {
 		if i%2 == 0 {
 			result = v1alpha1.EvaluationPass
 		}
-		in.Evaluations = map[string]Evaluation{"c2": {Result: result, Value: valueOf(result), Query: queryOf("c2")}}
+		in.Checks = map[string]Check{"c2": {Result: result, Value: valueOf(result), Query: queryOf("c2")}}
 		out := Decide(in)
 		row := findRow(t, out.Clusters, "c2")
 		want = append(want, v1alpha1.CheckRecord{Time: metav1.NewTime(in.Now), Result: result, Value: valueOf(result)})
@@ -37,7 +37,7 @@ func TestHistoryFillsAndRollsOver(t *testing.T) {
 			want = want[1:]
 		}
 		checkEqual(t, fmt.Sprintf("history after check %d", i+1), row.History, want)
-		in.Proxy, in.Previous, in.Evaluations = out.Proxy, out.Clusters, nil
+		in.Proxy, in.Previous, in.Checks = out.Proxy, out.Clusters, nil
 	}
 	if got := len(want); got != v1alpha1.MaxCheckHistory {
 		t.Fatalf("the test made %d checks and kept %d, want the history full", checks, got)
@@ -101,7 +101,7 @@ func TestCheckDetailIsAField(t *testing.T) {
 	// A reworded message loses nothing: the next sync reads the field.
 	row.Message = "some other wording"
 	in.Previous = []v1alpha1.ClusterStatus{row}
-	in.Evaluations = nil
+	in.Checks = nil
 	next := findRow(t, Decide(in).Clusters, "c2")
 	if next.LastCheckDetail != row.LastCheckDetail || !strings.HasSuffix(next.Message, msgLastCheck+row.LastCheckDetail) {
 		t.Errorf("after a reworded message: detail %q, message %q", next.LastCheckDetail, next.Message)

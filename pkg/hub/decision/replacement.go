@@ -26,7 +26,7 @@ func (p Policy) replacementFreshness() time.Duration {
 // DueReplacements lists, sorted, the Active clusters whose replacement check
 // (spec.replacement.metricsQuery) is due at in.Now: the caller queries Prometheus for
 // these with the replacement's query and passes the results to Decide as
-// in.ReplacementEvaluations. Active clusters are checked only while a cluster drains
+// in.ReplacementChecks. Active clusters are checked only while a cluster drains
 // whose removal the check may gate, every interval; nothing is listed while the real
 // decisions cannot be read.
 func DueReplacements(in Input) []string {
@@ -107,7 +107,7 @@ func (pl *plan) recordReplacements() {
 		return
 	}
 	for name := range pl.active {
-		ev, ok := pl.in.ReplacementEvaluations[name]
+		ev, ok := pl.in.ReplacementChecks[name]
 		if !ok || pl.gone(name) || !pl.replacementDue(name) {
 			continue
 		}

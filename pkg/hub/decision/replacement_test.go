@@ -78,10 +78,10 @@ func TestReplacementMinReadyClusters(t *testing.T) {
 
 // replEval records a replacement check of an Active cluster made in this sync.
 func (b *builder) replEval(cluster string, result v1alpha1.EvaluationResult, message string) *builder {
-	if b.in.ReplacementEvaluations == nil {
-		b.in.ReplacementEvaluations = map[string]Evaluation{}
+	if b.in.ReplacementChecks == nil {
+		b.in.ReplacementChecks = map[string]Check{}
 	}
-	b.in.ReplacementEvaluations[cluster] = Evaluation{Result: result, Value: valueOf(result), Query: queryOf(cluster), Message: message}
+	b.in.ReplacementChecks[cluster] = Check{Result: result, Value: valueOf(result), Query: queryOf(cluster), Message: message}
 	return b
 }
 
@@ -204,7 +204,7 @@ func TestReplacementCheck(t *testing.T) {
 			}
 			// The output fed back at the same time, with no new checks, is the same.
 			again := in
-			again.Proxy, again.Previous, again.ReplacementEvaluations, again.Evaluations = out.Proxy, out.Clusters, nil, nil
+			again.Proxy, again.Previous, again.ReplacementChecks, again.Checks = out.Proxy, out.Clusters, nil, nil
 			checkEqual(t, "the decision fed back", Decide(again).Clusters, out.Clusters)
 		})
 	}

@@ -53,7 +53,7 @@ func drainStalling(t *testing.T, values []string, edit func(*builder) *builder) 
 				result = v1alpha1.EvaluationPass
 			}
 		}
-		in.Evaluations = map[string]Evaluation{"c2": {Result: result, Value: v, Query: queryOf("c2")}}
+		in.Checks = map[string]Check{"c2": {Result: result, Value: v, Query: queryOf("c2")}}
 		out := Decide(in)
 		step := stallStep{row: findRow(t, out.Clusters, "c2")}
 		for _, r := range out.Removed {

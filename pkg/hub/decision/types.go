@@ -40,9 +40,9 @@ type Group struct {
 	Clusters []string
 }
 
-// Evaluation is one metrics check of a draining cluster, made in the current sync for a
+// Check is one metrics check of a draining cluster, made in the current sync for a
 // cluster that Due listed.
-type Evaluation struct {
+type Check struct {
 	// Result is the check's outcome. A value that is none of Pass, Fail, NoData and
 	// Error counts as Error.
 	Result v1alpha1.EvaluationResult
@@ -95,15 +95,15 @@ type Input struct {
 	// A cluster that is not in it is not ready.
 	GatewayReady sets.Set[string]
 
-	// Evaluations are the checks made in this sync, by cluster name. A check of a
+	// Checks are the checks made in this sync, by cluster name. A check of a
 	// cluster that was not due (see Due) is ignored, so that successes are counted from
 	// checks at least an interval apart.
-	Evaluations map[string]Evaluation
+	Checks map[string]Check
 
-	// ReplacementEvaluations are the replacement checks (spec.replacement.metricsQuery)
+	// ReplacementChecks are the replacement checks (spec.replacement.metricsQuery)
 	// of Active clusters made in this sync, by cluster name. A check of a cluster that
 	// DueReplacements did not list is ignored.
-	ReplacementEvaluations map[string]Evaluation
+	ReplacementChecks map[string]Check
 
 	// ForceRemove are the names from the force-remove annotation still to act on.
 	ForceRemove []string

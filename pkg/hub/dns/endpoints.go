@@ -51,8 +51,8 @@ var (
 
 // Observed is a policy's DNSEndpoint as the manager reads it.
 type Observed struct {
-	// Endpoint is what it publishes.
-	Endpoint Endpoint
+	// Publication is what it publishes.
+	Publication Publication
 	// Generation is its metadata.generation.
 	Generation int64
 	// ObservedGeneration is its status.observedGeneration, written by external-dns.
@@ -313,7 +313,7 @@ func (e *Endpoints) observe(obj *unstructured.Unstructured) *Observed {
 	o.Ours = labelled && (!stamped || owner == e.ownerID)
 	o.ObservedGeneration, _, _ = unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
 	if clusters := obj.GetAnnotations()[trafficv1alpha1.PublishedClustersAnnotation]; clusters != "" {
-		o.Endpoint.Clusters = sortedUnique(strings.Split(clusters, ","))
+		o.Publication.Clusters = sortedUnique(strings.Split(clusters, ","))
 	}
 	items, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
 	for _, item := range items {
@@ -326,7 +326,7 @@ func (e *Endpoints) observe(obj *unstructured.Unstructured) *Observed {
 		r.RecordType, _, _ = unstructured.NestedString(m, "recordType")
 		r.TTL, _, _ = unstructured.NestedInt64(m, "recordTTL")
 		r.Targets, _, _ = unstructured.NestedStringSlice(m, "targets")
-		o.Endpoint.Records = append(o.Endpoint.Records, r)
+		o.Publication.Records = append(o.Publication.Records, r)
 	}
 	return o
 }
@@ -335,7 +335,7 @@ func (e *Endpoints) observe(obj *unstructured.Unstructured) *Observed {
 // current (the manager's own). The update carries the resourceVersion it was made
 // from, so a concurrent change fails it with a conflict, and the next sync decides
 // again.
-func (e *Endpoints) Apply(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, current *Observed, desired Endpoint) (*Observed, error) {
+func (e *Endpoints) Apply(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, current *Observed, desired Publication) (*Observed, error) {
 	client := e.client.Resource(Resource).Namespace(policy.Namespace)
 	var obj *unstructured.Unstructured
 	if current == nil {

@@ -49,9 +49,9 @@ type Record struct {
 	Targets []string
 }
 
-// Endpoint is what a DNSEndpoint publishes: its records and the clusters whose
+// Publication is what a DNSEndpoint publishes: its records and the clusters whose
 // addresses they hold.
-type Endpoint struct {
+type Publication struct {
 	// Clusters are the clusters whose addresses the records hold, sorted.
 	Clusters []string
 	// Records are sorted by name, then type.
@@ -59,7 +59,7 @@ type Endpoint struct {
 }
 
 // Equal reports whether two endpoints publish the same.
-func (e Endpoint) Equal(o Endpoint) bool {
+func (e Publication) Equal(o Publication) bool {
 	return slices.Equal(e.Clusters, o.Clusters) && slices.EqualFunc(e.Records, o.Records, func(a, b Record) bool {
 		return a.DNSName == b.DNSName && a.RecordType == b.RecordType && a.TTL == b.TTL && slices.Equal(a.Targets, b.Targets)
 	})
@@ -83,7 +83,7 @@ type Input struct {
 	// them: IP addresses and host names.
 	Addresses map[string][]string
 	// Current is what the DNSEndpoint publishes now; nil when it does not exist.
-	Current *Endpoint
+	Current *Publication
 	// Rules say which addresses may be published.
 	Rules AddressRules
 	// CurrentApplied: external-dns has taken Current's generation (and, where it is
@@ -95,7 +95,7 @@ type Input struct {
 type Plan struct {
 	// Desired is what the DNSEndpoint must publish; nil when it must stay as it is
 	// (or not be created).
-	Desired *Endpoint
+	Desired *Publication
 	// Unpublishable names the clusters of the real Placement with the Gateway
 	// Programmed that have no IP address to publish, only host names or none, for the
 	// condition's message.
@@ -183,14 +183,14 @@ func Decide(in Input) Plan {
 		return p
 	}
 	hostnames := sortedUnique(in.Hostnames)
-	desired := Endpoint{Clusters: published}
+	desired := Publication{Clusters: published}
 	if len(hostnames) == 0 {
 		// The policy may publish none of its names (another policy holds them): what
 		// it published is withdrawn, and nothing is created.
 		if in.Current == nil || len(in.Current.Records) == 0 {
 			return p
 		}
-		desired = Endpoint{}
+		desired = Publication{}
 	}
 	ttl := int64(in.TTL / time.Second)
 	for _, name := range hostnames {
@@ -227,7 +227,7 @@ func Decide(in Input) Plan {
 type recordKey struct{ name, recordType string }
 
 // targetsByRecord returns each record set's targets.
-func targetsByRecord(e Endpoint) map[recordKey]sets.Set[string] {
+func targetsByRecord(e Publication) map[recordKey]sets.Set[string] {
 	out := make(map[recordKey]sets.Set[string], len(e.Records))
 	for _, r := range e.Records {
 		k := recordKey{r.DNSName, r.RecordType}
@@ -241,7 +241,7 @@ func targetsByRecord(e Endpoint) map[recordKey]sets.Set[string] {
 
 // Shrinks reports whether going from current to desired removes a target from some
 // record set: the second step of a switch.
-func Shrinks(current, desired Endpoint) bool {
+func Shrinks(current, desired Publication) bool {
 	_, shrinks := compare(current, desired)
 	return shrinks
 }
@@ -249,7 +249,7 @@ func Shrinks(current, desired Endpoint) bool {
 // compare reports whether going from current to desired adds a target to some record
 // set (grows) and removes one from some record set (shrinks). A change of TTL or of
 // the published clusters alone does neither.
-func compare(current, desired Endpoint) (grows, shrinks bool) {
+func compare(current, desired Publication) (grows, shrinks bool) {
 	cur, des := targetsByRecord(current), targetsByRecord(desired)
 	for k, ts := range des {
 		if !cur[k].IsSuperset(ts) {
@@ -267,7 +267,7 @@ func compare(current, desired Endpoint) (grows, shrinks bool) {
 // merge returns what publishes both current and desired: every record set of either,
 // with the targets of both, at desired's TTL where desired has the record set, and
 // the clusters of both.
-func merge(current, desired Endpoint) Endpoint {
+func merge(current, desired Publication) Publication {
 	ttl := map[recordKey]int64{}
 	for _, r := range current.Records {
 		ttl[recordKey{r.DNSName, r.RecordType}] = r.TTL
@@ -282,7 +282,7 @@ func merge(current, desired Endpoint) Endpoint {
 		}
 		targets[k] = targets[k].Union(ts)
 	}
-	out := Endpoint{Clusters: sortedUnique(append(slices.Clone(current.Clusters), desired.Clusters...))}
+	out := Publication{Clusters: sortedUnique(append(slices.Clone(current.Clusters), desired.Clusters...))}
 	for k, ts := range targets {
 		out.Records = append(out.Records, Record{DNSName: k.name, RecordType: k.recordType, TTL: ttl[k], Targets: sets.List(ts)})
 	}
@@ -297,7 +297,7 @@ func merge(current, desired Endpoint) Endpoint {
 
 // Withdrawn returns which of clusters the published records no longer hold, once
 // external-dns applied them; none while it has not, or while nothing is published.
-func Withdrawn(current *Endpoint, applied bool, clusters []string) sets.Set[string] {
+func Withdrawn(current *Publication, applied bool, clusters []string) sets.Set[string] {
 	out := sets.New[string]()
 	if current == nil || !applied {
 		return out
@@ -372,7 +372,7 @@ func OverLimitMessage(clusters []string) string {
 // DescribeChange says what a write of the DNSEndpoint changes, for its event: the
 // addresses published and withdrawn for each name, each with the clusters that report
 // it (from addresses, by cluster), at most maxNamesInMessage of each.
-func DescribeChange(previous *Endpoint, next Endpoint, addresses map[string][]string) string {
+func DescribeChange(previous *Publication, next Publication, addresses map[string][]string) string {
 	owners := map[string][]string{}
 	for _, cluster := range slices.Sorted(maps.Keys(addresses)) {
 		for _, a := range addresses[cluster] {

@@ -18,8 +18,8 @@ func TestDecide(t *testing.T) {
 		"c3": {"lb.example.com"},
 		"c4": {"10.0.0.1"}, // shares c1's address
 	}
-	published := func(clusters []string, records ...Record) *Endpoint {
-		return &Endpoint{Clusters: clusters, Records: records}
+	published := func(clusters []string, records ...Record) *Publication {
+		return &Publication{Clusters: clusters, Records: records}
 	}
 	a := func(targets ...string) Record {
 		return Record{DNSName: "gw.example.com", RecordType: RecordTypeA, TTL: 60, Targets: targets}
@@ -164,7 +164,7 @@ func TestDecideSwitchNeverSwaps(t *testing.T) {
 }
 
 func TestWithdrawn(t *testing.T) {
-	current := &Endpoint{Clusters: []string{"c2"}}
+	current := &Publication{Clusters: []string{"c2"}}
 	if got := Withdrawn(current, true, []string{"c1", "c2"}); !got.Equal(sets.New("c1")) {
 		t.Errorf("applied: withdrawn %v, want c1", sets.List(got))
 	}

@@ -99,7 +99,7 @@ type Answer struct {
 // each cluster to its addresses; a cluster whose addresses are not known is let go of
 // only when no server answers any address that the records do not publish. waiting
 // says, for each cluster not let go of, why, naming servers and what they answered.
-func Confirm(obs Observation, published Endpoint, leaving map[string][]string) (confirmed sets.Set[string], waiting map[string]string) {
+func Confirm(obs Observation, published Publication, leaving map[string][]string) (confirmed sets.Set[string], waiting map[string]string) {
 	confirmed, waiting = sets.New[string](), map[string]string{}
 	if len(leaving) == 0 {
 		return confirmed, waiting
@@ -154,7 +154,7 @@ func Confirm(obs Observation, published Endpoint, leaving map[string][]string) (
 // withdraws the old addresses only once every server answers the new ones beside
 // them, so that none of them, nor a provider that applies changes as delete-then-
 // create, is ever left without an answer.
-func Serves(obs Observation, published Endpoint) (served bool, why string) {
+func Serves(obs Observation, published Publication) (served bool, why string) {
 	records := canonicalRecords(published)
 	reasons := unanswered(obs)
 	for _, a := range obs.Answers {
@@ -174,7 +174,7 @@ func Serves(obs Observation, published Endpoint) (served bool, why string) {
 
 // canonicalRecords returns the targets of each of published's record sets, by
 // normalized name and type, as addresses in the form the answers use.
-func canonicalRecords(published Endpoint) map[recordKey]sets.Set[string] {
+func canonicalRecords(published Publication) map[recordKey]sets.Set[string] {
 	records := map[recordKey]sets.Set[string]{}
 	for k, ts := range targetsByRecord(published) {
 		canon := sets.New[string]()

@@ -153,7 +153,7 @@ const (
 )
 
 // published is what the DNSEndpoint publishes once cluster2 replaced cluster1.
-var published = Endpoint{Clusters: []string{"cluster2"}, Records: []Record{
+var published = Publication{Clusters: []string{"cluster2"}, Records: []Record{
 	{DNSName: "gw.example.test", RecordType: RecordTypeA, TTL: 60, Targets: []string{newA}},
 }}
 
@@ -357,7 +357,7 @@ func TestConfirm(t *testing.T) {
 // TestServes: step 2 of a switch waits until every name server answers every address
 // of the records that hold both the old and the new ones.
 func TestServes(t *testing.T) {
-	both := Endpoint{Records: []Record{{DNSName: "gw.example.test", RecordType: RecordTypeA, Targets: []string{newA, oldA}}}}
+	both := Publication{Records: []Record{{DNSName: "gw.example.test", RecordType: RecordTypeA, Targets: []string{newA, oldA}}}}
 	answer := func(server string, addrs ...string) Answer {
 		return Answer{Server: server, Hostname: "gw.example.test", Type: "A", Addresses: addrs}
 	}
@@ -379,7 +379,7 @@ func TestServes(t *testing.T) {
 			}
 		})
 	}
-	if !Shrinks(both, Endpoint{Records: []Record{{DNSName: "gw.example.test", RecordType: RecordTypeA, Targets: []string{newA}}}}) || Shrinks(both, both) {
+	if !Shrinks(both, Publication{Records: []Record{{DNSName: "gw.example.test", RecordType: RecordTypeA, Targets: []string{newA}}}}) || Shrinks(both, both) {
 		t.Error("Shrinks: withdrawing the old address shrinks the records, and the same records do not")
 	}
 }

@@ -42,8 +42,8 @@ type Reader interface {
 
 // Hub is what Read found.
 type Hub struct {
-	// Input is the decision's input, but for the checks (Evaluations and
-	// ReplacementEvaluations) and DNS, which the caller adds.
+	// Input is the decision's input, but for the checks (Checks and
+	// ReplacementChecks) and DNS, which the caller adds.
 	Input decision.Input
 	// ProxyDecisions are the proxy's PlacementDecisions; ProxyErr says why they cannot
 	// be read, when they cannot: then nothing can be decided safely.

@@ -279,24 +279,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	}
 	results, checkedAt, checking := c.evaluations.take(key, policy)
 	st.useEvaluations(results, checkedAt)
-	var out decision.Output
-	var applyErr error
-	if st.conflict == "" {
-		out = decision.Decide(st.input)
-		applyErr = c.apply(ctx, policy, st, out.Proxy)
-		if applyErr == nil {
-			c.applyDNS(ctx, policy, st.dns)
-		}
-	}
-	newStatus := buildStatus(policy, st, out, applyErr, c.limits.ceilingNote(&policy.Spec))
-	if err := c.writeStatus(ctx, policy, newStatus); err != nil {
+	out, newStatus, applyErr, err := c.decideAndWrite(ctx, policy, st)
+	if err != nil {
 		return err
-	}
-	c.report(ctx, policy, &newStatus, st, out, applyErr)
-	if applyErr == nil {
-		if err := c.clearForceRemove(ctx, policy, st, out); err != nil {
-			return err
-		}
 	}
 	if !st.due.empty() && !checking {
 		// The round wakes the policy when its checks are done.
@@ -318,6 +303,32 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 		return nil
 	}
 	return applyErr
+}
+
+// decideAndWrite decides the proxy from what the sync gathered, applies it and then
+// DNS, writes the status once, reports it (events, metrics) and clears the force-remove
+// names acted on. applyErr is a failed write of the proxy, which the status records;
+// err is a failed write of the status or of the annotation, which the sync returns.
+func (c *Controller) decideAndWrite(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state) (
+	out decision.Output, newStatus trafficv1alpha1.TrafficMigrationPolicyStatus, applyErr, err error) {
+	if st.conflict == "" {
+		out = decision.Decide(st.input)
+		applyErr = c.apply(ctx, policy, st, out.Proxy)
+		if applyErr == nil {
+			c.applyDNS(ctx, policy, st.dns)
+		}
+	}
+	newStatus = buildStatus(policy, st, out, applyErr, c.limits.ceilingNote(&policy.Spec))
+	if err := c.writeStatus(ctx, policy, newStatus); err != nil {
+		return out, newStatus, applyErr, err
+	}
+	c.report(ctx, policy, &newStatus, st, out, applyErr)
+	if applyErr == nil {
+		if err := c.clearForceRemove(ctx, policy, st, out); err != nil {
+			return out, newStatus, applyErr, err
+		}
+	}
+	return out, newStatus, applyErr, nil
 }
 
 func queueKeyOf(obj runtime.Object) []string {

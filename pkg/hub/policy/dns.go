@@ -54,7 +54,7 @@ type dnsState struct {
 	agents agentReports
 	// previous is what the DNSEndpoint published before this sync wrote it, for the
 	// event; addresses are the clusters' reported addresses, to name them in it.
-	previous  *dns.Endpoint
+	previous  *dns.Publication
 	addresses map[string][]string
 	// stepWaits says why step 2 of a switch waits on the name servers; "" when it
 	// does not.
@@ -122,16 +122,16 @@ func (c *Controller) decideDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 		Addresses:  d.agents.addresses,
 	}
 	if d.current != nil {
-		in.Current, in.CurrentApplied = &d.current.Endpoint, d.current.Applied()
+		in.Current, in.CurrentApplied = &d.current.Publication, d.current.Applied()
 	}
 	d.plan = dns.Decide(in)
-	if d.plan.Desired != nil && in.CurrentApplied && dns.Shrinks(d.current.Endpoint, *d.plan.Desired) &&
+	if d.plan.Desired != nil && in.CurrentApplied && dns.Shrinks(d.current.Publication, *d.plan.Desired) &&
 		policy.Spec.DNS.VerifyMode() == trafficv1alpha1.DNSVerifyAuthoritative {
 		// Step 2 of a switch: the old addresses go only once every name server
 		// answers the new ones beside them, not once external-dns has read them.
 		nameservers := policy.Spec.DNS.VerifyNameservers()
 		q := questionOf(policy.UID, d.current.Generation, d.held, nameservers)
-		served, why, again := c.nameServers.serves(ctx, keyOf(policy), q, d.held, nameservers, d.current.Endpoint, st.input.Policy.Interval)
+		served, why, again := c.nameServers.serves(ctx, keyOf(policy), q, d.held, nameservers, d.current.Publication, st.input.Policy.Interval)
 		if !served {
 			in.CurrentApplied = false
 			d.plan = dns.Decide(in)
@@ -145,7 +145,7 @@ func (c *Controller) decideDNS(ctx context.Context, policy *trafficv1alpha1.Traf
 	// A policy that publishes none of its names has no DNS of its own to follow: no
 	// drain clock starts (the safe side) while another holds them.
 	if d.current != nil && len(d.held) > 0 {
-		st.input.DNS.Withdrawn = dns.Withdrawn(&d.current.Endpoint, d.current.Applied(), proxied)
+		st.input.DNS.Withdrawn = dns.Withdrawn(&d.current.Publication, d.current.Applied(), proxied)
 		if policy.Spec.DNS.VerifyMode() == trafficv1alpha1.DNSVerifyAuthoritative {
 			c.verifyWithdrawals(ctx, policy, st, d, d.agents)
 		}
@@ -187,7 +187,7 @@ func (c *Controller) verifyWithdrawals(ctx context.Context, policy *trafficv1alp
 	key := policy.Namespace + "/" + policy.Name
 	nameservers := policy.Spec.DNS.VerifyNameservers()
 	q := questionOf(policy.UID, d.current.Generation, d.held, nameservers)
-	v := c.nameServers.verify(ctx, key, q, d.held, nameservers, d.current.Endpoint, leaving, st.input.Policy.Interval)
+	v := c.nameServers.verify(ctx, key, q, d.held, nameservers, d.current.Publication, leaving, st.input.Policy.Interval)
 	for cluster := range leaving {
 		if !v.confirmed.Has(cluster) {
 			st.input.DNS.Withdrawn.Delete(cluster)
@@ -308,11 +308,11 @@ func (c *Controller) applyDNS(ctx context.Context, policy *trafficv1alpha1.Traff
 	c.metrics.dnsWrite(policy, operation, "Written")
 	c.expectations.wrote(keyOf(policy), kindDNSEndpoint, written.Object())
 	if d.current != nil {
-		d.previous = &d.current.Endpoint
+		d.previous = &d.current.Publication
 	}
 	edited := d.current != nil && d.current.EditedByOthers
 	d.current = written
-	change := dns.DescribeChange(d.previous, written.Endpoint, d.addresses)
+	change := dns.DescribeChange(d.previous, written.Publication, d.addresses)
 	switch {
 	case written.RecreatedAfterDelete:
 		c.event(policy, corev1.EventTypeWarning, ReasonDNSEndpointRestored, fmt.Sprintf("DNSEndpoint %s was deleted by someone else: created it again. %s", policy.Name, change))
@@ -418,7 +418,7 @@ func dnsStatus(policy *trafficv1alpha1.TrafficMigrationPolicy, d *dnsState) *tra
 	}
 	return &trafficv1alpha1.DNSStatus{
 		EndpointName:       policy.Name,
-		PublishedClusters:  d.current.Endpoint.Clusters,
+		PublishedClusters:  d.current.Publication.Clusters,
 		Generation:         d.current.Generation,
 		ObservedGeneration: d.current.ObservedGeneration,
 	}
@@ -460,10 +460,10 @@ func dnsCondition(policy *trafficv1alpha1.TrafficMigrationPolicy, d *dnsState) (
 	case !d.current.Applied():
 		c.Reason = trafficv1alpha1.ReasonWaitingForExternalDNS
 		c.Message = fmt.Sprintf("DNSEndpoint %s publishes %s; external-dns has not applied its generation %d yet (it applied %d): check that an external-dns runs with --source=crd and a domain filter that covers the hostnames",
-			name, dns.PublishedMessage(d.current.Endpoint.Clusters), d.current.Generation, d.current.ObservedGeneration) + unpublishable(d)
+			name, dns.PublishedMessage(d.current.Publication.Clusters), d.current.Generation, d.current.ObservedGeneration) + unpublishable(d)
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, trafficv1alpha1.ReasonDNSPublished
-		c.Message = fmt.Sprintf("DNSEndpoint %s publishes %s, and external-dns applied it", name, dns.PublishedMessage(d.current.Endpoint.Clusters)) +
+		c.Message = fmt.Sprintf("DNSEndpoint %s publishes %s, and external-dns applied it", name, dns.PublishedMessage(d.current.Publication.Clusters)) +
 			unpublishable(d)
 	}
 	return c, true
@@ -478,7 +478,7 @@ func heldNote(d *dnsState) string {
 	case d.current == nil:
 		return fmt.Sprintf("; %s not published yet", shortlist.Join(d.held, maxNamesInMessage)) + unpublishable(d)
 	}
-	return fmt.Sprintf("; %s published for %s", shortlist.Join(d.held, maxNamesInMessage), dns.PublishedMessage(d.current.Endpoint.Clusters)) +
+	return fmt.Sprintf("; %s published for %s", shortlist.Join(d.held, maxNamesInMessage), dns.PublishedMessage(d.current.Publication.Clusters)) +
 		unpublishable(d)
 }
 

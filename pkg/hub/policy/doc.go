@@ -7,8 +7,9 @@
 // Prometheus (package promcheck) and reports in the policy's status.
 //
 // A sync gathers its inputs (listers, the agents' conditions, the results of the last
-// round of checks), decides with one pure function, applies the proxy, and writes the
-// status once. Two mechanisms around it need care when the code changes.
+// round of checks), decides what DNS publishes (with spec.dns, package dns) and then the
+// proxy with one pure function each, applies the proxy, then DNS, and writes the status
+// once. The mechanisms around it that need care when the code changes follow.
 //
 // # Expectations of the controller's own writes (expectations.go, write.go)
 //
@@ -40,7 +41,7 @@
 //     is made again on the policy as it is now (patchPolicy), so no removal goes
 //     unrecorded.
 //
-// # Evaluation rounds (evaluator.go)
+// # Check rounds (evaluator.go)
 //
 // A slow or hung Prometheus must delay nothing but its own checks: additions reach the
 // proxy at once (rule 1) and other policies keep syncing. So a sync never queries
@@ -70,4 +71,27 @@
 // before the round started, the hostnames and the servers), and answers no other. A
 // round wakes its policy when it ends; a withdrawal that waits requeues the policy for
 // the next round.
+//
+// # DNS as a stage (dns.go)
+//
+// With spec.dns, drains follow DNS: a leaving cluster's drain clock starts when DNS let
+// go of it. gather reads the policy's DNSEndpoint (dns.Endpoints, an informer started
+// with the manager) and which hostnames the policy may publish (claimHostnames);
+// decideDNS decides, with dns.Decide beside decision.Decide, what the DNSEndpoint must
+// publish and which draining clusters it no longer holds (decision.DNS.Withdrawn), kept
+// by the name server rounds above when they must confirm it; applyDNS writes the
+// DNSEndpoint after the proxy, so that a cluster is published once the Gateway the proxy
+// put on it is Programmed and withdrawn while the proxy still keeps it. The record set
+// only grows or shrinks by addresses (dns.Shrinks): it never swaps one for another. A
+// DNSEndpoint that cannot be read, or is not the manager's, withdraws nothing: drains
+// wait, the safe side.
+//
+// # Notifications (package notify)
+//
+// This controller sends nothing. Notifications (a drain that starts, stalls or is held,
+// a cluster removed, an error) are the notify controller's: the Argo notifications
+// engine runs each policy's subscribed triggers on the status this controller wrote,
+// and records what it sent in the policy's notified.notifications.argoproj.io
+// annotation. So what a notification says is what the status says; that annotation is
+// no input of this controller, whose only annotation is the force-remove one.
 package policy

@@ -64,8 +64,8 @@ func (d dueChecks) empty() bool { return len(d.draining) == 0 && len(d.replaceme
 // replacement checks apart: a cluster may leave the real decisions while its
 // replacement check is in flight, and that check must never count as a drain check.
 type roundResults struct {
-	draining     map[string]promcheck.Evaluation
-	replacements map[string]promcheck.Evaluation
+	draining     map[string]promcheck.Check
+	replacements map[string]promcheck.Check
 	// windowNote says why trafficShare.window is too short for the spacing of its
 	// series' samples (promcheck.WindowTooShort); "" when it is not.
 	windowNote string
@@ -186,14 +186,14 @@ func (c *Controller) windowNote(ctx context.Context, policy *trafficv1alpha1.Tra
 // due by then), which it returns: checks then keep to their interval exactly.
 func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due dueChecks, clusterLabels map[string]map[string]string) (roundResults, time.Time) {
 	out := roundResults{
-		draining:     make(map[string]promcheck.Evaluation, len(due.draining)),
-		replacements: make(map[string]promcheck.Evaluation, len(due.replacements)),
+		draining:     make(map[string]promcheck.Check, len(due.draining)),
+		replacements: make(map[string]promcheck.Check, len(due.replacements)),
 	}
 	now := c.clock.Now().Truncate(time.Second)
 	type job struct {
 		cluster string
 		spec    *trafficv1alpha1.TrafficMigrationPolicySpec
-		into    map[string]promcheck.Evaluation
+		into    map[string]promcheck.Check
 	}
 	jobs := make([]job, 0, len(due.draining)+len(due.replacements))
 	for _, cluster := range due.draining {
@@ -240,7 +240,7 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 			defer func() { <-c.querySlots; <-ownSlots; wg.Done() }()
 			data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: j.cluster, Labels: clusterLabels[j.cluster]})
 			start := time.Now()
-			ev := promcheck.Evaluate(ctx, querier, j.spec, data, now)
+			ev := promcheck.Run(ctx, querier, j.spec, data, now)
 			c.metrics.queryDuration.Observe(since(start))
 			c.metrics.evaluation(policy, &ev)
 			mu.Lock()
@@ -256,11 +256,11 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 // that every due cluster gets when the Secret is missing, may not be read or is
 // invalid. The Secret is read from the API, not from a cache of all Secrets: the
 // manager reads only the Secrets that policies name, in the policies' namespaces.
-func (c *Controller) querierFor(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy) (promcheck.Querier, *promcheck.Evaluation) {
+func (c *Controller) querierFor(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy) (promcheck.Querier, *promcheck.Check) {
 	q, err := c.prometheus.Get(ctx, policy.Namespace, policy.Spec.PrometheusSecret.Name)
 	var problem *promcheck.SecretError
 	if errors.As(err, &problem) {
-		return nil, &promcheck.Evaluation{Result: trafficv1alpha1.EvaluationError, Reason: problem.Reason, Message: problem.Error()}
+		return nil, &promcheck.Check{Result: trafficv1alpha1.EvaluationError, Reason: problem.Reason, Message: problem.Error()}
 	}
 	return q, nil
 }

@@ -34,10 +34,10 @@ type state struct {
 	// realProblem, when set, says why the real decisions are not known (rule 7).
 	realProblem string
 	// evaluations are the checks this sync decides with, with their reasons, by cluster.
-	evaluations map[string]promcheck.Evaluation
+	evaluations map[string]promcheck.Check
 	// replacementEvaluations are the Active clusters' replacement checks this sync
 	// decides with, by cluster.
-	replacementEvaluations map[string]promcheck.Evaluation
+	replacementEvaluations map[string]promcheck.Check
 	// windowNote says why trafficShare.window is too short for the spacing of its
 	// series' samples, from the round this sync decides with; "" when it is not.
 	windowNote string
@@ -98,16 +98,16 @@ func (r caches) Addon(_ context.Context, cluster string) (*addonv1alpha1.Managed
 // useEvaluations gives the decision the checks that finished for clusters that are due,
 // and leaves in st.due the ones still to check.
 func (st *state) useEvaluations(results roundResults, at time.Time) {
-	st.due.draining = useChecks(st.due.draining, results.draining, at, &st.evaluations, &st.input.Evaluations)
-	st.due.replacements = useChecks(st.due.replacements, results.replacements, at, &st.replacementEvaluations, &st.input.ReplacementEvaluations)
+	st.due.draining = useChecks(st.due.draining, results.draining, at, &st.evaluations, &st.input.Checks)
+	st.due.replacements = useChecks(st.due.replacements, results.replacements, at, &st.replacementEvaluations, &st.input.ReplacementChecks)
 	st.windowNote = results.windowNote
 }
 
 // useChecks moves the results of the due clusters into evaluations, with their
 // reasons, and into the decision's input, and returns the due clusters without a
 // result yet. The maps are made on the first result.
-func useChecks(due []string, results map[string]promcheck.Evaluation, at time.Time,
-	evaluations *map[string]promcheck.Evaluation, input *map[string]decision.Evaluation) []string {
+func useChecks(due []string, results map[string]promcheck.Check, at time.Time,
+	evaluations *map[string]promcheck.Check, input *map[string]decision.Check) []string {
 	var unchecked []string
 	for _, name := range due {
 		ev, ok := results[name]
@@ -116,10 +116,10 @@ func useChecks(due []string, results map[string]promcheck.Evaluation, at time.Ti
 			continue
 		}
 		if *evaluations == nil {
-			*evaluations, *input = map[string]promcheck.Evaluation{}, map[string]decision.Evaluation{}
+			*evaluations, *input = map[string]promcheck.Check{}, map[string]decision.Check{}
 		}
 		(*evaluations)[name] = ev
-		(*input)[name] = decision.Evaluation{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
+		(*input)[name] = decision.Check{Result: ev.Result, Value: ev.Value, Query: ev.Query, Message: ev.Message, At: at}
 	}
 	return unchecked
 }

@@ -21,7 +21,7 @@ func TestEvaluatorRounds(t *testing.T) {
 	woken := make(chan string, 4)
 	check := func(context.Context, *trafficv1alpha1.TrafficMigrationPolicy, dueChecks, map[string]map[string]string) (roundResults, time.Time) {
 		<-release
-		return roundResults{draining: map[string]promcheck.Evaluation{"c1": {Result: trafficv1alpha1.EvaluationPass}}}, time.Unix(100, 0)
+		return roundResults{draining: map[string]promcheck.Check{"c1": {Result: trafficv1alpha1.EvaluationPass}}}, time.Unix(100, 0)
 	}
 	mem := newMemories()
 	e := newEvaluator(check, mem)

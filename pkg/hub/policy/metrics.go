@@ -111,7 +111,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-func (m *Metrics) evaluation(policy *trafficv1alpha1.TrafficMigrationPolicy, ev *promcheck.Evaluation) {
+func (m *Metrics) evaluation(policy *trafficv1alpha1.TrafficMigrationPolicy, ev *promcheck.Check) {
 	m.evaluations.WithLabelValues(policy.Namespace, policy.Name, string(ev.Result)).Inc()
 	if ev.Result == trafficv1alpha1.EvaluationError || ev.Result == trafficv1alpha1.EvaluationNoData {
 		m.errors.WithLabelValues(ev.Reason).Inc()

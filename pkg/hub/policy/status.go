@@ -107,7 +107,7 @@ func prometheusCondition(st *state, draining int32) (metav1.Condition, bool) {
 	}
 	for _, checks := range []struct {
 		what string
-		evs  map[string]promcheck.Evaluation
+		evs  map[string]promcheck.Check
 	}{{"Check", st.evaluations}, {"Replacement check", st.replacementEvaluations}} {
 		for _, name := range slices.Sorted(maps.Keys(checks.evs)) {
 			ev := checks.evs[name]

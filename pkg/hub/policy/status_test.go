@@ -67,7 +67,7 @@ func TestBuildStatus(t *testing.T) {
 		},
 		"draining with a failed check": {
 			out:   draining,
-			state: state{evaluations: map[string]promcheck.Evaluation{"b": {Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonUnauthorized, Message: "401"}}},
+			state: state{evaluations: map[string]promcheck.Check{"b": {Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonUnauthorized, Message: "401"}}},
 			conditions: map[string]want{
 				trafficv1alpha1.ConditionPrometheusReachable: {metav1.ConditionFalse, trafficv1alpha1.ReasonUnauthorized},
 				trafficv1alpha1.ConditionDraining:            {metav1.ConditionTrue, trafficv1alpha1.ReasonClustersDraining},
@@ -76,7 +76,7 @@ func TestBuildStatus(t *testing.T) {
 		},
 		"draining with passing checks": {
 			out:   draining,
-			state: state{evaluations: map[string]promcheck.Evaluation{"b": {Result: trafficv1alpha1.EvaluationPass, Reason: trafficv1alpha1.ReasonQuerySucceeded}}},
+			state: state{evaluations: map[string]promcheck.Check{"b": {Result: trafficv1alpha1.EvaluationPass, Reason: trafficv1alpha1.ReasonQuerySucceeded}}},
 			conditions: map[string]want{
 				trafficv1alpha1.ConditionPrometheusReachable: {metav1.ConditionTrue, trafficv1alpha1.ReasonQuerySucceeded},
 			},
@@ -85,7 +85,7 @@ func TestBuildStatus(t *testing.T) {
 		"draining with passing checks and a window too short for the samples": {
 			out: draining,
 			state: state{
-				evaluations: map[string]promcheck.Evaluation{"b": {Result: trafficv1alpha1.EvaluationPass, Reason: trafficv1alpha1.ReasonQuerySucceeded}},
+				evaluations: map[string]promcheck.Check{"b": {Result: trafficv1alpha1.EvaluationPass, Reason: trafficv1alpha1.ReasonQuerySucceeded}},
 				windowNote:  promcheck.WindowTooShort("1m", 30*time.Second),
 			},
 			conditions: map[string]want{
@@ -96,7 +96,7 @@ func TestBuildStatus(t *testing.T) {
 		"draining with a failed check and a window too short: the failure says more": {
 			out: draining,
 			state: state{
-				evaluations: map[string]promcheck.Evaluation{"b": {Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonTimeout}},
+				evaluations: map[string]promcheck.Check{"b": {Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonTimeout}},
 				windowNote:  promcheck.WindowTooShort("1m", 30*time.Second),
 			},
 			conditions: map[string]want{

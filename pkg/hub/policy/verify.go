@@ -83,7 +83,7 @@ type verdict struct {
 // when the leaving clusters wait on one and the last started at least every ago.
 // ctx ends a round early when the controller stops.
 func (n *nameServerChecks) verify(ctx context.Context, key string, q nsQuestion, hostnames, nameservers []string,
-	published dns.Endpoint, leaving map[string][]string, every time.Duration) verdict {
+	published dns.Publication, leaving map[string][]string, every time.Duration) verdict {
 	v := verdict{confirmed: sets.New[string](), waiting: map[string]string{}}
 	if len(leaving) == 0 {
 		return v
@@ -105,7 +105,7 @@ func (n *nameServerChecks) verify(ctx context.Context, key string, q nsQuestion,
 // from the last round of the same question, and why not; it starts a round when they
 // do not, as verify does. again is as in verdict.
 func (n *nameServerChecks) serves(ctx context.Context, key string, q nsQuestion, hostnames, nameservers []string,
-	published dns.Endpoint, every time.Duration) (served bool, why string, again time.Duration) {
+	published dns.Publication, every time.Duration) (served bool, why string, again time.Duration) {
 	why = msgNotAskedYet
 	if obs := n.last(key, q); obs != nil {
 		if served, why = dns.Serves(*obs, published); served {

@@ -49,7 +49,7 @@ func TestNameServerChecks(t *testing.T) {
 	woken := make(chan string, 10)
 	n.wake = func(key string) { woken <- key }
 	const every = 10 * time.Second
-	published := dns.Endpoint{Clusters: []string{"c2"}, Records: []dns.Record{{DNSName: "gw.example.test", RecordType: "A", Targets: []string{"192.0.2.12"}}}}
+	published := dns.Publication{Clusters: []string{"c2"}, Records: []dns.Record{{DNSName: "gw.example.test", RecordType: "A", Targets: []string{"192.0.2.12"}}}}
 	leaving := map[string][]string{"c1": {"192.0.2.11"}}
 	q := questionOf("uid", 7, []string{"gw.example.test"}, nil)
 	ask := func() verdict {

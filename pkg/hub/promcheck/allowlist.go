@@ -264,7 +264,7 @@ const maxListedEntries = 10
 
 // NotAllowedError is a url that the manager's Allowlist does not allow: NewClient
 // returns it, and a query returns it (inside the dial's error)
-// when the host's address is refused at connection time. Evaluate reports it with
+// when the host's address is refused at connection time. Run reports it with
 // ReasonURLNotAllowed; ConfigErrorReason tells it from other errors of NewClient.
 type NotAllowedError struct {
 	// URL is the refused url, without its user information and query.

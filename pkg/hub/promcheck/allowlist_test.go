@@ -177,22 +177,22 @@ func TestNewClientRefusesAURLNotAllowed(t *testing.T) {
 
 // A host name allowed only through the CIDRs is checked at each connection, against
 // the address it resolved to; with CIDR entries, no proxy is used.
-func TestEvaluateRefusesAnAddressNotAllowed(t *testing.T) {
+func TestRunRefusesAnAddressNotAllowed(t *testing.T) {
 	prom := newFakePrometheus(t, false, scalar("0.01"))
 	byName := strings.Replace(prom.URL, "127.0.0.1", "localhost", 1)
 
 	tests := map[string]struct {
 		entries []string
-		want    Evaluation
+		want    Check
 	}{
 		"outside the CIDRs": {
 			entries: []string{"10.0.0.0/8"},
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonURLNotAllowed,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonURLNotAllowed,
 				Message: "url " + byName + " resolves to an address that is not in the manager's Prometheus allowlist (allowed: 10.0.0.0/8); ask the hub admin"},
 		},
 		"inside the CIDRs": {
 			entries: []string{"127.0.0.0/8", "::1"},
-			want:    Evaluation{Result: v1alpha1.EvaluationPass, Value: "0.01", Reason: v1alpha1.ReasonQuerySucceeded},
+			want:    Check{Result: v1alpha1.EvaluationPass, Value: "0.01", Reason: v1alpha1.ReasonQuerySucceeded},
 		},
 	}
 	for name, tc := range tests {
@@ -202,9 +202,9 @@ func TestEvaluateRefusesAnAddressNotAllowed(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := len(prom.seen())
-			got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+			got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
 			tc.want.Query = got.Query
-			checkEvaluation(t, got, tc.want)
+			sameCheck(t, got, tc.want)
 			if reached := len(prom.seen()) > before; reached != (tc.want.Result == v1alpha1.EvaluationPass) {
 				t.Errorf("the query reached Prometheus: %t", reached)
 			}

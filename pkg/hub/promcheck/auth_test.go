@@ -109,7 +109,7 @@ func newMTLSPrometheus(t *testing.T, ca *testCA) *httptest.Server {
 	return srv
 }
 
-func TestEvaluateClientCertificate(t *testing.T) {
+func TestRunClientCertificate(t *testing.T) {
 	ca := newTestCA(t)
 	prom := newMTLSPrometheus(t, ca)
 	clientCert, clientKey := ca.issue(t, "traffic-migration", false)
@@ -129,7 +129,7 @@ func TestEvaluateClientCertificate(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			q := querierFor(t, 5*time.Second, append([]string{KeyURL, prom.URL, KeyCA, string(ca.pem)}, tc.secret...)...)
-			got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+			got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
 			t.Logf("%s %s: %s", got.Result, got.Reason, got.Message)
 			if got.Result != tc.want || !strings.Contains(got.Message, tc.message) {
 				t.Errorf("want %s with a message containing %q, got %s %s: %s", tc.want, tc.message, got.Result, got.Reason, got.Message)
@@ -172,7 +172,7 @@ func (e *tokenEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": testOAuth2Token, "token_type": "Bearer", "expires_in": 3600})
 }
 
-func TestEvaluateOAuth2(t *testing.T) {
+func TestRunOAuth2(t *testing.T) {
 	endpoint := &tokenEndpoint{t: t}
 	tokens := httptest.NewServer(endpoint)
 	t.Cleanup(tokens.Close)
@@ -190,8 +190,8 @@ func TestEvaluateOAuth2(t *testing.T) {
 
 	q := querierFor(t, 5*time.Second, secret(testClientSecret)...)
 	for range 2 {
-		got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
-		checkEvaluation(t, got, Evaluation{Result: v1alpha1.EvaluationPass, Reason: v1alpha1.ReasonQuerySucceeded, Value: got.Value, Query: got.Query})
+		got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+		sameCheck(t, got, Check{Result: v1alpha1.EvaluationPass, Reason: v1alpha1.ReasonQuerySucceeded, Value: got.Value, Query: got.Query})
 	}
 	if n := endpoint.issued.Load(); n != 1 {
 		t.Errorf("want one token issued for two queries, got %d", n)
@@ -201,7 +201,7 @@ func TestEvaluateOAuth2(t *testing.T) {
 	}
 
 	q = querierFor(t, 5*time.Second, secret("wrong-"+testClientSecret)...)
-	got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+	got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
 	t.Logf("%s %s: %s", got.Result, got.Reason, got.Message)
 	if got.Result != v1alpha1.EvaluationError || got.Reason != v1alpha1.ReasonUnauthorized || !strings.Contains(got.Message, "OAuth2 token endpoint refused a token: HTTP 401 Unauthorized (invalid_client)") {
 		t.Errorf("want the token endpoint's refusal, got %s %s: %s", got.Result, got.Reason, got.Message)
@@ -213,13 +213,13 @@ func TestEvaluateOAuth2(t *testing.T) {
 	}
 }
 
-func TestEvaluateOAuth2EndpointDown(t *testing.T) {
+func TestRunOAuth2EndpointDown(t *testing.T) {
 	tokens := httptest.NewServer(http.NotFoundHandler())
 	tokenURL := tokens.URL + "/token?secret=in-the-url"
 	tokens.Close()
 	prom := newFakePrometheus(t, false, scalar("0.01"))
 	q := querierFor(t, 5*time.Second, KeyURL, prom.URL, KeyOAuth2ClientID, "traffic-migration", KeyOAuth2ClientSecret, testClientSecret, KeyOAuth2TokenURL, tokenURL)
-	got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+	got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
 	t.Logf("%s %s: %s", got.Result, got.Reason, got.Message)
 	if got.Reason != v1alpha1.ReasonUnreachable || !strings.Contains(got.Message, "cannot get a token from the OAuth2 token endpoint") || strings.Contains(got.Message, "in-the-url") {
 		t.Errorf("want Unreachable naming the token endpoint without its URL, got %s %s: %s", got.Result, got.Reason, got.Message)

@@ -292,7 +292,7 @@ const (
 
 // AnswerTooLargeError is an answer over a limit of the Config: larger than
 // MaxAnswerBytes (MaxBytes is set) or of more series than MaxSeries (MaxSeries is set).
-// Evaluate reports it with ReasonAnswerTooLarge.
+// Run reports it with ReasonAnswerTooLarge.
 type AnswerTooLargeError struct {
 	// MaxBytes is the bound on bytes the answer passed; 0 when it passed MaxSeries.
 	MaxBytes int64
@@ -336,7 +336,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 // HTTPStatusError is a response of Prometheus (or of a proxy in front of it) whose
 // status is neither a success nor one of the statuses of the Prometheus API's own
 // errors (400, 422), such as 401, 403, 404 or 503. promv1 reports those with the
-// status only in its message; this keeps the code, so Evaluate can tell a rejected
+// status only in its message; this keeps the code, so Run can tell a rejected
 // credential from a wrong URL without matching strings.
 type HTTPStatusError struct {
 	// StatusCode is the HTTP status of the response.
@@ -397,7 +397,7 @@ func (c statusClient) Do(ctx context.Context, req *http.Request) (*http.Response
 // ResultError is a successful answer whose result cannot be read: a type other than
 // scalar, vector and matrix (such as "string"), or a result that does not decode as
 // its type says. promv1 reports both with the details only in the text of its
-// message; this keeps them apart, so that Evaluate can name the type without
+// message; this keeps them apart, so that Run can name the type without
 // matching strings and without quoting the body.
 type ResultError struct {
 	// ResultType is the resultType of the answer.

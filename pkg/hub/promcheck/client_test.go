@@ -45,7 +45,7 @@ func (c countingConn) Read(p []byte) (int, error) {
 
 // An answer larger than MaxAnswerBytes fails the check with ReasonAnswerTooLarge,
 // and the client reads no more of it than the bound, however much the server sends.
-func TestEvaluateBoundsTheAnswerBytes(t *testing.T) {
+func TestRunBoundsTheAnswerBytes(t *testing.T) {
 	const limit, stream = 1 << 20, 64 << 20
 	var served atomic.Int64
 	handlerDone := make(chan struct{})
@@ -84,8 +84,8 @@ func TestEvaluateBoundsTheAnswerBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
-	checkEvaluation(t, got, Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonAnswerTooLarge, Query: got.Query,
+	got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+	sameCheck(t, got, Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonAnswerTooLarge, Query: got.Query,
 		Message: "the answer is larger than 1048576 bytes, the manager's limit; a check needs one series: aggregate the query"})
 
 	// Headers and the transport's read buffer (4 KiB) on top of the bound, and what
@@ -103,14 +103,14 @@ func TestEvaluateBoundsTheAnswerBytes(t *testing.T) {
 	// A small answer is read as ever.
 	prom = newFakePrometheus(t, false, scalar("0.01"))
 	small := querierFor(t, 0, KeyURL, prom.URL)
-	if got := Evaluate(context.Background(), small, querySpec("<= 0.05"), testData(), evalTime); got.Result != v1alpha1.EvaluationPass {
+	if got := Run(context.Background(), small, querySpec("<= 0.05"), testData(), evalTime); got.Result != v1alpha1.EvaluationPass {
 		t.Errorf("a small answer: %s %q, want Pass", got.Result, got.Message)
 	}
 }
 
 // MaxSeries is sent to Prometheus as the query's limit (one more, to tell a truncated
 // answer), and an answer of more series fails the check with ReasonAnswerTooLarge.
-func TestEvaluateBoundsTheSeries(t *testing.T) {
+func TestRunBoundsTheSeries(t *testing.T) {
 	var limit atomic.Value
 	answer := func(w http.ResponseWriter, r *http.Request) {
 		limit.Store(r.Form.Get("limit"))
@@ -120,16 +120,16 @@ func TestEvaluateBoundsTheSeries(t *testing.T) {
 	tests := map[string]struct {
 		maxSeries int
 		wantLimit string
-		want      Evaluation
+		want      Check
 	}{
 		"over the limit": {
 			maxSeries: 2, wantLimit: "3",
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonAnswerTooLarge,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonAnswerTooLarge,
 				Message: "the answer has more than 2 series, the manager's limit; a check needs one series"},
 		},
 		"default limit": {
 			wantLimit: "101",
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnexpectedResult,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnexpectedResult,
 				Message: "the query returned 3 series;"},
 		},
 	}
@@ -141,9 +141,9 @@ func TestEvaluateBoundsTheSeries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+			got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
 			tc.want.Query = got.Query
-			checkEvaluation(t, got, tc.want)
+			sameCheck(t, got, tc.want)
 			if l := limit.Load(); l != tc.wantLimit {
 				t.Errorf("Prometheus got limit %q, want %q", l, tc.wantLimit)
 			}

@@ -6,10 +6,10 @@
 // Prometheus from the policy's Secret and keeps a client per version of it (Clients,
 // on ConfigFromSecret and NewClient; the manager, check and dashboard all read the
 // Secret through it), fills in the policy's query for the cluster (ResolveQuery) and
-// runs it, turning the answer or the failure into an Evaluation that the controller
+// runs it, turning the answer or the failure into an Check that the controller
 // records in the cluster's status row and the PrometheusReachable condition.
 //
-// Evaluate fails closed: anything other than a single readable number is never a
+// Run fails closed: anything other than a single readable number is never a
 // Pass. It does not apply noDataPolicy; the caller decides what NoData counts as.
 //
 // Tenants write the query templates and the Secret's url, and spokes report the label

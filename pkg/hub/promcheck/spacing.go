@@ -62,7 +62,7 @@ func SampleSpacing(ctx context.Context, q Querier, spec *v1alpha1.TrafficShare, 
 		if err != nil {
 			return 0, false, err
 		}
-		var ev Evaluation
+		var ev Check
 		count, read := readValue(value, &ev)
 		if !read || math.IsNaN(float64(count)) {
 			continue

@@ -43,7 +43,7 @@ var dataFields = map[string]bool{
 
 // templateError is a refusal of the sandbox, a value that cannot go into a query, or
 // a query too long. Its message says what to change and is bounded by construction,
-// so Evaluate shows it whole.
+// so Run shows it whole.
 type templateError struct{ msg string }
 
 func (e *templateError) Error() string { return e.msg }

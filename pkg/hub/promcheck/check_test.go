@@ -48,8 +48,8 @@ func querierFor(t *testing.T, timeout time.Duration, kv ...string) Querier {
 	return q
 }
 
-// checkEvaluation compares got with want; want.Message is a part the message must hold.
-func checkEvaluation(t *testing.T, got, want Evaluation) {
+// sameCheck compares got with want; want.Message is a part the message must hold.
+func sameCheck(t *testing.T, got, want Check) {
 	t.Helper()
 	t.Logf("%s %s %q: %s", got.Result, got.Reason, got.Value, got.Message)
 	if got.Result != want.Result || got.Reason != want.Reason || got.Value != want.Value || got.Query != want.Query {
@@ -61,7 +61,7 @@ func checkEvaluation(t *testing.T, got, want Evaluation) {
 	}
 }
 
-func TestEvaluate(t *testing.T) {
+func TestRun(t *testing.T) {
 	const resolved = `sum(rate(requests_total{cluster="cluster1"}[5m]))`
 	labelSets := []string{`{"cluster":"d"}`, `{"cluster":"a","zone":"x"}`, `{"cluster":"c"}`, `{"cluster":"b"}`}
 
@@ -69,125 +69,125 @@ func TestEvaluate(t *testing.T) {
 		answer http.HandlerFunc
 		spec   *v1alpha1.TrafficMigrationPolicySpec
 		// want.Message is a part the message must hold.
-		want Evaluation
+		want Check
 		// noRequest says that Prometheus must not be asked at all.
 		noRequest bool
 	}{
 		"scalar that passes": {
 			answer: scalar("0.0312"),
-			want: Evaluation{Result: v1alpha1.EvaluationPass, Value: "0.0312", Query: resolved,
+			want: Check{Result: v1alpha1.EvaluationPass, Value: "0.0312", Query: resolved,
 				Reason: v1alpha1.ReasonQuerySucceeded, Message: "the query's value meets <= 0.05"},
 		},
 		"scalar that fails": {
 			answer: scalar("0.2"),
-			want: Evaluation{Result: v1alpha1.EvaluationFail, Value: "0.2", Query: resolved,
+			want: Check{Result: v1alpha1.EvaluationFail, Value: "0.2", Query: resolved,
 				Reason: v1alpha1.ReasonQuerySucceeded, Message: "does not meet <= 0.05"},
 		},
 		"scalar that is exactly the threshold": {
 			answer: scalar("0.05"),
-			want: Evaluation{Result: v1alpha1.EvaluationPass, Value: "0.05", Query: resolved,
+			want: Check{Result: v1alpha1.EvaluationPass, Value: "0.05", Query: resolved,
 				Reason: v1alpha1.ReasonQuerySucceeded},
 		},
 		"infinite scalar": {
 			answer: scalar("+Inf"),
-			want: Evaluation{Result: v1alpha1.EvaluationFail, Value: "+Inf", Query: resolved,
+			want: Check{Result: v1alpha1.EvaluationFail, Value: "+Inf", Query: resolved,
 				Reason: v1alpha1.ReasonQuerySucceeded},
 		},
 		"single series that passes": {
 			answer: vector("0.01", `{"cluster":"cluster1"}`),
-			want: Evaluation{Result: v1alpha1.EvaluationPass, Value: "0.01", Query: resolved,
+			want: Check{Result: v1alpha1.EvaluationPass, Value: "0.01", Query: resolved,
 				Reason: v1alpha1.ReasonQuerySucceeded},
 		},
 		"single series that fails a >= expectation": {
 			answer: vector("3", `{}`),
 			spec:   querySpec(">= 10"),
-			want: Evaluation{Result: v1alpha1.EvaluationFail, Value: "3", Query: resolved,
+			want: Check{Result: v1alpha1.EvaluationFail, Value: "3", Query: resolved,
 				Reason: v1alpha1.ReasonQuerySucceeded, Message: "does not meet >= 10"},
 		},
 		"empty vector": {
 			answer: vector("0"),
-			want: Evaluation{Result: v1alpha1.EvaluationNoData, Query: resolved,
+			want: Check{Result: v1alpha1.EvaluationNoData, Query: resolved,
 				Reason: v1alpha1.ReasonNoData, Message: "returned no series"},
 		},
 		"NaN series": {
 			answer: vector("NaN", `{}`),
-			want: Evaluation{Result: v1alpha1.EvaluationNoData, Value: "NaN", Query: resolved,
+			want: Check{Result: v1alpha1.EvaluationNoData, Value: "NaN", Query: resolved,
 				Reason: v1alpha1.ReasonNoData, Message: "returned NaN"},
 		},
 		"NaN scalar": {
 			answer: scalar("NaN"),
-			want: Evaluation{Result: v1alpha1.EvaluationNoData, Value: "NaN", Query: resolved,
+			want: Check{Result: v1alpha1.EvaluationNoData, Value: "NaN", Query: resolved,
 				Reason: v1alpha1.ReasonNoData, Message: "returned NaN"},
 		},
 		"several series": {
 			answer: vector("0.01", labelSets...),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
 				Message: `the query returned 4 series; the query must return a scalar or a single series: aggregate it, for example with sum(...)`},
 		},
 		"matrix": {
 			answer: success("matrix", `[{"metric":{"cluster":"a"},"values":[[1700000000,"1"],[1700000030,"2"]]}]`),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
 				Message: "the query returned a range vector (matrix) of 1 series"},
 		},
 		"string": {
 			answer: success("string", `[1700000000,"hello"]`),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
 				Message: "the query returned a string; the query must return a scalar or a single series"},
 		},
 		"vector with an unreadable value": {
 			answer: vector("many", `{}`),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
 				Message: `the query's vector result could not be read: strconv.ParseFloat: parsing "many": invalid syntax`},
 		},
 		"bad PromQL": {
 			answer: failure(http.StatusBadRequest, "bad_data", `invalid parameter "query": 1:10: parse error: unexpected "}"`),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonQueryFailed,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonQueryFailed,
 				Message: `Prometheus rejected the query: invalid parameter "query": 1:10: parse error: unexpected "}"; fix the PromQL`},
 		},
 		"execution error": {
 			answer: failure(http.StatusUnprocessableEntity, "execution", "many-to-many matching not allowed"),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonQueryFailed,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonQueryFailed,
 				Message: "Prometheus could not run the query: many-to-many matching not allowed"},
 		},
 		"timeout in Prometheus": {
 			answer: failure(http.StatusServiceUnavailable, "timeout", "query timed out in expression evaluation"),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonTimeout,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonTimeout,
 				Message: "Prometheus gave up on the query (timeout: query timed out in expression evaluation)"},
 		},
 		"401": {
 			answer: reply(http.StatusUnauthorized, "Unauthorized"),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnauthorized,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnauthorized,
 				Message: "Prometheus rejected the credentials (HTTP 401 Unauthorized); check token, or username and password"},
 		},
 		"403": {
 			answer: reply(http.StatusForbidden, "Forbidden"),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnauthorized,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnauthorized,
 				Message: "Prometheus refused the query (HTTP 403 Forbidden)"},
 		},
 		"404": {
 			answer: reply(http.StatusNotFound, "<html>not here</html>"),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnreachable,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnreachable,
 				Message: "no Prometheus query API at url (HTTP 404 Not Found); check the url's path"},
 		},
 		"502 from a proxy": {
 			answer: reply(http.StatusBadGateway, "<html>bad gateway</html>"),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnreachable,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnreachable,
 				Message: "failed (HTTP 502 Bad Gateway)"},
 		},
 		"redirect is not followed": {
 			answer: func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/login", http.StatusFound) },
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnreachable,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnreachable,
 				Message: "answered with a redirect (HTTP 302 Found), which is not followed"},
 		},
 		"HTML page instead of the API": {
 			answer: reply(http.StatusOK, "<html>login</html>"),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
+			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
 				Message: "the answer is not a Prometheus API response; check that url points at the Prometheus HTTP API"},
 		},
 		"template failure": {
 			answer: scalar("0"),
 			spec:   &v1alpha1.TrafficMigrationPolicySpec{MetricsQuery: `up{c="{{ index .Cluster.Labels "nope" }}"}`, ExpectedMetricsResult: "0"},
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonTemplateFailed,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonTemplateFailed,
 				Message: `the query could not be resolved for cluster "cluster1": template: metricsQuery:1:9: executing "metricsQuery" at <index .Cluster.Labels "nope">: error calling index: no key "nope"`},
 			noRequest: true,
 		},
@@ -196,7 +196,7 @@ func TestEvaluate(t *testing.T) {
 			spec: &v1alpha1.TrafficMigrationPolicySpec{TrafficShare: &v1alpha1.TrafficShare{
 				Metric: "istio_requests_total", ClusterLabel: "cluster", ClusterLabelValue: `{{ index .Cluster.Labels "cluster" }}`, Window: "5m", MaxPercent: 5,
 			}},
-			want: Evaluation{Result: v1alpha1.EvaluationPass, Value: "4.5", Reason: v1alpha1.ReasonQuerySucceeded,
+			want: Check{Result: v1alpha1.EvaluationPass, Value: "4.5", Reason: v1alpha1.ReasonQuerySucceeded,
 				Query:   `100 * sum(rate(istio_requests_total{cluster="us-east-1"}[5m])) / sum(rate(istio_requests_total[5m]))`,
 				Message: "the query's value meets <= 5"},
 		},
@@ -209,8 +209,8 @@ func TestEvaluate(t *testing.T) {
 			if spec == nil {
 				spec = querySpec("<= 0.05")
 			}
-			got := Evaluate(context.Background(), q, spec, testData(), evalTime)
-			checkEvaluation(t, got, tc.want)
+			got := Run(context.Background(), q, spec, testData(), evalTime)
+			sameCheck(t, got, tc.want)
 
 			seen := prom.seen()
 			if tc.noRequest {
@@ -225,14 +225,14 @@ func TestEvaluate(t *testing.T) {
 			if seen[0].query != got.Query || seen[0].time != "1700000000.5" {
 				t.Errorf("Prometheus got query %q at %q, want %q at 1700000000.5", seen[0].query, seen[0].time, got.Query)
 			}
-			if again := Evaluate(context.Background(), q, spec, testData(), evalTime.Add(time.Minute)); again != got {
+			if again := Run(context.Background(), q, spec, testData(), evalTime.Add(time.Minute)); again != got {
 				t.Errorf("a second evaluation differs:\n%+v\n%+v", got, again)
 			}
 		})
 	}
 }
 
-func TestEvaluateAuthentication(t *testing.T) {
+func TestRunAuthentication(t *testing.T) {
 	tests := map[string]struct {
 		secret []string
 		// require are the headers the server demands; it answers deny otherwise.
@@ -240,40 +240,40 @@ func TestEvaluateAuthentication(t *testing.T) {
 		deny    int
 		// absent are headers that must not be sent.
 		absent []string
-		want   Evaluation
+		want   Check
 	}{
 		"bearer token": {
 			secret:  []string{KeyToken, testToken},
 			require: http.Header{"Authorization": {"Bearer " + testToken}},
-			want:    Evaluation{Result: v1alpha1.EvaluationPass, Reason: v1alpha1.ReasonQuerySucceeded},
+			want:    Check{Result: v1alpha1.EvaluationPass, Reason: v1alpha1.ReasonQuerySucceeded},
 		},
 		"wrong bearer token": {
 			secret:  []string{KeyToken, "other-" + testToken},
 			require: http.Header{"Authorization": {"Bearer " + testToken}},
 			deny:    http.StatusUnauthorized,
-			want:    Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnauthorized, Message: "HTTP 401 Unauthorized"},
+			want:    Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnauthorized, Message: "HTTP 401 Unauthorized"},
 		},
 		"basic auth": {
 			secret:  []string{KeyUsername, "admin", KeyPassword, testPassword},
 			require: http.Header{"Authorization": {"Basic YWRtaW46cGE1NXcwcmQtdmFsdWU="}},
-			want:    Evaluation{Result: v1alpha1.EvaluationPass, Reason: v1alpha1.ReasonQuerySucceeded},
+			want:    Check{Result: v1alpha1.EvaluationPass, Reason: v1alpha1.ReasonQuerySucceeded},
 		},
 		"tenant and token": {
 			secret:  []string{KeyToken, testToken, KeyTenant, "team-a"},
 			require: http.Header{"Authorization": {"Bearer " + testToken}, "X-Scope-Orgid": {"team-a"}},
-			want:    Evaluation{Result: v1alpha1.EvaluationPass, Reason: v1alpha1.ReasonQuerySucceeded},
+			want:    Check{Result: v1alpha1.EvaluationPass, Reason: v1alpha1.ReasonQuerySucceeded},
 		},
 		"missing tenant": {
 			require: http.Header{"X-Scope-Orgid": {"team-a"}},
 			deny:    http.StatusUnauthorized,
 			absent:  []string{"Authorization", "X-Scope-Orgid"},
-			want:    Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnauthorized, Message: "X-Scope-OrgID"},
+			want:    Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnauthorized, Message: "X-Scope-OrgID"},
 		},
 		"token without the right to query": {
 			secret:  []string{KeyToken, testToken},
 			require: http.Header{"Authorization": {"Bearer admin-token"}},
 			deny:    http.StatusForbidden,
-			want:    Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnauthorized, Message: "HTTP 403 Forbidden"},
+			want:    Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnauthorized, Message: "HTTP 403 Forbidden"},
 		},
 	}
 	for name, tc := range tests {
@@ -290,12 +290,12 @@ func TestEvaluateAuthentication(t *testing.T) {
 			}
 			prom := newFakePrometheus(t, false, answer)
 			q := querierFor(t, 0, append([]string{KeyURL, prom.URL}, tc.secret...)...)
-			got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+			got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
 			tc.want.Query = got.Query
 			if got.Result == v1alpha1.EvaluationPass {
 				tc.want.Value = "0.01"
 			}
-			checkEvaluation(t, got, tc.want)
+			sameCheck(t, got, tc.want)
 			for _, s := range secretParts(nil) {
 				if strings.Contains(got.Message, s) {
 					t.Errorf("message %q leaks %q", got.Message, s)
@@ -315,7 +315,7 @@ func TestEvaluateAuthentication(t *testing.T) {
 	}
 }
 
-func TestEvaluateTLS(t *testing.T) {
+func TestRunTLS(t *testing.T) {
 	prom := newFakePrometheus(t, true, scalar("0.01"))
 	plain := newFakePrometheus(t, false, scalar("0.01"))
 	rightCA := string(certPEM(prom.Certificate()))
@@ -328,42 +328,42 @@ func TestEvaluateTLS(t *testing.T) {
 
 	tests := map[string]struct {
 		secret []string
-		want   Evaluation
+		want   Check
 	}{
 		"right CA": {
 			secret: []string{KeyURL, prom.URL, KeyCA, rightCA},
-			want:   Evaluation{Result: v1alpha1.EvaluationPass, Value: "0.01", Reason: v1alpha1.ReasonQuerySucceeded},
+			want:   Check{Result: v1alpha1.EvaluationPass, Value: "0.01", Reason: v1alpha1.ReasonQuerySucceeded},
 		},
 		"wrong CA": {
 			secret: []string{KeyURL, prom.URL, KeyCA, string(wrongCA)},
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
 				Message: "TLS: Prometheus's certificate is signed by an unknown authority; set ca.crt"},
 		},
 		"system roots": {
 			secret: []string{KeyURL, prom.URL},
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
 				Message: "TLS: Prometheus's certificate is signed by an unknown authority"},
 		},
 		"insecureSkipVerify": {
 			secret: []string{KeyURL, prom.URL, KeyInsecureSkipVerify, "true"},
-			want:   Evaluation{Result: v1alpha1.EvaluationPass, Value: "0.01", Reason: v1alpha1.ReasonQuerySucceeded},
+			want:   Check{Result: v1alpha1.EvaluationPass, Value: "0.01", Reason: v1alpha1.ReasonQuerySucceeded},
 		},
 		"host name not in the certificate": {
 			secret: []string{KeyURL, byName, KeyCA, rightCA},
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
 				Message: "TLS: x509: certificate is valid for example.com, *.example.com, not localhost; use a host name in url that the certificate lists"},
 		},
 		"https to a plain HTTP server": {
 			secret: []string{KeyURL, strings.Replace(plain.URL, "http://", "https://", 1)},
-			want:   Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable},
+			want:   Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			q := querierFor(t, 0, tc.secret...)
-			got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+			got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
 			tc.want.Query = got.Query
-			checkEvaluation(t, got, tc.want)
+			sameCheck(t, got, tc.want)
 			if got.Query == "" {
 				t.Error("want the resolved query also on errors")
 			}
@@ -371,7 +371,7 @@ func TestEvaluateTLS(t *testing.T) {
 	}
 }
 
-func TestEvaluateTimeout(t *testing.T) {
+func TestRunTimeout(t *testing.T) {
 	release := make(chan struct{})
 	// Blocks until the client gives up (its connection closes) or the test ends.
 	slow := func(w http.ResponseWriter, r *http.Request) {
@@ -389,12 +389,12 @@ func TestEvaluateTimeout(t *testing.T) {
 	tests := map[string]struct {
 		ctx     func(t *testing.T) context.Context
 		timeout time.Duration
-		want    Evaluation
+		want    Check
 	}{
 		"query timeout": {
 			ctx:     func(*testing.T) context.Context { return context.Background() },
 			timeout: 100 * time.Millisecond,
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonTimeout,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonTimeout,
 				Message: "Prometheus did not answer within 100ms"},
 		},
 		"caller's deadline": {
@@ -404,34 +404,34 @@ func TestEvaluateTimeout(t *testing.T) {
 				return ctx
 			},
 			timeout: time.Hour,
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonTimeout,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonTimeout,
 				Message: "Prometheus did not answer in time"},
 		},
 		"caller canceled": {
 			ctx:     func(*testing.T) context.Context { return canceled },
 			timeout: time.Hour,
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonTimeout,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonTimeout,
 				Message: "the query was canceled"},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			q := querierFor(t, tc.timeout, KeyURL, prom.URL)
-			got := Evaluate(tc.ctx(t), q, querySpec("<= 0.05"), testData(), evalTime)
+			got := Run(tc.ctx(t), q, querySpec("<= 0.05"), testData(), evalTime)
 			tc.want.Query = got.Query
-			checkEvaluation(t, got, tc.want)
+			sameCheck(t, got, tc.want)
 		})
 	}
 }
 
-func TestEvaluateConnectionRefused(t *testing.T) {
+func TestRunConnectionRefused(t *testing.T) {
 	prom := newFakePrometheus(t, false, scalar("0"))
 	addr := prom.Listener.Addr().String()
 	prom.Close()
 
 	q := querierFor(t, 0, KeyURL, "http://"+addr)
-	got := Evaluate(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
-	checkEvaluation(t, got, Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
+	got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
+	sameCheck(t, got, Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
 		Query:   `sum(rate(requests_total{cluster="cluster1"}[5m]))`,
 		Message: "cannot connect to Prometheus: dial tcp " + addr + ": connection refused; check the url"})
 }
@@ -444,7 +444,7 @@ func (f querierFunc) Query(ctx context.Context, query string, ts time.Time) (mod
 }
 
 // TestEvaluateResults covers results and errors that a real server hardly produces.
-func TestEvaluateResults(t *testing.T) {
+func TestRunResults(t *testing.T) {
 	local := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 43210}
 	remote := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 2), Port: 9090}
 
@@ -452,57 +452,57 @@ func TestEvaluateResults(t *testing.T) {
 		value model.Value
 		err   error
 		spec  *v1alpha1.TrafficMigrationPolicySpec
-		want  Evaluation
+		want  Check
 	}{
 		"nil value": {
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnexpectedResult, Message: "returned no result at all"},
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnexpectedResult, Message: "returned no result at all"},
 		},
 		"string from another querier": {
 			value: &model.String{Value: "hello"},
-			want:  Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnexpectedResult, Message: "the query returned a string"},
+			want:  Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnexpectedResult, Message: "the query returned a string"},
 		},
 		"nil scalar": {
 			value: (*model.Scalar)(nil),
-			want:  Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnexpectedResult, Message: "returned no result at all"},
+			want:  Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnexpectedResult, Message: "returned no result at all"},
 		},
 		"negative zero scalar": {
 			value: &model.Scalar{Value: 0},
 			spec:  querySpec("0"),
-			want:  Evaluation{Result: v1alpha1.EvaluationPass, Value: "0", Reason: v1alpha1.ReasonQuerySucceeded, Message: "meets <= 0"},
+			want:  Check{Result: v1alpha1.EvaluationPass, Value: "0", Reason: v1alpha1.ReasonQuerySucceeded, Message: "meets <= 0"},
 		},
 		"unparsable expectation": {
 			spec: querySpec("about 5"),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonInvalidQuery, Message: "expectedMetricsResult"},
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonInvalidQuery, Message: "expectedMetricsResult"},
 		},
 		"DNS failure": {
 			err: &url.Error{Op: "Post", URL: "http://prometheus.invalid/api/v1/query",
 				Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Name: "prometheus.invalid", Err: "no such host", Server: "10.96.0.10:53", IsNotFound: true}}},
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
 				Message: `cannot resolve the host "prometheus.invalid" of url: no such host; check the url`},
 		},
 		"reset connection, without its local port": {
 			err: &url.Error{Op: "Post", URL: "http://10.0.0.2:9090/api/v1/query",
 				Err: &net.OpError{Op: "read", Net: "tcp", Source: local, Addr: remote, Err: &os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}}},
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
 				Message: "cannot connect to Prometheus: read tcp 10.0.0.2:9090: connection reset by peer;"},
 		},
 		"expired certificate, without the time": {
 			err: &url.Error{Op: "Post", URL: "https://p/api/v1/query",
 				Err: x509.CertificateInvalidError{Reason: x509.Expired, Detail: "current time 2030-01-01T00:00:00Z is after 2029-01-01T00:00:00Z"}},
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable,
 				Message: "TLS: Prometheus's certificate, or one that signs it, has expired or is not yet valid"},
 		},
 		"other transport failure": {
 			err:  &url.Error{Op: "Post", URL: "http://p/api/v1/query", Err: io.ErrUnexpectedEOF},
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable, Message: "the request to Prometheus failed: unexpected EOF"},
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonUnreachable, Message: "the request to Prometheus failed: unexpected EOF"},
 		},
 		"unknown error": {
 			err:  errors.New("something odd"),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonQueryFailed, Message: "the query failed: something odd"},
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonQueryFailed, Message: "the query failed: something odd"},
 		},
 		"long error is truncated": {
 			err:  errors.New(strings.Repeat("é", 500)),
-			want: Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonQueryFailed, Message: "the query failed: " + strings.Repeat("é", 100) + "..."},
+			want: Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonQueryFailed, Message: "the query failed: " + strings.Repeat("é", 100) + "..."},
 		},
 	}
 	for name, tc := range tests {
@@ -512,11 +512,11 @@ func TestEvaluateResults(t *testing.T) {
 				spec = querySpec("<= 0.05")
 			}
 			q := querierFunc(func(context.Context, string, time.Time) (model.Value, error) { return tc.value, tc.err })
-			got := Evaluate(context.Background(), q, spec, testData(), evalTime)
+			got := Run(context.Background(), q, spec, testData(), evalTime)
 			if tc.want.Reason != v1alpha1.ReasonInvalidQuery {
 				tc.want.Query = `sum(rate(requests_total{cluster="cluster1"}[5m]))`
 			}
-			checkEvaluation(t, got, tc.want)
+			sameCheck(t, got, tc.want)
 			if strings.Contains(got.Message, "43210") || strings.Contains(got.Message, "2030") || len(got.Message) > 400 {
 				t.Errorf("message holds a live detail or is too long: %q", got.Message)
 			}
@@ -527,7 +527,7 @@ func TestEvaluateResults(t *testing.T) {
 // TestEvaluateLowTraffic: with trafficShare.minRequestsPerSecond, a share over too
 // little traffic has no data, and the reason says the traffic was too low only when the
 // total, read once more, is under the minimum.
-func TestEvaluateLowTraffic(t *testing.T) {
+func TestRunLowTraffic(t *testing.T) {
 	const (
 		share = `100 * sum(rate(requests_total{cluster="cluster1"}[5m])) / (sum(rate(requests_total[5m])) >= 0.5)`
 		total = `sum(rate(requests_total[5m]))`
@@ -538,39 +538,39 @@ func TestEvaluateLowTraffic(t *testing.T) {
 	empty := vector("0")
 	tests := map[string]struct {
 		shareAnswer, totalAnswer http.HandlerFunc
-		want                     Evaluation
+		want                     Check
 		// queries are the queries Prometheus must get, in order.
 		queries []string
 	}{
 		"enough traffic": {
 			shareAnswer: vector("1.5", `{}`),
-			want:        Evaluation{Result: v1alpha1.EvaluationPass, Value: "1.5", Query: share, Reason: v1alpha1.ReasonQuerySucceeded},
+			want:        Check{Result: v1alpha1.EvaluationPass, Value: "1.5", Query: share, Reason: v1alpha1.ReasonQuerySucceeded},
 			queries:     []string{share},
 		},
 		"too little traffic": {
 			shareAnswer: empty, totalAnswer: vector("0.2", `{}`),
-			want: Evaluation{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonTrafficTooLow,
+			want: Check{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonTrafficTooLow,
 				Message: "the Gateway's traffic in all is under trafficShare.minRequestsPerSecond (0.5/s): too little to judge a share; noDataPolicy decides"},
 			queries: []string{share, total},
 		},
 		"no traffic at all": {
 			shareAnswer: empty, totalAnswer: vector("0", `{}`),
-			want:    Evaluation{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonTrafficTooLow},
+			want:    Check{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonTrafficTooLow},
 			queries: []string{share, total},
 		},
 		"traffic enough but the cluster's series missing": {
 			shareAnswer: empty, totalAnswer: vector("3", `{}`),
-			want:    Evaluation{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonNoData, Message: "returned no series"},
+			want:    Check{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonNoData, Message: "returned no series"},
 			queries: []string{share, total},
 		},
 		"the metric missing altogether": {
 			shareAnswer: empty, totalAnswer: empty,
-			want:    Evaluation{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonNoData, Message: "returned no series"},
+			want:    Check{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonNoData, Message: "returned no series"},
 			queries: []string{share, total},
 		},
 		"the total cannot be read": {
 			shareAnswer: empty, totalAnswer: failure(http.StatusServiceUnavailable, "unavailable", "down"),
-			want:    Evaluation{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonNoData, Message: "returned no series"},
+			want:    Check{Result: v1alpha1.EvaluationNoData, Query: share, Reason: v1alpha1.ReasonNoData, Message: "returned no series"},
 			queries: []string{share, total},
 		},
 	}
@@ -583,8 +583,8 @@ func TestEvaluateLowTraffic(t *testing.T) {
 				}
 				tc.shareAnswer(w, r)
 			})
-			got := Evaluate(t.Context(), querierFor(t, 0, KeyURL, prom.URL), spec, testData(), evalTime)
-			checkEvaluation(t, got, tc.want)
+			got := Run(t.Context(), querierFor(t, 0, KeyURL, prom.URL), spec, testData(), evalTime)
+			sameCheck(t, got, tc.want)
 			var queries []string
 			for _, s := range prom.seen() {
 				queries = append(queries, s.query)

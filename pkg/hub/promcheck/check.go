@@ -27,10 +27,10 @@ import (
 // maxDetail bounds the text of Prometheus or Go errors quoted in a message.
 const maxDetail = 200
 
-// Evaluation is the outcome of one check of a draining cluster, ready for its status
+// Check is the outcome of one check of a draining cluster, ready for its status
 // row (lastResult, lastValue, resolvedQuery, message) and the PrometheusReachable
 // condition (Reason).
-type Evaluation struct {
+type Check struct {
 	// Result is Pass or Fail when a value was read and compared, NoData when the
 	// query returned nothing or NaN, and Error otherwise.
 	Result v1alpha1.EvaluationResult
@@ -52,19 +52,19 @@ type Evaluation struct {
 	Message string
 }
 
-// Evaluate runs the check of spec for the cluster in data at now: it resolves the
+// Run runs the check of spec for the cluster in data at now: it resolves the
 // query, runs it and compares its value with spec.Expectation(). It never returns
 // Pass unless a single number was read and met the expectation.
 //
 // NoData is returned as such: the caller applies noDataPolicy. A canceled ctx gives
 // an Error with ReasonTimeout; a caller that is shutting down should drop it.
-func Evaluate(ctx context.Context, q Querier, spec *v1alpha1.TrafficMigrationPolicySpec, data QueryData, now time.Time) Evaluation {
+func Run(ctx context.Context, q Querier, spec *v1alpha1.TrafficMigrationPolicySpec, data QueryData, now time.Time) Check {
 	if spec == nil {
-		return Evaluation{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonInvalidQuery, Message: "the policy has no spec"}
+		return Check{Result: v1alpha1.EvaluationError, Reason: v1alpha1.ReasonInvalidQuery, Message: "the policy has no spec"}
 	}
 	expect, err := spec.Expectation()
 	if err != nil {
-		return Evaluation{
+		return Check{
 			Result:  v1alpha1.EvaluationError,
 			Reason:  v1alpha1.ReasonInvalidQuery,
 			Message: fmt.Sprintf("expectedMetricsResult: %v; set it to an operator and a number, for example '<= 0.05'", err),
@@ -78,13 +78,13 @@ func Evaluate(ctx context.Context, q Querier, spec *v1alpha1.TrafficMigrationPol
 		if !errors.As(err, &te) {
 			detail = truncate(detail)
 		}
-		return Evaluation{
+		return Check{
 			Result:  v1alpha1.EvaluationError,
 			Reason:  v1alpha1.ReasonTemplateFailed,
 			Message: fmt.Sprintf("the query could not be resolved for cluster %q: %s", data.Cluster.Name, detail),
 		}
 	}
-	ev := Evaluation{Query: query}
+	ev := Check{Query: query}
 	value, err := q.Query(ctx, query, now)
 	if err != nil {
 		ev.Result = v1alpha1.EvaluationError
@@ -120,7 +120,7 @@ func Evaluate(ctx context.Context, q Querier, spec *v1alpha1.TrafficMigrationPol
 // was under minRequestsPerSecond (ReasonTrafficTooLow) from one whose series are
 // missing: it reads the total once more. Whatever goes wrong with that second query,
 // the check stays NoData as it was.
-func explainLowTraffic(ctx context.Context, q Querier, ts *v1alpha1.TrafficShare, now time.Time, ev *Evaluation) {
+func explainLowTraffic(ctx context.Context, q Querier, ts *v1alpha1.TrafficShare, now time.Time, ev *Check) {
 	if ts == nil || ts.MinRequestsPerSecond <= 0 {
 		return
 	}
@@ -128,7 +128,7 @@ func explainLowTraffic(ctx context.Context, q Querier, ts *v1alpha1.TrafficShare
 	if err != nil {
 		return
 	}
-	var total Evaluation
+	var total Check
 	v, ok := readValue(value, &total)
 	if !ok || math.IsNaN(float64(v)) || float64(v) >= ts.MinRequestsPerSecond {
 		return
@@ -140,7 +140,7 @@ func explainLowTraffic(ctx context.Context, q Querier, ts *v1alpha1.TrafficShare
 
 // readValue reads the single number of a query result. When there is none it fills
 // in ev's Result, Reason and Message and returns false.
-func readValue(value model.Value, ev *Evaluation) (model.SampleValue, bool) {
+func readValue(value model.Value, ev *Check) (model.SampleValue, bool) {
 	const hint = "the query must return a scalar or a single series"
 	fail := func(reason, msg string) (model.SampleValue, bool) {
 		ev.Result, ev.Reason, ev.Message = v1alpha1.EvaluationError, reason, msg
