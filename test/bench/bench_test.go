@@ -16,7 +16,7 @@ import (
 	"open-cluster-management.io/traffic-migration/test/benchreport"
 )
 
-// fullEnv selects the full sizes and the report under bench/results.
+// fullEnv selects the full sizes and the report under bench/results/<date>-<commit>.
 const fullEnv = "TRAFFIC_MIGRATION_BENCH"
 
 // clustersEnv, with the full sizes, replaces the fleet benchmark's sizes, for example
@@ -55,7 +55,7 @@ var (
 func TestBench(t *testing.T) {
 	sz, outDir := short, t.TempDir()
 	if os.Getenv(fullEnv) == "full" {
-		sz, outDir = full, filepath.Join("..", "..", "bench", "results")
+		sz, outDir = full, benchreport.RunDir(filepath.Join("..", "..", "bench", "results"), time.Now())
 		if v := os.Getenv(clustersEnv); v != "" {
 			clusters, err := parseClusters(v, sz.Fleet.PerPlacement)
 			if err != nil {
