@@ -233,10 +233,20 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		name              string
 		delays, gaps      []float64
 		rss, cpuPerMinute float64
+		// slotWait is the mean wait of a well-behaved policy's query for a query slot,
+		// query the mean query of every policy.
+		slotWait, query float64
+	}
+	mean := func(m0, m1 map[string]float64, name, label string) float64 {
+		return (m1[name+"_sum"+label] - m0[name+"_sum"+label]) / (m1[name+"_count"+label] - m0[name+"_count"+label])
 	}
 	measure := func(name string) phase {
 		checks.recording(true)
 		u0, err := mgr.usage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m0, err := mgr.metrics()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,14 +260,21 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		if err != nil {
 			t.Fatal(err)
 		}
+		m1, err := mgr.metrics()
+		if err != nil {
+			t.Fatal(err)
+		}
 		times, delays := checks.recording(false)
 		g := gaps(times)
 		if len(delays) == 0 || len(g) == 0 {
 			t.Fatalf("%s: no well-behaved policy was checked twice in %s", name, window)
 		}
-		t.Logf("%s: %d checks of %d policies in %s; delay past the due time p50 %.3f s, p99 %.3f s; gap p99 %.3f s; RSS %.1f MiB", name, len(delays),
-			len(times), window, benchreport.Percentile(delays, 50), benchreport.Percentile(delays, 99), benchreport.Percentile(g, 99), u1.rssBytes/(1<<20))
-		return phase{name: name, delays: delays, gaps: g, rss: u1.rssBytes, cpuPerMinute: (u1.cpuSeconds - u0.cpuSeconds) / time.Since(start).Minutes()}
+		ph := phase{name: name, delays: delays, gaps: g, rss: u1.rssBytes, cpuPerMinute: (u1.cpuSeconds - u0.cpuSeconds) / time.Since(start).Minutes(),
+			slotWait: mean(m0, m1, "traffic_migration_query_slot_wait_seconds", "{namespace="+f.ns+"}"), query: mean(m0, m1, "traffic_migration_query_duration_seconds", "")}
+		t.Logf("%s: %d checks of %d policies in %s; delay past the due time p50 %.3f s, p99 %.3f s; gap p99 %.3f s; mean slot wait %.3f s, mean query %.3f s; RSS %.1f MiB",
+			name, len(delays), len(times), window, benchreport.Percentile(delays, 50), benchreport.Percentile(delays, 99), benchreport.Percentile(g, 99),
+			ph.slotWait, ph.query, u1.rssBytes/(1<<20))
+		return ph
 	}
 	phases := []phase{measure("without hostile policies")}
 
@@ -307,6 +324,7 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 	for _, ph := range phases {
 		r.Add(b, params, "delay of a check past its due time, p50, "+ph.name, benchreport.Percentile(ph.delays, 50), "s", "")
 		r.Add(b, params, "delay of a check past its due time, p99, "+ph.name, benchreport.Percentile(ph.delays, 99), "s", "")
+		r.Add(b, params, "mean wait of a well-behaved policy's query for a query slot, "+ph.name, ph.slotWait, "s", "")
 		r.Add(b, params, "manager RSS, "+ph.name, ph.rss/(1<<20), "MiB", "")
 		r.Add(b, params, "manager CPU, "+ph.name, ph.cpuPerMinute, "CPU s/min", "")
 		r.Raw[b+": delays, "+ph.name] = ph.delays
@@ -343,6 +361,8 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 				return fmt.Sprintf("%.3f s", p(ph.delays, 99)) + ratio(p(ph.delays, 99), p(base.delays, 99))
 			}),
 			row("time between two checks of a policy, p99", func(ph phase) string { return fmt.Sprintf("%.3f s", p(ph.gaps, 99)) }),
+			row("mean wait of a well-behaved policy's query for a query slot", func(ph phase) string { return fmt.Sprintf("%.3f s", ph.slotWait) }),
+			row("mean query, all policies", func(ph phase) string { return fmt.Sprintf("%.3f s", ph.query) }),
 			row("manager RSS", func(ph phase) string { return fmt.Sprintf("%.1f MiB", ph.rss/(1<<20)) + ratio(ph.rss, base.rss) }),
 			row("manager CPU", func(ph phase) string {
 				return fmt.Sprintf("%.1f CPU s/min", ph.cpuPerMinute) + ratio(ph.cpuPerMinute, base.cpuPerMinute)

@@ -227,7 +227,9 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	// A round takes one of the manager's slots for each query, as its namespace's and
 	// its policy's fair share allows.
 	for _, j := range jobs {
+		asked := time.Now()
 		release, err := c.querySlots.Acquire(ctx, policy.Namespace, policy.Name)
+		c.metrics.slotWait.WithLabelValues(policy.Namespace).Observe(since(asked))
 		if err != nil {
 			wg.Wait()
 			return out, now // the manager stops; the rest is checked after its restart
