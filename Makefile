@@ -147,7 +147,7 @@ test-release: ## Package the release the lifecycle test installs: make release V
 # The benchmarks report numbers and never fail on a slow machine; make test runs their
 # small case (test/bench in make test-integration, test/strategies in make test-e2e).
 .PHONY: bench
-bench: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Run the benchmarks at full size on the local test bed (the manager's, then the strategies'); the reports go to bench/results/.
+bench: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Run the benchmarks at full size on the local test bed (the manager's, then the strategies'); the reports go to bench/results/<date>-<commit>/.
 	TRAFFIC_MIGRATION_BENCH=full $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout 90m -run '^Test(Bench|Strategies)$$' -v ./test/bench/ ./test/strategies/
 
 .PHONY: bench-compare

@@ -16,7 +16,7 @@ import (
 	"open-cluster-management.io/traffic-migration/test/benchreport"
 )
 
-// fullEnv selects the full sizes and the report under bench/results.
+// fullEnv selects the full sizes and the report under bench/results/<date>-<commit>.
 const fullEnv = "TRAFFIC_MIGRATION_BENCH"
 
 // clustersEnv, with the full sizes, replaces the fleet benchmark's sizes, for example
@@ -43,11 +43,11 @@ var (
 	short = sizes{Mode: "short", Draining: 3, Additions: 2, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
 		Clusters: []int{20, 40}, Policies: 10, PerPlacement: 5, DrainingPolicies: 2, DrainingPerPolicy: 2,
 		IntervalSeconds: 2, SteadySeconds: 5, WindowSeconds: 6,
-	}, Gateways: 4, AgentSteadySeconds: 5, Neighbours: neighbourSizes{Policies: 10, Groups: 2, IntervalSeconds: 2, HostileDraining: 10, WindowSeconds: 8}}
+	}, Gateways: 4, AgentSteadySeconds: 5, Neighbours: neighbourSizes{Policies: 10, Groups: 2, IntervalSeconds: 2, AnswerDelayMillis: [2]int{100, 500}, Hostile: []int{1, 8}, HostileDraining: 10, WindowSeconds: 5}}
 	full = sizes{Mode: "full", Draining: 20, Additions: 10, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
 		Clusters: []int{500, 2000, 5000, 10000}, Policies: 1000, PerPlacement: 50, DrainingPolicies: 100, DrainingPerPolicy: 10,
 		IntervalSeconds: 10, SteadySeconds: 600, WindowSeconds: 60,
-	}, Gateways: 64, AgentSteadySeconds: 20, Neighbours: neighbourSizes{Policies: 1000, Groups: 10, IntervalSeconds: 10, HostileDraining: 100, WindowSeconds: 60}}
+	}, Gateways: 64, AgentSteadySeconds: 20, Neighbours: neighbourSizes{Policies: 100, Groups: 10, IntervalSeconds: 10, AnswerDelayMillis: [2]int{100, 500}, Hostile: []int{1, 4, 8}, HostileDraining: 100, WindowSeconds: 60}}
 )
 
 // TestBench runs every benchmark in order: the small case by default, the full sizes
@@ -55,7 +55,7 @@ var (
 func TestBench(t *testing.T) {
 	sz, outDir := short, t.TempDir()
 	if os.Getenv(fullEnv) == "full" {
-		sz, outDir = full, filepath.Join("..", "..", "bench", "results")
+		sz, outDir = full, benchreport.RunDir(filepath.Join("..", "..", "bench", "results"), time.Now())
 		if v := os.Getenv(clustersEnv); v != "" {
 			clusters, err := parseClusters(v, sz.Fleet.PerPlacement)
 			if err != nil {

@@ -7,8 +7,8 @@
 //
 // By default (make test-integration) TestBench runs a small, fast case of each
 // benchmark so that the harness cannot rot. With TRAFFIC_MIGRATION_BENCH=full
-// (make bench) it runs the full sizes and writes bench/results/report.md and
-// bench/results/results.json.
+// (make bench) it runs the full sizes and writes report.md and results.json into
+// bench/results/<date>-<commit>/ (benchreport.RunDir).
 package bench
 
 import (

@@ -72,7 +72,7 @@ func podMemoryEnv() ([]string, error) {
 
 // metrics reads the manager's /metrics and returns, per family, the sum of its
 // counters and gauges by the value of one label ("" for all series), plus histogram
-// sums and counts as <name>_sum and <name>_count.
+// sums and counts as <name>_sum and <name>_count, also by label.
 func (m *manager) metrics() (map[string]float64, error) {
 	families, err := m.MetricFamilies()
 	if err != nil {
@@ -89,6 +89,10 @@ func (m *manager) metrics() (map[string]float64, error) {
 			if h := s.GetHistogram(); h != nil {
 				out[name+"_sum"] += h.GetSampleSum()
 				out[name+"_count"] += float64(h.GetSampleCount())
+				for _, l := range s.GetLabel() {
+					out[name+"_sum{"+l.GetName()+"="+l.GetValue()+"}"] += h.GetSampleSum()
+					out[name+"_count{"+l.GetName()+"="+l.GetValue()+"}"] += float64(h.GetSampleCount())
+				}
 			}
 		}
 	}

@@ -6,9 +6,14 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,28 +27,35 @@ import (
 
 // neighbourSizes are the knobs of the noisy-neighbour benchmark.
 type neighbourSizes struct {
-	// Policies are the well-behaved policies, each draining one cluster whose checks
-	// fail, so that it is checked every IntervalSeconds for the whole benchmark. They
-	// share 2 × Groups clusters.
-	Policies        int     `json:"policies"`
-	Groups          int     `json:"groups"`
-	IntervalSeconds float64 `json:"intervalSeconds"`
-	// HostileDraining are the draining clusters of the hostile policy, checked every
-	// second against a Prometheus that never answers (each query held to the
-	// manager's query timeout).
-	HostileDraining int `json:"hostileDrainingClusters"`
-	// WindowSeconds is how long each phase, without and with the hostile policy, is
-	// measured.
+	// Policies are the well-behaved policies, in one namespace, each draining one
+	// cluster whose checks fail, so that it is checked every IntervalSeconds for the
+	// whole benchmark. They share 2 × Groups clusters, and their Prometheus answers each
+	// query after a delay drawn from AnswerDelayMillis: a well-behaved but not instant
+	// Prometheus (a delaying proxy in front of the bed's).
+	Policies          int     `json:"policies"`
+	Groups            int     `json:"groups"`
+	IntervalSeconds   float64 `json:"intervalSeconds"`
+	AnswerDelayMillis [2]int  `json:"answerDelayMillis"`
+	// Hostile are the numbers of hostile policies, all in one other namespace, beside
+	// which the well-behaved ones are measured in turn, growing. Each hostile policy
+	// drains HostileDraining clusters every second against a Prometheus that never
+	// answers (each query held to the manager's query timeout).
+	Hostile         []int `json:"hostilePolicies"`
+	HostileDraining int   `json:"hostileDrainingClusters"`
+	// WindowSeconds is how long each phase, without hostile policies and with each
+	// number of them, is measured.
 	WindowSeconds float64 `json:"windowSeconds"`
 }
 
 // checkWatch records, for each policy of a namespace, when the manager wrote a new
-// check of one of its draining clusters: the cadence of its checks as the API server
-// sees it, to the millisecond.
+// check of one of its draining clusters (the cadence of its checks as the API server
+// sees it, to the millisecond), and how late that was: the time from when the check
+// was due (the last check's evaluation time plus the interval) to the write.
 type checkWatch struct {
 	mu     sync.Mutex
 	record bool
 	times  map[string][]time.Time
+	delays []float64
 }
 
 func (f *fleet) watchChecks(t testing.TB) *checkWatch {
@@ -56,7 +68,7 @@ func (f *fleet) watchChecks(t testing.TB) *checkWatch {
 func (w *checkWatch) changed(oldObj, newObj any) {
 	old, ok1 := oldObj.(*trafficv1alpha1.TrafficMigrationPolicy)
 	updated, ok2 := newObj.(*trafficv1alpha1.TrafficMigrationPolicy)
-	if !ok1 || !ok2 {
+	if !ok1 || !ok2 || updated.Spec.Interval == nil {
 		return
 	}
 	now := time.Now()
@@ -72,6 +84,9 @@ func (w *checkWatch) changed(oldObj, newObj any) {
 			w.mu.Lock()
 			if w.record {
 				w.times[updated.Name] = append(w.times[updated.Name], now)
+				if prev != nil {
+					w.delays = append(w.delays, now.Sub(prev.Add(updated.Spec.Interval.Duration)).Seconds())
+				}
 			}
 			w.mu.Unlock()
 			return
@@ -80,28 +95,52 @@ func (w *checkWatch) changed(oldObj, newObj any) {
 }
 
 // recording starts or stops recording and returns what was recorded since the last
-// call, by policy.
-func (w *checkWatch) recording(on bool) map[string][]time.Time {
+// call: the checks' times by policy, and their delays.
+func (w *checkWatch) recording(on bool) (map[string][]time.Time, []float64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.record = on
-	out := w.times
-	w.times = map[string][]time.Time{}
-	return out
+	times, delays := w.times, w.delays
+	w.times, w.delays = map[string][]time.Time{}, nil
+	return times, delays
 }
 
-// gaps are the times between consecutive checks of each of the named policies.
-func gaps(times map[string][]time.Time, policies map[string]bool) []float64 {
+// gaps are the times between consecutive checks of each policy.
+func gaps(times map[string][]time.Time) []float64 {
 	var out []float64
-	for name, ts := range times {
-		if !policies[name] {
-			continue
-		}
+	for _, ts := range times {
 		for i := 1; i < len(ts); i++ {
 			out = append(out, ts[i].Sub(ts[i-1]).Seconds())
 		}
 	}
 	return out
+}
+
+// delayingPrometheus is a well-behaved but not instant Prometheus: a reverse proxy to
+// target that answers each request after a delay drawn uniformly from [lo, hi].
+func delayingPrometheus(t testing.TB, target string, lo, hi time.Duration) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatalf("parse %q: %v", target, err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(40, 3))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		d := lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+		mu.Unlock()
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			proxy.ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // hangingPrometheus is a Prometheus that never answers: it holds every request until
@@ -122,11 +161,13 @@ func hangingPrometheus(t testing.TB) string {
 	return srv.URL
 }
 
-// benchNeighbours runs benchmark 7: the well-behaved policies' check cadence, and the
-// manager's memory and CPU, without and then with a hostile policy beside them.
+// benchNeighbours runs benchmark 7: how late the well-behaved policies' checks are,
+// and the manager's memory and CPU, without hostile policies and then beside 1, 4, 8
+// (ns.Hostile) hostile policies in one other namespace.
 func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr *manager, traffic *trafficSource) {
 	ctx := t.Context()
 	f := newFleet(t, "neighbours")
+	defer f.deletePolicies(t)
 	interval := time.Duration(ns.IntervalSeconds * float64(time.Second))
 	window := time.Duration(ns.WindowSeconds * float64(time.Second))
 	pair := func(i int) string { return fmt.Sprintf("%s-p%d", f.ns, i) }
@@ -150,19 +191,23 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		return f.createCluster(ctx, hostileCluster(k), map[string]string{"fleet": f.ns, "hostile": "true", "hslot": strconv.Itoa(k)})
 	})
 
+	lo, hi := time.Duration(ns.AnswerDelayMillis[0])*time.Millisecond, time.Duration(ns.AnswerDelayMillis[1])*time.Millisecond
+	slow := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "delayed-prometheus", Namespace: f.ns},
+		StringData: map[string]string{"url": delayingPrometheus(t, bed.Prometheus.URL, lo, hi)}}
+	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(ctx, slow, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create the delayed Prometheus's Secret: %v", err)
+	}
 	checks := f.watchChecks(t)
 	policies := f.watchPolicies(t)
-	wellBehaved := map[string]bool{}
 	parallel(t, ns.Policies, func(i int) error {
 		name := fmt.Sprintf("n-%d", i)
 		if err := f.placement(name, map[string]string{"fleet": f.ns, "ngroup": strconv.Itoa(i % ns.Groups)}); err != nil {
 			return err
 		}
-		return f.createPolicy(f.policy(name, name, traffic.job, pair(i), interval, 3))
+		p := f.policy(name, name, traffic.job, pair(i), interval, 3)
+		p.Spec.PrometheusSecret.Name = slow.Name
+		return f.createPolicy(p)
 	})
-	for i := 0; i < ns.Policies; i++ {
-		wellBehaved[fmt.Sprintf("n-%d", i)] = true
-	}
 	policies.waitAll(t, ns.Policies, 10*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		return p.Status.ActiveClusters == 2
 	})
@@ -182,11 +227,26 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		return false
 	})
 
-	// measure watches one phase and returns the well-behaved policies' check gaps and
-	// the manager's RSS at the end and CPU in the window.
-	measure := func(phase string) (gapSeconds []float64, rss, cpuPerMinute float64) {
+	// measure watches one phase and returns the well-behaved policies' check delays
+	// and gaps, and the manager's RSS at the end and CPU in the window.
+	type phase struct {
+		name              string
+		delays, gaps      []float64
+		rss, cpuPerMinute float64
+		// slotWait is the mean wait of a well-behaved policy's query for a query slot,
+		// query the mean query of every policy.
+		slotWait, query float64
+	}
+	mean := func(m0, m1 map[string]float64, name, label string) float64 {
+		return (m1[name+"_sum"+label] - m0[name+"_sum"+label]) / (m1[name+"_count"+label] - m0[name+"_count"+label])
+	}
+	measure := func(name string) phase {
 		checks.recording(true)
 		u0, err := mgr.usage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m0, err := mgr.metrics()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,79 +260,122 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		if err != nil {
 			t.Fatal(err)
 		}
-		recorded := checks.recording(false)
-		g := gaps(recorded, wellBehaved)
-		if len(g) == 0 {
-			t.Fatalf("%s: no well-behaved policy was checked twice in %s", phase, window)
+		m1, err := mgr.metrics()
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("%s: %d gaps between checks of %d policies in %s; p50 %.3f s, p99 %.3f s; RSS %.1f MiB", phase, len(g),
-			len(recorded), window, benchreport.Percentile(g, 50), benchreport.Percentile(g, 99), u1.rssBytes/(1<<20))
-		return g, u1.rssBytes, (u1.cpuSeconds - u0.cpuSeconds) / time.Since(start).Minutes()
+		times, delays := checks.recording(false)
+		g := gaps(times)
+		if len(delays) == 0 || len(g) == 0 {
+			t.Fatalf("%s: no well-behaved policy was checked twice in %s", name, window)
+		}
+		ph := phase{name: name, delays: delays, gaps: g, rss: u1.rssBytes, cpuPerMinute: (u1.cpuSeconds - u0.cpuSeconds) / time.Since(start).Minutes(),
+			slotWait: mean(m0, m1, "traffic_migration_query_slot_wait_seconds", "{namespace="+f.ns+"}"), query: mean(m0, m1, "traffic_migration_query_duration_seconds", "")}
+		t.Logf("%s: %d checks of %d policies in %s; delay past the due time p50 %.3f s, p99 %.3f s; gap p99 %.3f s; mean slot wait %.3f s, mean query %.3f s; RSS %.1f MiB",
+			name, len(delays), len(times), window, benchreport.Percentile(delays, 50), benchreport.Percentile(delays, 99), benchreport.Percentile(g, 99),
+			ph.slotWait, ph.query, u1.rssBytes/(1<<20))
+		return ph
 	}
+	phases := []phase{measure("without hostile policies")}
 
-	quietGaps, quietRSS, quietCPU := measure("without the hostile policy")
-
-	url := hangingPrometheus(t)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hostile-prometheus", Namespace: f.ns}, StringData: map[string]string{"url": url}}
-	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+	// The hostile tenant: its own namespace, its policies added in turn.
+	h := newFleet(t, "hostile")
+	defer h.deletePolicies(t)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hostile-prometheus", Namespace: h.ns}, StringData: map[string]string{"url": hangingPrometheus(t)}}
+	if _, err := h.kube.CoreV1().Secrets(h.ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the hostile Secret: %v", err)
 	}
-	if err := f.placement("hostile", map[string]string{"fleet": f.ns, "hostile": "true"}); err != nil {
-		t.Fatal(err)
+	hostilePolicies := h.watchPolicies(t)
+	created := 0
+	for _, n := range ns.Hostile {
+		added := make([]string, 0, n-created)
+		for i := created; i < n; i++ {
+			name := fmt.Sprintf("hostile-%d", i)
+			if err := h.placement(name, map[string]string{"fleet": f.ns, "hostile": "true"}); err != nil {
+				t.Fatal(err)
+			}
+			p := h.policy(name, name, traffic.job, "hostile", time.Second, 3)
+			p.Spec.PrometheusSecret.Name = secret.Name
+			if err := h.createPolicy(p); err != nil {
+				t.Fatal(err)
+			}
+			added = append(added, name)
+		}
+		hostilePolicies.waitAll(t, n, 5*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+			return !slices.Contains(added, p.Name) || p.Status.ActiveClusters == int32(ns.HostileDraining+1)
+		})
+		for _, name := range added {
+			if err := h.selectClusters(ctx, name, map[string]string{"fleet": f.ns, "hostile": "true", "hslot": "0"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hostilePolicies.waitAll(t, n, 5*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+			return p.Status.DrainingClusters == int32(ns.HostileDraining)
+		})
+		created = n
+		phases = append(phases, measure(fmt.Sprintf("with %d hostile %s", n, map[bool]string{true: "policy", false: "policies"}[n == 1])))
 	}
-	hostile := f.policy("hostile", "hostile", traffic.job, "hostile", time.Second, 3)
-	hostile.Spec.PrometheusSecret.Name = secret.Name
-	if err := f.createPolicy(hostile); err != nil {
-		t.Fatal(err)
-	}
-	policies.waitAll(t, ns.Policies+1, 5*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		return p.Name != "hostile" || p.Status.ActiveClusters == int32(ns.HostileDraining+1)
-	})
-	if err := f.selectClusters(ctx, "hostile", map[string]string{"fleet": f.ns, "hostile": "true", "hslot": "0"}); err != nil {
-		t.Fatal(err)
-	}
-	policies.waitAll(t, ns.Policies+1, 5*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		return p.Name != "hostile" || p.Status.DrainingClusters == int32(ns.HostileDraining)
-	})
-	noisyGaps, noisyRSS, noisyCPU := measure("with the hostile policy")
 
 	b := "7. Noisy neighbours"
-	params := fmt.Sprintf("%d policies, each draining 1 cluster whose checks fail, interval %gs; then beside them 1 hostile policy draining %d clusters every 1s against a Prometheus that never answers (each query held to the %s query timeout)",
-		ns.Policies, ns.IntervalSeconds, ns.HostileDraining, "10 s")
-	late := func(g []float64, p float64) float64 { return benchreport.Percentile(g, p) - ns.IntervalSeconds }
-	r.Add(b, params, "delay of a check past its interval, p50, without the hostile policy", late(quietGaps, 50), "s", "")
-	r.Add(b, params, "delay of a check past its interval, p99, without the hostile policy", late(quietGaps, 99), "s", "")
-	r.Add(b, params, "delay of a check past its interval, p50, with the hostile policy", late(noisyGaps, 50), "s", "")
-	r.Add(b, params, "delay of a check past its interval, p99, with the hostile policy", late(noisyGaps, 99), "s", "")
-	r.Add(b, params, "time between two checks, p99, with / without the hostile policy", benchreport.Percentile(noisyGaps, 99)/benchreport.Percentile(quietGaps, 99), "", "≤ 1.2")
-	r.Add(b, params, "manager RSS without the hostile policy", quietRSS/(1<<20), "MiB", "")
-	r.Add(b, params, "manager RSS with the hostile policy", noisyRSS/(1<<20), "MiB", "")
-	r.Add(b, params, "manager RSS, with / without", noisyRSS/quietRSS, "", "≤ 1.2")
-	r.Add(b, params, "manager CPU without the hostile policy", quietCPU, "CPU s/min", "")
-	r.Add(b, params, "manager CPU with the hostile policy", noisyCPU, "CPU s/min", "")
-	r.Add(b, params, "manager CPU, with / without", noisyCPU/quietCPU, "", "≤ 1.2")
-	r.Tables = append(r.Tables, neighboursTable(params,
-		[2][]float64{quietGaps, noisyGaps}, [2]float64{quietRSS, noisyRSS}, [2]float64{quietCPU, noisyCPU}, ns.IntervalSeconds))
-	f.deletePolicies(t)
+	params := fmt.Sprintf("%d policies in one namespace, each draining 1 cluster whose checks fail, interval %gs, their Prometheus answering in %d-%d ms; "+
+		"then beside them %s hostile policies in one other namespace, each draining %d clusters every 1s against a Prometheus that never answers (each query held to the %s query timeout)",
+		ns.Policies, ns.IntervalSeconds, ns.AnswerDelayMillis[0], ns.AnswerDelayMillis[1], joinInts(ns.Hostile), ns.HostileDraining, "10 s")
+	base := phases[0]
+	for _, ph := range phases {
+		r.Add(b, params, "delay of a check past its due time, p50, "+ph.name, benchreport.Percentile(ph.delays, 50), "s", "")
+		r.Add(b, params, "delay of a check past its due time, p99, "+ph.name, benchreport.Percentile(ph.delays, 99), "s", "")
+		r.Add(b, params, "mean wait of a well-behaved policy's query for a query slot, "+ph.name, ph.slotWait, "s", "")
+		r.Add(b, params, "manager RSS, "+ph.name, ph.rss/(1<<20), "MiB", "")
+		r.Add(b, params, "manager CPU, "+ph.name, ph.cpuPerMinute, "CPU s/min", "")
+		r.Raw[b+": delays, "+ph.name] = ph.delays
+		if ph.name == base.name {
+			continue
+		}
+		r.Add(b, params, "delay of a check past its due time, p99, "+ph.name+" / without", benchreport.Percentile(ph.delays, 99)/benchreport.Percentile(base.delays, 99), "", "≤ 1.2")
+	}
+	last := phases[len(phases)-1]
+	r.Add(b, params, "manager RSS, "+last.name+" / without", last.rss/base.rss, "", "≤ 1.2")
+	r.Add(b, params, "manager CPU, "+last.name+" / without", last.cpuPerMinute/base.cpuPerMinute, "", "≤ 1.2")
+
+	header := []string{"measure"}
+	for _, ph := range phases {
+		header = append(header, ph.name)
+	}
+	row := func(what string, fn func(ph phase) string) []string {
+		out := []string{what}
+		for _, ph := range phases {
+			out = append(out, fn(ph))
+		}
+		return out
+	}
+	p := func(xs []float64, q float64) float64 { return benchreport.Percentile(xs, q) }
+	ratio := func(v, of float64) string { return fmt.Sprintf(" (%.2f)", v/of) }
+	r.Tables = append(r.Tables, benchreport.Table{
+		Title:  "Noisy neighbours: what a hostile tenant costs the others",
+		Intro:  params + ". In brackets, each figure over the one without hostile policies. The goal: at most 1.2 for the p99 delay, the RSS and the CPU.",
+		Header: header,
+		Rows: [][]string{
+			row("checks measured", func(ph phase) string { return strconv.Itoa(len(ph.delays)) }),
+			row("delay of a check past its due time, p50", func(ph phase) string { return fmt.Sprintf("%.3f s", p(ph.delays, 50)) }),
+			row("delay of a check past its due time, p99", func(ph phase) string {
+				return fmt.Sprintf("%.3f s", p(ph.delays, 99)) + ratio(p(ph.delays, 99), p(base.delays, 99))
+			}),
+			row("time between two checks of a policy, p99", func(ph phase) string { return fmt.Sprintf("%.3f s", p(ph.gaps, 99)) }),
+			row("mean wait of a well-behaved policy's query for a query slot", func(ph phase) string { return fmt.Sprintf("%.3f s", ph.slotWait) }),
+			row("mean query, all policies", func(ph phase) string { return fmt.Sprintf("%.3f s", ph.query) }),
+			row("manager RSS", func(ph phase) string { return fmt.Sprintf("%.1f MiB", ph.rss/(1<<20)) + ratio(ph.rss, base.rss) }),
+			row("manager CPU", func(ph phase) string {
+				return fmt.Sprintf("%.1f CPU s/min", ph.cpuPerMinute) + ratio(ph.cpuPerMinute, base.cpuPerMinute)
+			}),
+		},
+	})
 }
 
-// neighboursTable puts the well-behaved policies' cadence and the manager's costs
-// without and with the hostile policy side by side, with their ratio and its goal.
-func neighboursTable(params string, gaps [2][]float64, rss, cpu [2]float64, interval float64) benchreport.Table {
-	row := func(what string, without, with float64, unit string) []string {
-		return []string{what, fmt.Sprintf("%.3f %s", without, unit), fmt.Sprintf("%.3f %s", with, unit), fmt.Sprintf("%.2f", with/without)}
+// joinInts writes 1, 4 and 8 as "1, 4, 8".
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
 	}
-	p := func(i int, q float64) float64 { return benchreport.Percentile(gaps[i], q) }
-	return benchreport.Table{
-		Title:  "Noisy neighbours: what one hostile policy costs the others",
-		Intro:  params + ". The goal: each ratio at most 1.2.",
-		Header: []string{"measure", "without the hostile policy", "with it", "with / without"},
-		Rows: [][]string{
-			row("time between two checks of a policy, p50", p(0, 50), p(1, 50), "s"),
-			row("time between two checks of a policy, p99", p(0, 99), p(1, 99), "s"),
-			{"delay of a check past its interval, p99", fmt.Sprintf("%.3f s", p(0, 99)-interval), fmt.Sprintf("%.3f s", p(1, 99)-interval), ""},
-			row("manager RSS", rss[0]/(1<<20), rss[1]/(1<<20), "MiB"),
-			row("manager CPU", cpu[0], cpu[1], "CPU s/min"),
-		},
-	}
+	return strings.Join(s, ", ")
 }

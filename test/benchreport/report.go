@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -35,11 +36,20 @@ type Report struct {
 	Title string `json:"title"`
 	Bed   string `json:"bed"`
 	// Machine is the machine the run measured on.
-	Machine string    `json:"machine"`
-	Sizes   any       `json:"sizes"`
-	Started time.Time `json:"started"`
-	Results []Result  `json:"results"`
-	Tables  []Table   `json:"tables,omitempty"`
+	Machine string `json:"machine"`
+	// Commit is the checkout the run measured (git describe: the short commit,
+	// "-dirty" when the tree had changes), GoVersion the Go that built the benchmark.
+	Commit    string `json:"commit"`
+	GoVersion string `json:"goVersion"`
+	// LoadStart and LoadEnd are the machine's load averages (1, 5 and 15 minutes)
+	// when the run started and when its report was written: other work on the
+	// machine skews every figure.
+	LoadStart string    `json:"loadAverageAtStart"`
+	LoadEnd   string    `json:"loadAverageAtEnd"`
+	Sizes     any       `json:"sizes"`
+	Started   time.Time `json:"started"`
+	Results   []Result  `json:"results"`
+	Tables    []Table   `json:"tables,omitempty"`
 	// Raw are the samples behind percentiles, by name.
 	Raw map[string][]float64 `json:"samples,omitempty"`
 	// Dir is where the report goes.
@@ -50,7 +60,34 @@ type Report struct {
 
 // New starts the report of a run that writes into dir.
 func New(title, bed string, sizes any, dir string) *Report {
-	return &Report{Title: title, Bed: bed, Machine: Machine(), Sizes: sizes, Started: time.Now().UTC(), Raw: map[string][]float64{}, Dir: dir}
+	return &Report{Title: title, Bed: bed, Machine: Machine(), Commit: Commit(), GoVersion: runtime.Version(), LoadStart: LoadAverage(),
+		Sizes: sizes, Started: time.Now().UTC(), Raw: map[string][]float64{}, Dir: dir}
+}
+
+// RunDir is the folder of a full run's reports under root: <date>-<commit>, so that
+// runs of other days or checkouts never overwrite it.
+func RunDir(root string, started time.Time) string {
+	return filepath.Join(root, started.UTC().Format("2006-01-02")+"-"+Commit())
+}
+
+// Commit describes the checkout the benchmark runs in: its short commit, with
+// "-dirty" when the tree has changes, or "unknown" outside a git checkout.
+func Commit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=7", "--exclude=*").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// LoadAverage is the machine's load average over 1, 5 and 15 minutes, as
+// /proc/loadavg says, or "unknown".
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 // Table is a side-by-side view of some results, printed after the list of all of them.
@@ -83,6 +120,7 @@ func (r *Report) Add(benchmark, params, metric string, value float64, unit, goal
 // Write writes the report into its Dir: the figures as JSON in jsonName, and as
 // Markdown in mdName.
 func (r *Report) Write(jsonName, mdName string) error {
+	r.LoadEnd = LoadAverage()
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		return err
 	}
@@ -95,7 +133,8 @@ func (r *Report) Write(jsonName, mdName string) error {
 	}
 	var md strings.Builder
 	fmt.Fprintf(&md, "# %s (%s)\n\n", r.Title, r.Started.Format(time.RFC3339))
-	fmt.Fprintf(&md, "%s Machine: %s. Raw numbers: %s.\n\n", r.Bed, r.Machine, jsonName)
+	fmt.Fprintf(&md, "%s Machine: %s; load average %s at the start, %s at the end. Commit %s, %s. Raw numbers: %s.\n\n",
+		r.Bed, r.Machine, r.LoadStart, r.LoadEnd, r.Commit, r.GoVersion, jsonName)
 	md.WriteString("| Benchmark | Setup | Metric | Value | Goal |\n|---|---|---|---|---|\n")
 	for _, x := range r.Results {
 		fmt.Fprintf(&md, "| %s | %s | %s | %s %s | %s |\n", x.Benchmark, x.Params, x.Metric, Format(x.Value), x.Unit, x.Goal)

@@ -13,7 +13,7 @@
 //
 // By default (make test) TestStrategies runs a small case; with
 // TRAFFIC_MIGRATION_BENCH=full (make bench) it runs the full size and writes
-// bench/results/strategies.md and strategies.json.
+// strategies.md and strategies.json into bench/results/<date>-<commit>/.
 package strategies
 
 import (

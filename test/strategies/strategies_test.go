@@ -35,7 +35,8 @@ import (
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
-// fullEnv selects the full size and the report under bench/results, as in test/bench.
+// fullEnv selects the full size and the report under bench/results/<date>-<commit>,
+// as in test/bench.
 const fullEnv = "TRAFFIC_MIGRATION_BENCH"
 
 // What the benchmark creates, on the hub and on the spokes.
@@ -162,7 +163,7 @@ func rows(sz sizes) []*row {
 func TestStrategies(t *testing.T) {
 	sz, outDir := short, t.TempDir()
 	if os.Getenv(fullEnv) == "full" {
-		sz, outDir = full, filepath.Join("..", "..", "bench", "results")
+		sz, outDir = full, benchreport.RunDir(filepath.Join("..", "..", "bench", "results"), time.Now())
 	}
 	ctx := t.Context()
 	rs := rows(sz)

@@ -37,6 +37,7 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
+	"open-cluster-management.io/traffic-migration/pkg/hub/slots"
 )
 
 // ControllerName names the controller, its queue, its events and its field manager.
@@ -72,7 +73,7 @@ type Controller struct {
 	limits      Limits
 	prometheus  *promcheck.Clients
 	evaluations *evaluator
-	querySlots  chan struct{}
+	querySlots  *slots.Pool
 	nameServers *nameServerChecks
 	metrics     *Metrics
 	clock       clock.PassiveClock
@@ -139,7 +140,7 @@ func NewController(
 		expectations:  newExpectations(clk),
 		memory:        newMemories(),
 	}
-	c.querySlots = make(chan struct{}, maxParallelQueries)
+	c.querySlots = slots.New(maxParallelQueries, fastQuery, clk)
 	c.evaluations = newEvaluator(c.evaluate, c.memory)
 	c.nameServers = newNameServerChecks(limits.DNSVerifier, clk, c.memory)
 	ctrl := factory.New().

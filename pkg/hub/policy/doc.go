@@ -46,9 +46,9 @@
 // A slow or hung Prometheus must delay nothing but its own checks: additions reach the
 // proxy at once (rule 1) and other policies keep syncing. So a sync never queries
 // Prometheus. It starts a round of checks of the policy's due clusters and returns;
-// the round runs apart, bounded by maxParallelQueries over all policies, and wakes the
-// policy when it is done; the next sync takes its results into the decision. The
-// invariants:
+// the round runs apart, bounded by maxParallelQueries over all policies (shared fairly
+// by namespace, then by policy: package slots), and wakes the policy when it is done;
+// the next sync takes its results into the decision. The invariants:
 //
 //   - At most one round per policy is in flight; a sync while it runs decides without
 //     new checks.

@@ -15,16 +15,22 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
+	"open-cluster-management.io/traffic-migration/pkg/hub/slots"
 )
 
 // maxParallelQueries bounds the Prometheus queries the manager runs at once, over all
 // policies, so that a fleet of draining clusters cannot flood Prometheus.
+//
+// The slots are shared fairly by namespace (a tenant), then by policy within it
+// (package slots): a namespace holds a quarter of them, and more only while its
+// Prometheus answers within fastQuery, so that a namespace with many policies, or
+// whose Prometheus is slow or hostile (each query bounded by its timeout), delays its
+// own checks and leaves the others at least three quarters of the slots.
 const maxParallelQueries = 16
 
-// maxParallelQueriesPerPolicy bounds the query slots one policy holds at once: a
-// policy whose Prometheus is slow or hostile (each query bounded by its timeout)
-// delays its own checks, and leaves the other policies three quarters of the slots.
-const maxParallelQueriesPerPolicy = maxParallelQueries / 4
+// fastQuery is how fast a namespace's queries must be for it to borrow query slots
+// beyond its quarter.
+const fastQuery = slots.DefaultFast
 
 // evaluator runs the Prometheus checks of a policy's due clusters apart from its syncs:
 // a sync starts a round of checks and returns at once, and the round wakes the policy
@@ -151,13 +157,12 @@ func (c *Controller) windowNote(ctx context.Context, policy *trafficv1alpha1.Tra
 	if sameSpec && now.Before(last.next) {
 		return last.note
 	}
-	select {
-	case c.querySlots <- struct{}{}:
-	case <-ctx.Done():
+	release, err := c.querySlots.Acquire(ctx, policy.Namespace, policy.Name)
+	if err != nil {
 		return last.note
 	}
 	spacing, measured, err := promcheck.SampleSpacing(ctx, q, ts, now)
-	<-c.querySlots
+	release()
 	next := spacingMeasure{uid: policy.UID, generation: policy.Generation, next: now.Add(promcheck.SpacingInterval)}
 	switch {
 	case err != nil:
@@ -219,25 +224,19 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	// A round takes one of its policy's slots, then one of the manager's, for each
-	// query: one policy never holds more than its share of the manager's slots.
-	ownSlots := make(chan struct{}, maxParallelQueriesPerPolicy)
+	// A round takes one of the manager's slots for each query, as its namespace's and
+	// its policy's fair share allows.
 	for _, j := range jobs {
-		select {
-		case ownSlots <- struct{}{}:
-		case <-ctx.Done():
+		asked := time.Now()
+		release, err := c.querySlots.Acquire(ctx, policy.Namespace, policy.Name)
+		c.metrics.slotWait.WithLabelValues(policy.Namespace).Observe(since(asked))
+		if err != nil {
 			wg.Wait()
 			return out, now // the manager stops; the rest is checked after its restart
 		}
-		select {
-		case c.querySlots <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return out, now
-		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-c.querySlots; <-ownSlots; wg.Done() }()
+			defer func() { release(); wg.Done() }()
 			data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: j.cluster, Labels: clusterLabels[j.cluster]})
 			start := time.Now()
 			ev := promcheck.Run(ctx, querier, j.spec, data, now)

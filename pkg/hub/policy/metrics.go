@@ -20,6 +20,7 @@ import (
 type Metrics struct {
 	evaluations   *prometheus.CounterVec
 	queryDuration prometheus.Histogram
+	slotWait      *prometheus.HistogramVec
 	draining      *prometheus.GaugeVec
 	removals      *prometheus.CounterVec
 	errors        *prometheus.CounterVec
@@ -54,6 +55,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "How long one Prometheus query of a check took.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}),
+		slotWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "traffic_migration_query_slot_wait_seconds",
+			Help:    "How long a check's Prometheus query waited for one of the manager's query slots, by the policy's namespace.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
+		}, []string{"namespace"}),
 		draining: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "traffic_migration_draining_clusters",
 			Help: "Clusters that left a policy's real Placement and are still in its proxy.",
@@ -105,7 +111,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"namespace", "policy", "operation", "result"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.evaluations, m.queryDuration, m.draining, m.removals, m.errors,
+		reg.MustRegister(m.evaluations, m.queryDuration, m.slotWait, m.draining, m.removals, m.errors,
 			m.conditions, m.clusters, m.drainStart, m.minDrain, m.checkValue, m.checkThreshold, m.estimate, m.drainDuration, m.dnsWrites)
 	}
 	return m
