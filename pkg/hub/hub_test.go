@@ -104,6 +104,7 @@ func TestOptionsValidate(t *testing.T) {
 		"ceiling":     {func(o *Options) { o.MaxDrainDuration = -time.Second }, "--max-drain-duration must not be negative"},
 		"action":      {func(o *Options) { o.OnMaxDrainDuration = "Later" }, `--on-max-drain-duration must be Hold or Remove, not "Later"`},
 		"controllers": {func(o *Options) { o.Controllers = "addon" }, `--controllers must be all, addon-manager or policy, not "addon"`},
+		"nameservers": {func(o *Options) { o.DNSNameserverAllowlist = []string{"192.0.2.53:53"} }, `--dns-nameserver-allowlist: entry "192.0.2.53:53"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := NewOptions()

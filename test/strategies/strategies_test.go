@@ -498,7 +498,9 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) *testbed.DN
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := testbed.ApplyKustomization(ctx, bed.Hub.Config, manifests); err != nil {
+	if _, err := testbed.ApplyKustomization(ctx, bed.Hub.Config, manifests,
+		// The manager may ask the bed's CoreDNS, at a private address.
+		testbed.ManagerArgs("--dns-nameserver-allowlist="+bed.ListenHost())); err != nil {
 		t.Fatalf("install traffic-migration: %v", err)
 	}
 	if err := bed.Hub.WaitDeploymentAvailable(ctx, managerNamespace, managerDeployment); err != nil {

@@ -141,7 +141,7 @@ func NewController(
 	}
 	c.querySlots = make(chan struct{}, maxParallelQueries)
 	c.evaluations = newEvaluator(c.evaluate, c.memory)
-	c.nameServers = newNameServerChecks(limits.DNSVerifier, clk, c.memory)
+	c.nameServers = newNameServerChecks(limits.DNSVerifier, limits.DNSNameservers, clk, c.memory)
 	ctrl := factory.New().
 		WithInformersQueueKeysFunc(queueKeyOf, informers.Policies.Informer()).
 		WithInformersQueueKeysFunc(c.policiesOfPlacement, informers.Placements.Informer()).
