@@ -72,7 +72,7 @@ func TestNameserverAllowlistAllows(t *testing.T) {
 		"public and one address": {allow: mustAllow("public", "127.0.0.1"), servers: []server{
 			{"192.0.2.53", "53", true}, {"127.0.0.1", "15353", true}, {"127.0.0.2", "53", false},
 		}},
-		"a mapped CIDR": {allow: mustAllow("::ffff:10.0.0.0/104"), servers: []server{{"10.9.9.9", "53", true}, {"11.0.0.1", "53", false}}},
+		"a mapped CIDR":                 {allow: mustAllow("::ffff:10.0.0.0/104"), servers: []server{{"10.9.9.9", "53", true}, {"11.0.0.1", "53", false}}},
 		"a host name allows no address": {allow: mustAllow("ns1.example.com"), servers: []server{{"192.0.2.53", "53", false}}},
 	}
 	for name, tc := range tests {
@@ -126,9 +126,9 @@ func TestObserveRefusesNameservers(t *testing.T) {
 			want: "name server ns.example.test:" + port + " resolves to an address that is not in the hub admin's name server allowlist"},
 		"the zone's NS, the default": {
 			want: "name server ns1.example.test of example.test resolves to an address that is not in the hub admin's name server allowlist"},
-		"by address, allowed":        {allow: mustAllow("127.0.0.1"), nameservers: []string{ns.addr}},
-		"by name, allowed by name":   {allow: mustAllow("ns.example.test"), nameservers: []string{"ns.example.test:" + port}},
-		"by name, allowed by a CIDR": {allow: mustAllow("127.0.0.0/8"), nameservers: []string{"ns.example.test:" + port}},
+		"by address, allowed":                  {allow: mustAllow("127.0.0.1"), nameservers: []string{ns.addr}},
+		"by name, allowed by name":             {allow: mustAllow("ns.example.test"), nameservers: []string{"ns.example.test:" + port}},
+		"by name, allowed by a CIDR":           {allow: mustAllow("127.0.0.0/8"), nameservers: []string{"ns.example.test:" + port}},
 		"the zone's NS, allowed by a wildcard": {allow: mustAllow("*.example.test")},
 	}
 	for name, tc := range tests {

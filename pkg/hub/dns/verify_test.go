@@ -161,7 +161,9 @@ var published = Endpoint{Clusters: []string{"cluster2"}, Records: []Record{
 var leaving = map[string][]string{"cluster1": {oldA, oldAAAA}}
 
 // verifier is the verifier of the tests, whose queries time out quickly.
-func verifier() *NameServers { return &NameServers{Allow: allowLoopback, Timeout: 300 * time.Millisecond} }
+func verifier() *NameServers {
+	return &NameServers{Allow: allowLoopback, Timeout: 300 * time.Millisecond}
+}
 
 // observeAndConfirm observes the servers and confirms cluster1's withdrawal.
 func observeAndConfirm(t *testing.T, servers ...*testServer) (bool, string) {
