@@ -239,6 +239,10 @@ func TestStrategies(t *testing.T) {
 		}
 	}
 
+	// The removal estimates of the traffic-migration rows, through their drains.
+	est := recordEstimates(ctx, h, rs)
+	defer est.halt()
+
 	// The move: every real Placement selects cluster2's region; a timer's Placement
 	// selects both regions until its timer ends.
 	for _, r := range rs {
@@ -325,6 +329,7 @@ func TestStrategies(t *testing.T) {
 		r.clients.Halt()
 	}
 	follower.stop()
+	est.halt()
 
 	rep := benchreport.New("traffic-migration strategies, "+sz.Mode+" mode",
 		"Test bed: a real OCM hub and two klusterlets, a node per cluster (kubelet, containerd), Traefik programming the Gateways and serving every request, "+
@@ -332,6 +337,7 @@ func TestStrategies(t *testing.T) {
 		sz, outDir)
 	tbl := report(rep, sz, rs, longest)
 	t.Log("\n" + tbl.Markdown())
+	t.Log("\n" + reportEstimates(rep, rs, est).Markdown())
 	for _, r := range rs {
 		if c := r.clients.Counts(); len(c.FailureSamples) > 0 {
 			t.Logf("%s: the first failures: %s", r.name, strings.Join(c.FailureSamples, "; "))
