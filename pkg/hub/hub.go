@@ -72,6 +72,10 @@ type Options struct {
 	DNSDomains []string
 	// DNSAllowPrivate lets private addresses be published.
 	DNSAllowPrivate bool
+	// DNSNameserverAllowlist are the name servers the manager may ask whether a
+	// cluster left DNS (dns.ParseNameserverAllowlist); empty: public addresses, port
+	// 53.
+	DNSNameserverAllowlist []string
 	// DNSOwnerID is the manager's id on its DNSEndpoints.
 	DNSOwnerID string
 	// Controllers says what this process runs: ControllersAll, ControllersAddon (the
@@ -151,6 +155,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"which namespaces may publish which names with spec.dns: <namespace>=<domain> entries, comma-separated, where namespace is a name or * and domain is a name (shop.example.com) or *. and a name (*.a.example.com: every name under it); repeat a namespace for several domains; empty lets every namespace publish any name (a hub of one tenant)")
 	fs.BoolVar(&o.DNSAllowPrivate, "dns-allow-private", o.DNSAllowPrivate,
 		"publish private addresses (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) that agents report; unspecified, loopback, link-local, multicast, broadcast and cloud metadata addresses are never published")
+	fs.StringSliceVar(&o.DNSNameserverAllowlist, "dns-nameserver-allowlist", o.DNSNameserverAllowlist,
+		"name servers the manager may ask whether a cluster left DNS (spec.dns.verify.nameservers, and the NS servers of a zone it finds): public (any public address, on port 53), host names (ns1.example.com), wildcard hosts (*.example.com), CIDRs (10.0.0.0/8) or IP addresses, each of the last four on any port, comma-separated; empty is public: unspecified, loopback, private, link-local, multicast and cloud metadata addresses and ports other than 53 are refused unless listed")
 	fs.StringVar(&o.Controllers, "controllers", o.Controllers,
 		"what this process runs: "+ControllersAll+" (the add-on framework and the policy controllers), "+ControllersAddon+
 			" (the add-on framework only: it deploys and registers the agent and reads no policy, Secret or URL) or "+ControllersPolicy+
@@ -186,6 +192,9 @@ func (o *Options) Validate() error {
 	if _, err := dns.ParseDomains(o.DNSDomains); err != nil {
 		errs = append(errs, fmt.Errorf("--dns-domains: %w", err))
 	}
+	if _, err := dns.ParseNameserverAllowlist(o.DNSNameserverAllowlist); err != nil {
+		errs = append(errs, fmt.Errorf("--dns-nameserver-allowlist: %w", err))
+	}
 	if msgs := validation.IsQualifiedName(o.DNSOwnerID); o.DNSOwnerID == "" || len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--dns-owner-id %q must be a non-empty name of letters, digits, '-', '_' and '.': %s", o.DNSOwnerID, strings.Join(msgs, "; ")))
 	}
@@ -218,8 +227,12 @@ func (o *Options) limits() (policy.Limits, error) {
 	if err != nil {
 		return policy.Limits{}, fmt.Errorf("--dns-domains: %w", err)
 	}
+	nameservers, err := dns.ParseNameserverAllowlist(o.DNSNameserverAllowlist)
+	if err != nil {
+		return policy.Limits{}, fmt.Errorf("--dns-nameserver-allowlist: %w", err)
+	}
 	l := policy.Limits{Allowlist: allowlist, MaxAnswerBytes: o.MaxAnswerBytes, MaxSeries: o.MaxSeries,
-		DNSDomains: domains, DNSAddresses: dns.AddressRules{RefusePrivate: !o.DNSAllowPrivate}}
+		DNSDomains: domains, DNSAddresses: dns.AddressRules{RefusePrivate: !o.DNSAllowPrivate}, DNSNameservers: nameservers}
 	if o.MaxDrainDuration > 0 {
 		l.Ceiling = &decision.Ceiling{MaxDrainDuration: o.MaxDrainDuration, Action: trafficv1alpha1.DeadlineAction(o.OnMaxDrainDuration)}
 	}

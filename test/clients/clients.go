@@ -106,6 +106,9 @@ type client struct {
 	lookup   LookupFunc
 	http     *http.Client
 	stats    *clientStats
+	// pooled: the URL names the host, and the client resolves only when its
+	// transport dials (Config.Pooled).
+	pooled bool
 
 	mu      sync.Mutex
 	cached  netip.Addr
@@ -149,13 +152,23 @@ func (c *client) age(rng *rand.Rand) {
 }
 
 // get sends one request to the gateway at addr and returns the cluster that answered.
+// A pooled client sends it to its hostname instead, on a connection of its pool or
+// one it dials (to the address it resolves then): addr is the address it last
+// dialed, for messages.
 func (c *client) get(addr netip.Addr) (string, error) {
-	req, err := http.NewRequest(http.MethodGet, "http://"+net.JoinHostPort(addr.String(), c.port)+"/", nil)
+	target := net.JoinHostPort(addr.String(), c.port)
+	if c.pooled {
+		target = net.JoinHostPort(c.hostname, c.port)
+	}
+	req, err := http.NewRequest(http.MethodGet, "http://"+target+"/", nil)
 	if err != nil {
 		return "", err
 	}
 	req.Host = c.hostname
 	resp, err := c.http.Do(req)
+	if c.pooled {
+		addr = c.holding()
+	}
 	if err != nil {
 		return "", err
 	}
@@ -198,6 +211,10 @@ func (e *unroutedError) Error() string {
 
 // request sends one request and counts its outcome.
 func (c *client) request() {
+	if c.pooled {
+		c.requestPooled()
+		return
+	}
 	addr, err := c.resolve(false)
 	if err != nil {
 		c.stats.fail(fmt.Sprintf("client %d: resolve %s: %v", c.id, c.hostname, err))
@@ -229,6 +246,42 @@ func (c *client) request() {
 	c.stats.answered(cluster)
 }
 
+// requestPooled is request for a pooled client: the transport resolves when it dials,
+// and a request that fails on a connection error or meets the gateway with no route
+// is retried once, which dials again when the connection is gone (a pooled connection
+// to a gateway that answers "no route" is kept, so the retry meets it again, as a
+// pooled client's does).
+func (c *client) requestPooled() {
+	cluster, err := c.get(netip.Addr{})
+	if err == nil {
+		c.stats.served.Add(1)
+		c.stats.answered(cluster)
+		return
+	}
+	if _, ok := err.(*statusError); ok {
+		c.stats.fail(fmt.Sprintf("client %d: %v", c.id, err))
+		return
+	}
+	cluster, rerr := c.get(netip.Addr{})
+	if rerr != nil {
+		c.stats.fail(fmt.Sprintf("client %d: %v; retried: %v", c.id, err, rerr))
+		return
+	}
+	c.stats.retried.Add(1)
+	c.stats.answered(cluster)
+}
+
+// dialPooled is a pooled client's transport's dial: it resolves the name now, as Go's
+// resolver does for each dial, and connects to the first address; the client holds
+// that address from then on.
+func (c *client) dialPooled(ctx context.Context, network, _ string) (net.Conn, error) {
+	addr, err := c.resolve(true)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", c.hostname, err)
+	}
+	return (&net.Dialer{Timeout: RequestTimeout}).DialContext(ctx, network, net.JoinHostPort(addr.String(), c.port))
+}
+
 // Fleet is the demo's clients.
 type Fleet struct {
 	clients []*client
@@ -252,6 +305,13 @@ type Config struct {
 	Port int
 	// Seed draws the clients' cache ages and request phases.
 	Seed uint64
+	// Pooled makes the clients as Go's net/http clients are in users' programs: the
+	// URL names the host, the transport keeps its connections alive (Go's defaults:
+	// idle for up to 90 s, two idle ones per host) and resolves the name only when it
+	// dials a new one, so a busy client stays on the address it dialed for as long as
+	// the gateway keeps the connection open, whatever DNS answers since. TTLs are then
+	// only how many clients there are.
+	Pooled bool
 }
 
 // NewFleet makes one client per TTL of cfg.
@@ -267,17 +327,27 @@ func NewFleet(cfg Config) *Fleet {
 			MaxIdleConnsPerHost: 1,
 			IdleConnTimeout:     10 * time.Second,
 		}
-		f.clients = append(f.clients, &client{
+		c := &client{
 			id: i + 1, hostname: cfg.Hostname, ttl: ttl, every: cfg.Every, port: strconv.Itoa(cfg.Port),
-			lookup: cfg.Lookup, http: &http.Client{Transport: transport, Timeout: RequestTimeout}, stats: f.stats,
-		})
+			lookup: cfg.Lookup, stats: f.stats, pooled: cfg.Pooled,
+		}
+		if cfg.Pooled {
+			// Go's own defaults (http.DefaultTransport's), without a proxy.
+			transport = &http.Transport{DialContext: c.dialPooled, MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second}
+		}
+		c.http = &http.Client{Transport: transport, Timeout: RequestTimeout}
+		f.clients = append(f.clients, c)
 	}
 	return f
 }
 
 // Start resolves every client's first answer, ages it at random, and starts sending.
+// A pooled client resolves when its first request dials.
 func (f *Fleet) Start() error {
 	for _, c := range f.clients {
+		if c.pooled {
+			continue
+		}
 		if _, err := c.resolve(true); err != nil {
 			return fmt.Errorf("client %d: resolve %s: %w", c.id, c.hostname, err)
 		}

@@ -82,6 +82,45 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 	}
 }
 
+// TestPooledClientsStayOnTheirConnections: pooled clients (Go's net/http with the
+// hostname in the URL and default keep-alive) resolve only when they dial, so when DNS
+// moves they keep sending to the gateway of their connections, request after request,
+// until it closes them (keepAliveMaxTime): then they dial again, resolve, and move,
+// without a failed request.
+func TestPooledClientsStayOnTheirConnections(t *testing.T) {
+	ip1, ip2 := netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")
+	port, err := commonFreePort(ip1, ip2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw1 := startFakeGateway(t, "one", net.JoinHostPort(ip1.String(), strconv.Itoa(port)))
+	startFakeGateway(t, "two", net.JoinHostPort(ip2.String(), strconv.Itoa(port)))
+	var answer Answer
+	answer.Publish(ip1)
+	// Their TTLs, shorter than a request's interval, would move caching clients at once.
+	ttls := []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
+	f := NewFleet(Config{Hostname: testHostname, TTLs: ttls, Every: 20 * time.Millisecond, Lookup: answer.Lookup, Port: port, Seed: 1, Pooled: true})
+	if err := f.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Halt()
+	eventually(t, "every client holding "+ip1.String(), func() bool { return f.Holding()[ip1] == 3 })
+	answer.Publish(ip2)
+	before := f.Counts().ByCluster["one"]
+	eventually(t, "the clients sending 60 more requests", func() bool { return f.Counts().ByCluster["one"] >= before+60 })
+	if c := f.Counts(); c.ByCluster["two"] != 0 || f.Holding()[ip1] != 3 {
+		t.Fatalf("pooled clients moved while their connections lived: %+v, holding %v", c, f.Holding())
+	}
+	gw1.closing.Store(true)
+	eventually(t, "every client on "+ip2.String()+" once gateway one closes its connections", func() bool {
+		return f.Holding()[ip2] == 3 && f.Counts().ByCluster["two"] > 0
+	})
+	f.Halt()
+	if c := f.Counts(); c.Failed != 0 {
+		t.Errorf("%d requests failed: %v", c.Failed, c.FailureSamples)
+	}
+}
+
 // TestClientsFailOnBackendError: an error status from the backend (it carries the
 // backend's header) is a failed request, not retried.
 func TestClientsFailOnBackendError(t *testing.T) {
@@ -112,6 +151,9 @@ func TestClientsFailOnBackendError(t *testing.T) {
 type fakeGateway struct {
 	routed        atomic.Bool
 	backendStatus atomic.Int64
+	// closing closes each connection after its next answer, as Traefik does to a
+	// connection older than its entry point's keepAliveMaxTime.
+	closing atomic.Bool
 }
 
 func startFakeGateway(t *testing.T, cluster, addr string) *fakeGateway {
@@ -127,6 +169,9 @@ func startFakeGateway(t *testing.T, cluster, addr string) *fakeGateway {
 		if !g.routed.Load() {
 			http.NotFound(w, nil)
 			return
+		}
+		if g.closing.Load() {
+			w.Header().Set("Connection", "close")
 		}
 		w.Header().Set(ServedByHeader, cluster)
 		w.WriteHeader(int(g.backendStatus.Load()))

@@ -202,7 +202,9 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := testbed.ApplyKustomization(ctx, d.bed.Hub.Config, manifests); err != nil {
+	if _, err := testbed.ApplyKustomization(ctx, d.bed.Hub.Config, manifests,
+		// The manager may ask the bed's CoreDNS, at a private address.
+		testbed.ManagerArgs("--dns-nameserver-allowlist="+d.bed.ListenHost())); err != nil {
 		return fmt.Errorf("install traffic-migration: %w", err)
 	}
 	for _, name := range []string{managerDeployment, addonManagerDeployment} {

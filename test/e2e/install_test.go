@@ -54,7 +54,9 @@ func helmInstall(t *testing.T, ctx context.Context) {
 	out, err := bed.Helm(ctx, "install", "traffic-migration", chart,
 		"--namespace", managerNamespace, "--create-namespace",
 		"--set", "image.repository="+repository, "--set", "image.tag="+tag, "--set", "image.pullPolicy=Never",
-		"--set", fmt.Sprintf("replicas=%d", managerReplicas), "--set", "leaderElection=true", "--set", "logLevel=4")
+		"--set", fmt.Sprintf("replicas=%d", managerReplicas), "--set", "leaderElection=true", "--set", "logLevel=4",
+		// The manager may ask the bed's CoreDNS, at a private address.
+		"--set-json", fmt.Sprintf(`extraArgs=[%q]`, "--dns-nameserver-allowlist="+bed.ListenHost()))
 	if err != nil {
 		t.Fatal(err)
 	}

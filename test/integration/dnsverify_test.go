@@ -4,6 +4,7 @@
 package integration
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,93 @@ func TestDNSWithdrawalWaitsForEveryNameServer(t *testing.T) {
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.Phase == trafficv1alpha1.ClusterRemoved
+	})
+}
+
+// TestDNSNameserverAllowlist is the hub admin's --dns-nameserver-allowlist, with the
+// real manager: the bed's manager allows the address the bed's CoreDNS listens on, and
+// nothing else. A policy that also names another loopback address makes the manager
+// ask neither: a round with a refused server fails closed. So step 2 of the switch
+// never withdraws cluster1's address, DNSPublished says the hub admin's allowlist
+// refused the server and what to do, no event names it, and cluster1's drain clock
+// does not start. Once the policy names the allowed server alone, the switch ends and
+// cluster1's clock starts.
+func TestDNSNameserverAllowlist(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	if bed.ListenHost() != "127.0.0.1" {
+		t.Skipf("the bed's servers listen on %s, not 127.0.0.1: the test refuses 127.0.0.2 beside it", bed.ListenHost())
+	}
+	m := newMigration(t, "nsallow")
+	f := m.f
+	hostname := m.ns + ".allow.test"
+	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
+		t.Fatal(err)
+	}
+	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"allow.test."}, Namespace: m.ns, OwnerID: m.ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dns.Stop)
+	_, port, err := net.SplitHostPort(dns.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := net.JoinHostPort("127.0.0.2", port)
+	reportAddresses(t, f, m.c1, "192.0.2.31")
+	reportAddresses(t, f, m.c2, "192.0.2.32")
+	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
+
+	p := m.policy()
+	p.Spec.MinDrainDuration = &metav1.Duration{Duration: time.Second}
+	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{
+		Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(hostname)},
+		TTL:       &metav1.Duration{Duration: 2 * time.Second},
+		Verify: &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{
+			trafficv1alpha1.Nameserver(dns.Addr()), trafficv1alpha1.Nameserver(refused),
+		}},
+	}
+	f.createPolicy(t, p)
+	waitAnswer(ctx, t, dns, hostname, "192.0.2.31")
+
+	m.traffic.SetByValue(map[string]float64{m.c1: 0, m.c2: 100})
+	m.moveToC2(t)
+	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
+	waitAnswer(ctx, t, dns, hostname, "192.0.2.31", "192.0.2.32")
+	wantRefusal := "name server " + refused + " is not in the hub admin's name server allowlist (--dns-nameserver-allowlist: 127.0.0.1), so it is not asked: ask the hub admin"
+	stuck := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
+		return c != nil && strings.Contains(c.Message, wantRefusal)
+	})
+	if d := stuck.Status.DNS; d == nil || d.ObservedGeneration < d.Generation {
+		t.Fatalf("external-dns has not read the records of step 1 yet (status.dns %+v): the wait proves nothing", d)
+	}
+	wantAnswer(ctx, t, dns, hostname, "192.0.2.31", "192.0.2.32")
+	if r := fixture.PolicyRow(stuck, m.c1); r == nil || r.DNSWithdrawalTime != nil || !strings.Contains(r.Message, "still published in DNS") {
+		t.Fatalf("cluster1's row while a name server is refused: %+v; want it still published, its drain clock not started", r)
+	}
+	events, err := f.kube.EventsV1().Events(m.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if strings.Contains(e.Note, "127.0.0.2") || strings.Contains(e.Note, "allowlist") {
+			t.Errorf("event %s names the refused server: %q", e.Reason, e.Note)
+		}
+	}
+
+	// The allowed server alone: the switch ends, and cluster1's clock starts.
+	current, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current.Spec.DNS.Verify.Nameservers = []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(dns.Addr())}
+	if _, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Update(ctx, current, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAnswer(ctx, t, dns, hostname, "192.0.2.32")
+	f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		return r != nil && r.DNSWithdrawalTime != nil
 	})
 }

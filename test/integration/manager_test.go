@@ -23,9 +23,12 @@ type managerProcess struct {
 const notificationsNamespace = "traffic-migration-notifications"
 
 // startManager starts the manager against the hub at the highest log verbosity, so
-// that tests can search its log for what must never be logged.
+// that tests can search its log for what must never be logged. It may ask the name
+// servers the bed runs (their one address, not the loopback's other addresses:
+// TestDNSNameserverAllowlist counts on it).
 func startManager(ctx context.Context) (*managerProcess, error) {
-	m, err := bed.StartManager(ctx, testbed.ManagerOptions{Args: []string{"-v=10", "--notifications-namespace=" + notificationsNamespace}})
+	m, err := bed.StartManager(ctx, testbed.ManagerOptions{Args: []string{"-v=10", "--notifications-namespace=" + notificationsNamespace,
+		"--dns-nameserver-allowlist=" + bed.ListenHost()}})
 	if err != nil {
 		return nil, err
 	}

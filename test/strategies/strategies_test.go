@@ -240,6 +240,10 @@ func TestStrategies(t *testing.T) {
 		}
 	}
 
+	// The removal estimates of the traffic-migration rows, through their drains.
+	est := recordEstimates(ctx, h, rs)
+	defer est.halt()
+
 	// The move: every real Placement selects cluster2's region; a timer's Placement
 	// selects both regions until its timer ends.
 	for _, r := range rs {
@@ -326,6 +330,7 @@ func TestStrategies(t *testing.T) {
 		r.clients.Halt()
 	}
 	follower.stop()
+	est.halt()
 
 	rep := benchreport.New("traffic-migration strategies, "+sz.Mode+" mode",
 		"Test bed: a real OCM hub and two klusterlets, a node per cluster (kubelet, containerd), Traefik programming the Gateways and serving every request, "+
@@ -333,6 +338,7 @@ func TestStrategies(t *testing.T) {
 		sz, outDir)
 	tbl := report(rep, sz, rs, longest)
 	t.Log("\n" + tbl.Markdown())
+	t.Log("\n" + reportEstimates(rep, rs, est).Markdown())
 	for _, r := range rs {
 		if c := r.clients.Counts(); len(c.FailureSamples) > 0 {
 			t.Logf("%s: the first failures: %s", r.name, strings.Join(c.FailureSamples, "; "))
@@ -499,7 +505,9 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) *testbed.DN
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := testbed.ApplyKustomization(ctx, bed.Hub.Config, manifests); err != nil {
+	if _, err := testbed.ApplyKustomization(ctx, bed.Hub.Config, manifests,
+		// The manager may ask the bed's CoreDNS, at a private address.
+		testbed.ManagerArgs("--dns-nameserver-allowlist="+bed.ListenHost())); err != nil {
 		t.Fatalf("install traffic-migration: %v", err)
 	}
 	for _, name := range []string{managerDeployment, "traffic-migration-addon-manager"} {

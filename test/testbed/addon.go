@@ -52,9 +52,10 @@ func ManifestsDir() (string, error) {
 // dir lists under resources, in their order, with server-side apply (as
 // 'kubectl apply --server-side -k dir' does for a kustomization without
 // transformations). It refuses a kustomization that asks for more than a list of
-// files, so that nothing it asks for is silently left out. It returns the objects it
-// applied, as they were read.
-func ApplyKustomization(ctx context.Context, cfg *rest.Config, dir string) ([]*unstructured.Unstructured, error) {
+// files, so that nothing it asks for is silently left out. Each of edits changes every
+// object before it is applied, as a kustomize patch of the user's overlay would (see
+// ManagerArgs). It returns the objects it applied.
+func ApplyKustomization(ctx context.Context, cfg *rest.Config, dir string, edits ...func(*unstructured.Unstructured) error) ([]*unstructured.Unstructured, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
 		return nil, err
@@ -100,11 +101,46 @@ func ApplyKustomization(ctx context.Context, cfg *rest.Config, dir string) ([]*u
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	for _, obj := range objs {
+		for _, edit := range edits {
+			if err := edit(obj); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+			}
+		}
 		if err := applyObject(ctx, dyn, mapper, obj); err != nil {
 			return nil, err
 		}
 	}
 	return objs, nil
+}
+
+// ManagerArgs is an edit of ApplyKustomization that adds args to the command line of
+// every container of a Deployment that runs 'traffic-migration manager' (its first
+// argument is "manager"), as a user's kustomize patch adds flags.
+func ManagerArgs(args ...string) func(*unstructured.Unstructured) error {
+	return func(obj *unstructured.Unstructured) error {
+		if obj.GetKind() != "Deployment" {
+			return nil
+		}
+		containers, _, err := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+		if err != nil {
+			return err
+		}
+		for i, c := range containers {
+			container, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			have, _, err := unstructured.NestedStringSlice(container, "args")
+			if err != nil || len(have) == 0 || have[0] != "manager" {
+				continue
+			}
+			if err := unstructured.SetNestedStringSlice(container, append(have, args...), "args"); err != nil {
+				return err
+			}
+			containers[i] = container
+		}
+		return unstructured.SetNestedSlice(obj.Object, containers, "spec", "template", "spec", "containers")
+	}
 }
 
 // readObjects reads the objects of a YAML file of one or more documents.

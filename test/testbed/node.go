@@ -256,6 +256,11 @@ func (b *Bed) listenHost() string {
 	return "127.0.0.1"
 }
 
+// ListenHost is the address the bed's servers (its CoreDNS among them) listen on:
+// the bridge's with nodes, else 127.0.0.1. A manager that asks the bed's CoreDNS
+// must allow it (--dns-nameserver-allowlist).
+func (b *Bed) ListenHost() string { return b.listenHost() }
+
 // makeNetwork makes the node's network namespace and joins it to the bed's bridge.
 func (n *Node) makeNetwork(ctx context.Context, bedNet *bedNetwork) error {
 	peer := n.vethHost + "p"

@@ -238,6 +238,10 @@ type NameServers struct {
 	ResolvConf string
 	// Timeout bounds one query; default QueryTimeout.
 	Timeout time.Duration
+	// Allow are the name servers that may be asked, named in a policy or found as a
+	// zone's NS servers (--dns-nameserver-allowlist); nil: public addresses, port 53.
+	// The manager's own resolvers are not checked: the hub admin chose them.
+	Allow *NameserverAllowlist
 
 	// nsPort is the port the zones' NS servers are asked on: 53 when empty (tests
 	// serve on another).
@@ -485,6 +489,10 @@ func (n *NameServers) servers(ctx context.Context, hostnames, nameservers []stri
 				continue
 			}
 			if ip, err := netip.ParseAddr(host); err == nil {
+				if !n.Allow.AllowsAddr(ip, port) {
+					problems = append(problems, n.Allow.refusedNameserver(ns, false))
+					continue
+				}
 				add(ns, net.JoinHostPort(ip.String(), port), hostnames)
 				continue
 			}
@@ -492,6 +500,10 @@ func (n *NameServers) servers(ctx context.Context, hostnames, nameservers []stri
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("name server %s: %v", ns, err))
 				continue
+			}
+			addrs, refused := n.allowed(host, addrs, port)
+			if refused {
+				problems = append(problems, n.Allow.refusedNameserver(ns, true))
 			}
 			for _, ip := range addrs {
 				addr := net.JoinHostPort(ip.String(), port)
@@ -521,23 +533,42 @@ func (n *NameServers) servers(ctx context.Context, hostnames, nameservers []stri
 			problems = append(problems, err.Error())
 			continue
 		}
+		port := n.nsPort
+		if port == "" {
+			port = "53"
+		}
 		for _, name := range names {
 			addrs, err := n.addressesOf(ctx, resolvers, name)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("name server %s of %s: %v", strings.TrimSuffix(name, "."), strings.TrimSuffix(zone, "."), err))
 				continue
 			}
+			addrs, refused := n.allowed(name, addrs, port)
+			if refused {
+				problems = append(problems, n.Allow.refusedNameserver(strings.TrimSuffix(name, ".")+" of "+strings.TrimSuffix(zone, "."), true))
+			}
 			for _, ip := range addrs {
-				port := n.nsPort
-				if port == "" {
-					port = "53"
-				}
 				addr := net.JoinHostPort(ip.String(), port)
 				add(strings.TrimSuffix(name, ".")+" ("+addr+")", addr, byZone[zone])
 			}
 		}
 	}
 	return sortServers(byAddr), problems
+}
+
+// allowed returns the addresses of the name server name that Allow lets the manager
+// ask on port, and whether it refused any.
+func (n *NameServers) allowed(name string, addrs []netip.Addr, port string) ([]netip.Addr, bool) {
+	if n.Allow.AllowsName(name) {
+		return addrs, false
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, ip := range addrs {
+		if n.Allow.AllowsAddr(ip, port) {
+			out = append(out, ip)
+		}
+	}
+	return out, len(out) < len(addrs)
 }
 
 func sortServers(byAddr map[string]*server) []server {

@@ -161,7 +161,9 @@ var published = Publication{Clusters: []string{"cluster2"}, Records: []Record{
 var leaving = map[string][]string{"cluster1": {oldA, oldAAAA}}
 
 // verifier is the verifier of the tests, whose queries time out quickly.
-func verifier() *NameServers { return &NameServers{Timeout: 300 * time.Millisecond} }
+func verifier() *NameServers {
+	return &NameServers{Allow: allowLoopback, Timeout: 300 * time.Millisecond}
+}
 
 // observeAndConfirm observes the servers and confirms cluster1's withdrawal.
 func observeAndConfirm(t *testing.T, servers ...*testServer) (bool, string) {
@@ -271,7 +273,7 @@ func TestObserveFindsTheZone(t *testing.T) {
 		"gw.example.test. 60 IN A "+newA,
 		"test. 60 IN SOA a.test. hostmaster.test. 1 60 60 60 60")
 	_, port, _ := net.SplitHostPort(ns1.addr)
-	v := &NameServers{Resolvers: []string{resolver.addr}, Timeout: 300 * time.Millisecond, nsPort: port}
+	v := &NameServers{Allow: allowLoopback, Resolvers: []string{resolver.addr}, Timeout: 300 * time.Millisecond, nsPort: port}
 	obs := v.Observe(context.Background(), []string{"gw.example.test"}, nil)
 	confirmed, waiting := Confirm(obs, published, leaving)
 	want := "name server ns2.example.test (" + ns2.addr + ") answers " + oldA + " for gw.example.test A"
@@ -306,7 +308,7 @@ func TestObserveNamedServer(t *testing.T) {
 	s := mustStart(t, "gw.example.test. 60 IN A "+newA, "gw.example.test. 60 IN A "+oldA)
 	resolver := mustStart(t, "ns.example.test. 60 IN A 127.0.0.1")
 	_, port, _ := net.SplitHostPort(s.addr)
-	v := &NameServers{Resolvers: []string{resolver.addr}, Timeout: 300 * time.Millisecond}
+	v := &NameServers{Allow: allowLoopback, Resolvers: []string{resolver.addr}, Timeout: 300 * time.Millisecond}
 	confirmed, waiting := Confirm(v.Observe(context.Background(), []string{"gw.example.test"}, []string{"ns.example.test:" + port}), published, leaving)
 	want := "name server ns.example.test:" + port + " (" + s.addr + ") answers " + oldA + " for gw.example.test A"
 	if confirmed.Len() != 0 || waiting["cluster1"] != want {

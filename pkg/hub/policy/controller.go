@@ -142,7 +142,7 @@ func NewController(
 	}
 	c.querySlots = slots.New(maxParallelQueries, fastQuery, clk)
 	c.evaluations = newEvaluator(c.evaluate, c.memory)
-	c.nameServers = newNameServerChecks(limits.DNSVerifier, clk, c.memory)
+	c.nameServers = newNameServerChecks(limits.DNSVerifier, limits.DNSNameservers, clk, c.memory)
 	ctrl := factory.New().
 		WithInformersQueueKeysFunc(queueKeyOf, informers.Policies.Informer()).
 		WithInformersQueueKeysFunc(c.policiesOfPlacement, informers.Placements.Informer()).

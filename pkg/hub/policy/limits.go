@@ -30,8 +30,12 @@ type Limits struct {
 	DNSAddresses dns.AddressRules
 	// DNSVerifier asks the zones' authoritative name servers whether they still
 	// answer a leaving cluster's addresses (spec.dns.verify, mode Authoritative); nil
-	// is dns.NameServers with the system's resolver (/etc/resolv.conf).
+	// is dns.NameServers with the system's resolver (/etc/resolv.conf) and
+	// DNSNameservers.
 	DNSVerifier dns.Verifier
+	// DNSNameservers are the name servers DNSVerifier's default may ask; nil: public
+	// addresses on port 53.
+	DNSNameservers *dns.NameserverAllowlist
 }
 
 // policyOf is what the decision needs of a spec, under the hub's ceiling.

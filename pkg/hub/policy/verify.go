@@ -60,9 +60,9 @@ type nameServerChecks struct {
 	memory *memories
 }
 
-func newNameServerChecks(verifier dns.Verifier, clk clock.PassiveClock, memory *memories) *nameServerChecks {
+func newNameServerChecks(verifier dns.Verifier, allow *dns.NameserverAllowlist, clk clock.PassiveClock, memory *memories) *nameServerChecks {
 	if verifier == nil {
-		verifier = &dns.NameServers{}
+		verifier = &dns.NameServers{Allow: allow}
 	}
 	return &nameServerChecks{verifier: verifier, clock: clk, wake: func(string) {}, memory: memory}
 }

@@ -45,7 +45,7 @@ func TestNameServerChecks(t *testing.T) {
 	t0 := time.Date(2030, 1, 2, 12, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(t0)
 	v := &fakeVerifier{release: make(chan dns.Observation)}
-	n := newNameServerChecks(v, clk, newMemories())
+	n := newNameServerChecks(v, nil, clk, newMemories())
 	woken := make(chan string, 10)
 	n.wake = func(key string) { woken <- key }
 	const every = 10 * time.Second
