@@ -3,9 +3,11 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # node-packages.sh makes sure the Debian packages that the test bed's nodes run are
-# installed: containerd, runc, the CNI plugins, iptables and iproute2, and podman,
-# which builds the images the nodes run. As root it installs what is missing with
-# apt-get; otherwise it names what is missing and how to get it, and fails.
+# installed: containerd, runc, the CNI plugins, iptables and iproute2, podman,
+# which builds the images the nodes run, and skopeo, which pushes an image's OCI
+# archive to the bed's registry as users push a release's image to theirs. As root it
+# installs what is missing with apt-get; otherwise it names what is missing and how to
+# get it, and fails.
 set -euo pipefail
 
 # Each line: a file the nodes use, and the Debian package that installs it.
@@ -20,6 +22,7 @@ required=(
 	"/usr/sbin/iptables iptables"
 	"/usr/bin/nsenter util-linux"
 	"/usr/bin/podman podman"
+	"/usr/bin/skopeo skopeo"
 )
 
 missing=()

@@ -28,6 +28,7 @@ export TESTBED_CLUSTERADM := $(CLUSTERADM)
 export TESTBED_HELM := $(HELM)
 export TESTBED_COREDNS := $(COREDNS)
 export TESTBED_EXTERNALDNS := $(EXTERNALDNS)
+export TESTBED_REGISTRY := $(REGISTRY)
 export TESTBED_KUBELET := $(KUBELET)
 export TESTBED_KUBE_PROXY := $(KUBE_PROXY)
 export TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
@@ -61,3 +62,6 @@ export TESTBED_APPLICATIONSET_CRD := $(APPLICATIONSET_CRD)
 export TESTBED_DNSENDPOINT_CRD := $(DNSENDPOINT_CRD)
 # Debian's Chromium, which make chromium installs (hack/make/deps.mk).
 export TESTBED_CHROMIUM := $(CHROMIUM)
+# Debian's skopeo, which pushes an image's OCI archive to the bed's registry (make
+# testbed-nodes installs it with the nodes' packages).
+export TESTBED_SKOPEO := /usr/bin/skopeo

@@ -25,6 +25,7 @@ EXTERNALDNS_VERSION := $(call version-of,externaldns,sigs.k8s.io/external-dns)
 CODEGEN_VERSION := $(call version-of,codegen,k8s.io/code-generator)
 CONTROLLER_TOOLS_VERSION := $(call version-of,codegen,sigs.k8s.io/controller-tools)
 HELM_DOCS_VERSION := $(call version-of,helmdocs,github.com/norwoodj/helm-docs)
+REGISTRY_VERSION := $(call version-of,registry,github.com/distribution/distribution/v3)
 
 ETCD := $(TOOLS_DIR)/etcd-$(ETCD_VERSION)
 # The Kubernetes programs carry their version, as Kubernetes' own build stamps it
@@ -87,8 +88,14 @@ tools-source-key = $(shell cat hack/tools/$(1)/*.go hack/tools/$(1)/go.mod hack/
 COREDNS := $(TOOLS_DIR)/coredns-$(COREDNS_VERSION)-$(call tools-source-key,coredns)
 EXTERNALDNS_TOOLCHAIN := $(call version-of,externaldns,toolchain)
 EXTERNALDNS := $(TOOLS_DIR)/externaldns-$(EXTERNALDNS_VERSION)-$(call tools-source-key,externaldns)
+# The bed's OCI registry: distribution's registry with only the filesystem storage
+# driver (hack/tools/registry, whose main is ours, so keyed by its digest too), which
+# the lifecycle test pushes the release to and the nodes pull from. Debian's
+# docker-registry (2.8) is not taken: its package installs and starts a system service
+# on port 5000, outside any bed, where several beds share the machine.
+REGISTRY := $(TOOLS_DIR)/registry-$(REGISTRY_VERSION)-$(call tools-source-key,registry)
 TESTBED_TOOLS := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(PROMETHEUS) $(PROMTOOL) $(OCM_PLACEMENT) \
-	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM) $(COREDNS) $(EXTERNALDNS)
+	$(OCM_REGISTRATION) $(OCM_WORK) $(OCM_ADDON) $(CLUSTERADM) $(HELM) $(COREDNS) $(EXTERNALDNS) $(REGISTRY)
 # The programs of the test bed's nodes (NODE_TOOLS), which only the tests that ask for
 # nodes need, and the Debian packages those nodes run (hack/node-packages.sh).
 NODE_TOOLS := $(KUBELET) $(KUBE_PROXY) $(KUBE_SCHEDULER)
@@ -205,9 +212,10 @@ tools-download: ## Download the dependencies of every tools module (hack/tools) 
 # beside make verify (2026-12-02, seconds of wall time and of CPU): Traefik (1,333 and
 # 810), Prometheus (506 and 517), CoreDNS (54 and 51), external-dns (163 and 164),
 # etcd (83 and 79), clusteradm (177 and 341) and helm (109 and 206) in one; the
-# Kubernetes programs (1,758 and 1,194) and OCM's (577 and 763) in the other.
+# Kubernetes programs (1,758 and 1,194), OCM's (577 and 763) and the registry (174 and
+# 158, 2026-12-05) in the other.
 TOOLS_LANE_TRAEFIK := $(TRAEFIK) $(PROMETHEUS_TOOLS) $(COREDNS) $(EXTERNALDNS) $(ETCD) $(CLUSTERADM) $(HELM)
-TOOLS_LANE_REST := $(KUBE_TOOLS) $(OCM_TOOLS)
+TOOLS_LANE_REST := $(KUBE_TOOLS) $(OCM_TOOLS) $(REGISTRY)
 tools-lane = @MAKEFLAGS='$(filter-out -j% --jobserver-auth=% --jobserver-fds=%,$(MAKEFLAGS))' $(MAKE) -s --no-print-directory $(1)
 .PHONY: tools-lane-traefik tools-lane-rest
 tools-lane-traefik:
@@ -241,6 +249,8 @@ $(COREDNS):
 	$(call build-tool,coredns,.,$@)
 $(EXTERNALDNS):
 	$(call build-tool,externaldns,.,$@,,,GOTOOLCHAIN=$(EXTERNALDNS_TOOLCHAIN))
+$(REGISTRY):
+	$(call build-tool,registry,.,$@)
 $(DEEPCOPY_GEN):
 	$(call build-tool,codegen,k8s.io/code-generator/cmd/deepcopy-gen,$@,,,GOTOOLCHAIN=$(GO_TOOLCHAIN))
 $(CLIENT_GEN):

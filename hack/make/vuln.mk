@@ -16,9 +16,10 @@ VULNDB_VERSION := $(call version-of,vuln,golang.org/x/vulndb)
 # generators do (tools.mk).
 GOVULNCHECK := $(TOOLS_DIR)/$(GO_TOOLCHAIN)/govulncheck-$(VULN_VERSION)
 # What govulncheck analyses: the mains of the two binaries we ship, so that a finding
-# is a vulnerable function that our binaries can call. ./... would also take every
+# is a vulnerable function that our binaries can call, and hack/release, which writes
+# the release's archives, krew manifest and checksums. ./... would also take every
 # exported function of pkg/ and the test bed's programs as entry points.
-VULNCHECK_PACKAGES ?= ./cmd/traffic-migration ./cmd/traffic-migration-agent
+VULNCHECK_PACKAGES ?= ./cmd/traffic-migration ./cmd/traffic-migration-agent ./hack/release
 
 ##@ Vulnerabilities (hack/make/vuln.mk)
 

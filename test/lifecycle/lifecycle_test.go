@@ -60,6 +60,7 @@ func TestLifecycle(t *testing.T) {
 		name string
 		run  func(t *testing.T)
 	}{
+		{"push the releases to the registry", push},
 		{"install the previous release", installPrevious},
 		{"a cluster drains", drain},
 		{"upgrade during the drain", upgrade},
@@ -75,7 +76,7 @@ func TestLifecycle(t *testing.T) {
 }
 
 // chartValues are the values every helm call of the test gives, for an image: from
-// the image the nodes imported (pullPolicy Never: nothing is pulled), one replica.
+// the bed's registry, which the nodes pull it from (nothing is imported), one replica.
 func chartValues(t *testing.T, ref string) map[string]any {
 	t.Helper()
 	repository, tag, err := testbed.SplitImage(ref)
@@ -83,7 +84,7 @@ func chartValues(t *testing.T, ref string) map[string]any {
 		t.Fatal(err)
 	}
 	return map[string]any{
-		"image":    map[string]any{"repository": repository, "tag": tag, "pullPolicy": "Never"},
+		"image":    map[string]any{"repository": repository, "tag": tag, "pullPolicy": "IfNotPresent"},
 		"replicas": 1,
 		"logLevel": 4,
 	}
@@ -126,7 +127,7 @@ func upgradeArgs(t *testing.T, more map[string]any, flags ...string) (map[string
 	// (--reset-then-reuse-values), whose tag was explicit, as a user's would be.
 	values := chartValues(t, image)
 	maps.Copy(values, more)
-	return values, append([]string{"upgrade", release, current.Chart, "--namespace", releaseNamespace, "--wait", "--timeout", "2m"}, flags...)
+	return values, append([]string{"upgrade", release, current.Chart, "--version", current.Version, "--namespace", releaseNamespace, "--wait", "--timeout", "2m"}, flags...)
 }
 
 // upgradeChart upgrades the release to this release's chart and image, with more

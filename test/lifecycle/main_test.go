@@ -33,7 +33,8 @@ const (
 )
 
 // current is this tree's release as make release packaged it (its chart's .tgz and
-// its image's archive), image its image, previous the release the upgrade starts from.
+// its image's archive), image its image, previous the release the upgrade starts from;
+// once pushed to the bed's registry, their charts and images are the registry's.
 var (
 	current  testbed.Release
 	image    string
@@ -58,8 +59,9 @@ func TestMain(m *testing.M) {
 	os.Exit(testbed.RunOCMSuite(m, suite))
 }
 
-// suite is the package's set-up: cluster1 and the hub have nodes, which import this
-// release's image and the previous one's.
+// suite is the package's set-up: cluster1 and the hub have nodes, which pull this
+// release's image and the previous one's from the bed's registry (TestLifecycle pushes
+// them there first, as the README tells users).
 func suite() (testbed.OCMSuite, error) {
 	var err error
 	if current, err = testbed.ThisRelease(); err != nil {
@@ -75,8 +77,8 @@ func suite() (testbed.OCMSuite, error) {
 			Prometheus: &testbed.PrometheusOptions{},
 			Nodes: &testbed.NodeOptions{
 				Clusters: []string{hubName, cluster1},
-				Images:   []string{current.Archive, previous.Archive},
 			},
+			Registry: true,
 		},
 		Timeout: 10 * time.Minute,
 		Ready: func(b *testbed.Bed) error {

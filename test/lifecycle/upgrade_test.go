@@ -57,7 +57,7 @@ func installPrevious(t *testing.T) {
 		}
 		return fmt.Errorf("still there: %v", err)
 	})
-	runHelm(t, chartValues(t, previous.Image), "install", release, previous.Chart,
+	runHelm(t, chartValues(t, previous.Image), "install", release, previous.Chart, "--version", previous.Version,
 		"--namespace", releaseNamespace, "--create-namespace", "--wait", "--timeout", "2m")
 	if hasHistory(t, ctx) {
 		t.Fatal("the previous release's CRD already has the check history: the upgrade would test nothing")

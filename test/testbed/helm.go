@@ -22,6 +22,11 @@ var ProgramHelm = Program{Name: "helm", EnvVar: "TESTBED_HELM"}
 // Its invocations and output are appended to dir/helm.log; the error carries its
 // stderr.
 func Helm(ctx context.Context, dir, kubeconfig string, args ...string) (string, error) {
+	return helm(ctx, dir, kubeconfig, nil, args...)
+}
+
+// helm runs the real helm CLI as Helm does, with more added to its environment.
+func helm(ctx context.Context, dir, kubeconfig string, more []string, args ...string) (string, error) {
 	home := filepath.Join(dir, "helm-home")
 	for _, d := range []string{"cache", "config", "data"} {
 		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
@@ -35,6 +40,7 @@ func Helm(ctx context.Context, dir, kubeconfig string, args ...string) (string, 
 		// helm reads KUBECONFIG when it has no --kubeconfig: never the user's.
 		"KUBECONFIG=" + os.DevNull,
 	}
+	env = append(env, more...)
 	if kubeconfig != "" {
 		args = append(args, "--kubeconfig="+kubeconfig)
 	}
@@ -42,9 +48,13 @@ func Helm(ctx context.Context, dir, kubeconfig string, args ...string) (string, 
 }
 
 // Helm runs the real helm CLI against the hub as its admin, as a fleet admin installs
-// a chart on the hub.
+// a chart on the hub; on a bed with a registry, helm trusts it (Registry.Env).
 func (b *Bed) Helm(ctx context.Context, args ...string) (string, error) {
-	return Helm(ctx, b.dir, b.Hub.KubeconfigPath, args...)
+	var env []string
+	if b.Registry != nil {
+		env = b.Registry.Env()
+	}
+	return helm(ctx, b.dir, b.Hub.KubeconfigPath, env, args...)
 }
 
 // ChartAppVersion is the appVersion of the project's Helm chart, the tag of the image

@@ -40,9 +40,10 @@ import (
 // ReplicaSets, ServiceAccount tokens and EndpointSlices need. The node's Node object is
 // named <cluster>-node.
 //
-// No image is pulled: each node's containerd imports OCI archives (the pause image
-// as its sandbox image, and NodeOptions.Images), and pods run them with
-// imagePullPolicy IfNotPresent or Never.
+// Each node's containerd imports OCI archives (the pause image as its sandbox image,
+// and NodeOptions.Images), which pods run with imagePullPolicy IfNotPresent or Never.
+// The only registry it pulls from is the bed's own (Options.Registry), trusted through
+// its registry configuration (config_path, registry.go); nothing else is pulled.
 //
 // Nodes need root and the Debian packages containerd, runc,
 // containernetworking-plugins, iptables ('make testbed-nodes' installs them), and the
@@ -322,7 +323,7 @@ func (n *Node) startInNode(b *Bed, name, bin, logName string, args ...string) (*
 // startContainerd writes the node's containerd configuration and starts it; it is
 // ready when ctr reaches it.
 func (n *Node) startContainerd(ctx context.Context, b *Bed, pauseImage string) error {
-	config, err := n.writeContainerdConfig(ctx, pauseImage)
+	config, err := n.writeContainerdConfig(ctx, pauseImage, b.Registry)
 	if err != nil {
 		return err
 	}

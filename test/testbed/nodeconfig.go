@@ -69,12 +69,13 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     bin_dir = "/usr/lib/cni"
     conf_dir = %[7]q
   [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = ""
+    config_path = %[8]q
 `
 
 // writeContainerdConfig writes the node's containerd configuration, its base runtime
-// spec and its CNI configuration, and returns the configuration's path.
-func (n *Node) writeContainerdConfig(ctx context.Context, pauseImage string) (string, error) {
+// spec, its CNI configuration and its registry configuration (config_path: the bed's
+// registry, when there is one), and returns the configuration's path.
+func (n *Node) writeContainerdConfig(ctx context.Context, pauseImage string, registry *Registry) (string, error) {
 	spec, err := baseRuntimeSpec(ctx)
 	if err != nil {
 		return "", err
@@ -113,6 +114,10 @@ func (n *Node) writeContainerdConfig(ctx context.Context, pauseImage string) (st
 	if err := os.WriteFile(filepath.Join(cniDir, "10-testbed.conflist"), cni, 0o600); err != nil {
 		return "", err
 	}
+	registries, err := writeRegistryHosts(n.configDir, registry)
+	if err != nil {
+		return "", err
+	}
 	config := fmt.Sprintf(containerdConfig,
 		filepath.Join(n.dataDir, "containerd", "root"),
 		filepath.Join(n.dataDir, "containerd", "state"),
@@ -121,6 +126,7 @@ func (n *Node) writeContainerdConfig(ctx context.Context, pauseImage string) (st
 		specPath,
 		filepath.Join(n.dataDir, "runc"),
 		cniDir,
+		registries,
 	)
 	path := filepath.Join(n.configDir, "containerd.toml")
 	return path, os.WriteFile(path, []byte(config), 0o600)

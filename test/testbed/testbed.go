@@ -56,6 +56,9 @@ type Options struct {
 	// it with the chart as a user's hub gets it (helm refuses to take over a CRD it
 	// did not create). The hub still gets OCM's CRDs.
 	ChartInstallsCRD bool
+	// Registry starts an OCI registry (Bed.Registry) on the bed's host address, which
+	// the nodes' containerd pulls from.
+	Registry bool
 }
 
 // Bed is a running test bed.
@@ -75,6 +78,8 @@ type Bed struct {
 	Klusterlets map[string]*Klusterlet
 	// Nodes are the clusters' nodes, by cluster name.
 	Nodes map[string]*Node
+	// Registry is the OCI registry, when Options.Registry was set.
+	Registry *Registry
 
 	dir     string
 	ownDir  bool
@@ -144,6 +149,12 @@ func New(ctx context.Context, opts Options) (_ *Bed, err error) {
 			return nil, err
 		}
 	}
+	// The registry before the nodes, whose containerd is configured to pull from it.
+	if opts.Registry {
+		if b.Registry, err = startRegistry(ctx, b.dir, b.listenHost()); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Nodes != nil {
 		for _, name := range opts.Nodes.Clusters {
 			if _, err := b.AddNode(ctx, name); err != nil {
@@ -202,6 +213,9 @@ func (b *Bed) Processes() []*Process {
 	if b.Prometheus != nil && b.Prometheus.Process != nil {
 		ps = append(ps, b.Prometheus.Process)
 	}
+	if b.Registry != nil && b.Registry.Process != nil {
+		ps = append(ps, b.Registry.Process)
+	}
 	return append(ps, b.others...)
 }
 
@@ -243,6 +257,9 @@ func (b *Bed) Stop() {
 		go func() { defer wg.Done(); p.Stop() }()
 	}
 	wg.Wait()
+	if b.Registry != nil {
+		b.Registry.stop() // stopped already: removes what was pushed
+	}
 	if b.etcd != nil {
 		b.etcd.Stop()
 	}

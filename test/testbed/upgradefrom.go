@@ -38,6 +38,9 @@ type Release struct {
 	Archive string
 	// Image is the reference the archive's image carries.
 	Image string
+	// Version is the chart's version, which helm needs (--version) for a chart in a
+	// registry (an oci:// Chart); helm ignores it for a directory or a .tgz.
+	Version string
 }
 
 // UpgradeFrom is the release that 'make image-upgrade-from' built, from the
@@ -72,6 +75,7 @@ func ThisRelease() (Release, error) {
 		Chart:   filepath.Join(dir, "traffic-migration-"+version+".tgz"),
 		Archive: filepath.Join(dir, "traffic-migration-image-"+version+".tar"),
 		Image:   image,
+		Version: version,
 	}
 	for _, p := range []string{r.Chart, r.Archive} {
 		if _, err := os.Stat(p); err != nil {
