@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
