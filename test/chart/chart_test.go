@@ -316,6 +316,7 @@ func TestChartValues(t *testing.T) {
 			"--prometheus-max-answer-bytes=16777216", "--prometheus-max-series=500",
 			"--max-drain-duration=24h", "--on-max-drain-duration=Remove",
 			"--dns-domains=team-a=*.a.example.com,team-b=shop.example.com", "--dns-allow-private=false", "--dns-owner-id=hub-eu",
+			"--dns-nameserver-allowlist=public,10.0.53.0/24,ns.corp.example:5353",
 			"--kube-api-qps=100", "--kube-api-burst=200"}},
 		// Helm merges maps: the limit changes, the default requests stay.
 		"resources": {container["resources"], map[string]any{"limits": map[string]any{"memory": "1Gi"}, "requests": map[string]any{"cpu": "50m", "memory": "128Mi"}}},

@@ -21,7 +21,8 @@ var managerValues = map[string]any{
 	"prometheusAllowlist": []any{"https://prom.example.com/", "thanos.monitoring.svc", "*.monitoring.svc", "10.0.0.0/8"},
 	"prometheus":          map[string]any{"maxAnswerBytes": 16777216, "maxSeries": 500},
 	"drainCeiling":        map[string]any{"maxDrainDuration": "24h", "action": "Remove"},
-	"dns":                 map[string]any{"domains": []any{"team-a=*.a.example.com", "team-b=shop.example.com"}, "allowPrivate": false, "ownerID": "hub-eu"},
+	"dns": map[string]any{"domains": []any{"team-a=*.a.example.com", "team-b=shop.example.com"}, "allowPrivate": false, "ownerID": "hub-eu",
+		"nameserverAllowlist": []any{"public", "10.0.53.0/24", "ns.corp.example:5353"}},
 	"networkPolicy": map[string]any{
 		"enabled":     true,
 		"metricsFrom": []any{monitoringNamespace},
@@ -99,7 +100,7 @@ func TestChartManagerFlags(t *testing.T) {
 			"prometheusAllowlist": []any{},
 			"prometheus":          map[string]any{"maxAnswerBytes": 8388608, "maxSeries": 100},
 			"drainCeiling":        map[string]any{"maxDrainDuration": "", "action": "Hold"},
-			"dns":                 map[string]any{"domains": []any{}, "allowPrivate": true, "ownerID": ""},
+			"dns":                 map[string]any{"domains": []any{}, "allowPrivate": true, "ownerID": "", "nameserverAllowlist": []any{}},
 		}, nil},
 		"one allowlist entry": {map[string]any{"prometheusAllowlist": []any{"*.monitoring.svc"}},
 			[]any{"--prometheus-allowlist=*.monitoring.svc"}},
@@ -119,6 +120,8 @@ func TestChartManagerFlags(t *testing.T) {
 			[]any{"--dns-domains=team-a=*.a.example.com,team-b=shop.example.com,*=*.shared.example.com"}},
 		"no private addresses in DNS": {map[string]any{"dns": map[string]any{"allowPrivate": false}}, []any{"--dns-allow-private=false"}},
 		"a DNS owner id":              {map[string]any{"dns": map[string]any{"ownerID": "hub-eu.traffic"}}, []any{"--dns-owner-id=hub-eu.traffic"}},
+		"a private zone's name servers": {map[string]any{"dns": map[string]any{"nameserverAllowlist": []any{"public", "10.0.53.0/24"}}},
+			[]any{"--dns-nameserver-allowlist=public,10.0.53.0/24"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var values map[string]any
@@ -281,6 +284,7 @@ func TestChartManagerSchema(t *testing.T) {
 		"two DNS domains in one entry":       {map[string]any{"dns": map[string]any{"domains": []any{"team-a=a.example.com,b.example.com"}}}, "/manager/dns/domains/0"},
 		"private addresses as a word":        {map[string]any{"dns": map[string]any{"allowPrivate": "no"}}, "/manager/dns/allowPrivate"},
 		"a DNS owner id with a space":        {map[string]any{"dns": map[string]any{"ownerID": "hub eu"}}, "/manager/dns/ownerID"},
+		"two name servers in one entry":      {map[string]any{"dns": map[string]any{"nameserverAllowlist": []any{"public,10.0.53.0/24"}}}, "/manager/dns/nameserverAllowlist/0"},
 		"a misspelt DNS value":               {map[string]any{"dns": map[string]any{"domain": []any{"team-a=a.example.com"}}}, "'domain' not allowed"},
 		"a misspelt NetworkPolicy":           {map[string]any{"networkPolicy": map[string]any{"enable": true}}, "'enable' not allowed"},
 		"an API server by name": {map[string]any{"networkPolicy": map[string]any{"enabled": true,

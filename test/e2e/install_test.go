@@ -56,7 +56,7 @@ func helmInstall(t *testing.T, ctx context.Context) {
 		"--set", "image.repository="+repository, "--set", "image.tag="+tag, "--set", "image.pullPolicy=Never",
 		"--set", fmt.Sprintf("replicas=%d", managerReplicas), "--set", "leaderElection=true", "--set", "logLevel=4",
 		// The manager may ask the bed's CoreDNS, at a private address.
-		"--set-json", fmt.Sprintf(`extraArgs=[%q]`, "--dns-nameserver-allowlist="+bed.ListenHost()))
+		"--set-json", fmt.Sprintf(`manager.dns.nameserverAllowlist=[%q]`, bed.ListenHost()))
 	if err != nil {
 		t.Fatal(err)
 	}
