@@ -33,16 +33,19 @@ import (
 	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
+	clusterlisters "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
 	"open-cluster-management.io/sdk-go/pkg/basecontroller/events"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
+	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/addon"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/dns"
 	"open-cluster-management.io/traffic-migration/pkg/hub/fleetstatus"
 	"open-cluster-management.io/traffic-migration/pkg/hub/notify"
+	"open-cluster-management.io/traffic-migration/pkg/hub/nsinformer"
 	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
@@ -86,6 +89,11 @@ type Options struct {
 	// manager (ControllersAddon) reads before it starts the add-on framework
 	// (waitForHandover).
 	HandoverLease types.NamespacedName
+	// WatchNamespaces are the namespaces whose policies, Placements, decisions and
+	// DNSEndpoints the policy controllers watch, each with an informer of its own,
+	// so that a hub admin can grant Secrets in those namespaces only; empty: every
+	// namespace.
+	WatchNamespaces []string
 }
 
 // What a manager process runs (--controllers): both halves, as one process did
@@ -165,6 +173,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"<namespace>/<name> of the policy controllers' leader election Lease: with --controllers="+ControllersAddon+
 			", the add-on framework starts only once its holder runs the policy controllers alone (--controllers="+ControllersPolicy+
 			"), or it is released or expired, so that an earlier release's single manager and this one never both run the framework")
+	fs.StringSliceVar(&o.WatchNamespaces, "watch-namespaces", o.WatchNamespaces,
+		"namespaces whose policies the policy controllers serve, comma-separated: they watch policies, Placements, PlacementDecisions and DNSEndpoints in these alone, and need rights (Secrets included) in these alone; a policy elsewhere is not seen; empty: every namespace")
 	fs.StringVar(&o.DNSOwnerID, "dns-owner-id", o.DNSOwnerID,
 		"this manager's id on the DNSEndpoints it writes: it never writes one another id owns; unique per manager that writes DNSEndpoints on the hub")
 }
@@ -197,6 +207,11 @@ func (o *Options) Validate() error {
 	}
 	if msgs := validation.IsQualifiedName(o.DNSOwnerID); o.DNSOwnerID == "" || len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--dns-owner-id %q must be a non-empty name of letters, digits, '-', '_' and '.': %s", o.DNSOwnerID, strings.Join(msgs, "; ")))
+	}
+	for _, ns := range o.WatchNamespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--watch-namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
+		}
 	}
 	switch o.Controllers {
 	case ControllersAll, ControllersAddon, ControllersPolicy:
@@ -274,6 +289,7 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		return fmt.Errorf("build the dynamic client: %w", err)
 	}
 	endpoints := dns.NewEndpoints(dynamicClient, kubeClient.Discovery(), clock.RealClock{}, policy.ControllerName, o.DNSOwnerID)
+	endpoints.WatchNamespaces(o.WatchNamespaces)
 
 	// No periodic resync: every sync comes from a change or from the time a draining
 	// cluster is next due, so an idle fleet costs nothing.
@@ -302,6 +318,10 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		Decisions:       clusterInformers.Cluster().V1beta1().PlacementDecisions(),
 		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters(),
 		Addons:          addonInformers.Addon().V1alpha1().ManagedClusterAddOns(),
+	}
+	var namespaced []interface{ Start(<-chan struct{}) }
+	if len(o.WatchNamespaces) > 0 {
+		informers, namespaced = watchNamespaces(informers, o.WatchNamespaces, trafficClient, clusterClient)
 	}
 	limits, err := o.limits()
 	if err != nil {
@@ -344,6 +364,9 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	clusterInformers.Start(ctx.Done())
 	trafficInformers.Start(ctx.Done())
 	addonInformers.Start(ctx.Done())
+	for _, f := range namespaced {
+		f.Start(ctx.Done())
+	}
 	go endpoints.Run(ctx)
 	go ctrl.Run(ctx, env.Workers)
 	go fleetCtrl.Run(ctx, 1)
@@ -445,3 +468,37 @@ func resourceOf(path string) string {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// watchNamespaces replaces the policies', Placements' and decisions' informers of
+// informers with ones that watch namespaces alone (--watch-namespaces): an informer
+// per namespace, merged into one (nsinformer), so that the controllers keep one
+// lister and one set of indexes. It returns the factories to start.
+func watchNamespaces(informers policy.Informers, namespaces []string, trafficClient trafficclient.Interface, clusterClient clusterclient.Interface) (policy.Informers, []interface{ Start(<-chan struct{}) }) {
+	policies := map[string]cache.SharedIndexInformer{}
+	placements := map[string]cache.SharedIndexInformer{}
+	decisions := map[string]cache.SharedIndexInformer{}
+	var factories []interface{ Start(<-chan struct{}) }
+	for _, ns := range namespaces {
+		t := trafficinformers.NewSharedInformerFactoryWithOptions(trafficClient, 0,
+			trafficinformers.WithNamespace(ns), trafficinformers.WithTransform(trimForCache))
+		c := clusterinformers.NewSharedInformerFactoryWithOptions(clusterClient, 0,
+			clusterinformers.WithNamespace(ns), clusterinformers.WithTransform(trimForCache))
+		policies[ns] = t.Traffic().V1alpha1().TrafficMigrationPolicies().Informer()
+		placements[ns] = c.Cluster().V1beta1().Placements().Informer()
+		decisions[ns] = c.Cluster().V1beta1().PlacementDecisions().Informer()
+		factories = append(factories, t, c)
+	}
+	informers.Policies = merged[trafficlisters.TrafficMigrationPolicyLister]{nsinformer.Merge(policies), trafficlisters.NewTrafficMigrationPolicyLister}
+	informers.Placements = merged[clusterlisters.PlacementLister]{nsinformer.Merge(placements), clusterlisters.NewPlacementLister}
+	informers.Decisions = merged[clusterlisters.PlacementDecisionLister]{nsinformer.Merge(decisions), clusterlisters.NewPlacementDecisionLister}
+	return informers, factories
+}
+
+// merged is a typed informer (Informer and Lister) over a merged informer.
+type merged[L any] struct {
+	informer  cache.SharedIndexInformer
+	newLister func(cache.Indexer) L
+}
+
+func (m merged[L]) Informer() cache.SharedIndexInformer { return m.informer }
+func (m merged[L]) Lister() L                           { return m.newLister(m.informer.GetIndexer()) }

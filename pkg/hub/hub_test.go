@@ -105,6 +105,7 @@ func TestOptionsValidate(t *testing.T) {
 		"action":      {func(o *Options) { o.OnMaxDrainDuration = "Later" }, `--on-max-drain-duration must be Hold or Remove, not "Later"`},
 		"controllers": {func(o *Options) { o.Controllers = "addon" }, `--controllers must be all, addon-manager or policy, not "addon"`},
 		"lease":       {func(o *Options) { o.HandoverLease.Name = "Lease!" }, `--handover-lease name "Lease!" is not a Lease name`},
+		"namespaces":  {func(o *Options) { o.WatchNamespaces = []string{"team-a", "Team_B"} }, `--watch-namespaces: "Team_B" is not a namespace name`},
 		"nameservers": {func(o *Options) { o.DNSNameserverAllowlist = []string{"192.0.2.53:53"} }, `--dns-nameserver-allowlist: entry "192.0.2.53:53"`},
 	} {
 		t.Run(name, func(t *testing.T) {

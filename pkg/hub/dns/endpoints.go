@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/clock"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/nsinformer"
 )
 
 // GroupVersion and Resource of external-dns's DNSEndpoint, which external-dns reads
@@ -93,6 +94,8 @@ type Endpoints struct {
 	fieldManager string
 	// ownerID is the manager's id on its DNSEndpoints (DNSOwnerAnnotation).
 	ownerID string
+	// namespaces are those whose DNSEndpoints are watched; empty: all.
+	namespaces []string
 
 	mu sync.Mutex
 	// answered: the API server said once whether it serves DNSEndpoints.
@@ -124,6 +127,12 @@ func NewEndpoints(client dynamic.Interface, disc discovery.DiscoveryInterface, c
 	return &Endpoints{client: client, discovery: disc, clock: clk, fieldManager: fieldManager, ownerID: ownerID,
 		written: map[string]ownWrite{}, deletedByOthers: map[string]bool{},
 		enqueue: func(string, []string) {}, served: func() {}}
+}
+
+// WatchNamespaces makes Run watch the DNSEndpoints of namespaces alone (an informer
+// per namespace), as the manager does with --watch-namespaces; call it before Run.
+func (e *Endpoints) WatchNamespaces(namespaces []string) {
+	e.namespaces = slices.Clone(namespaces)
 }
 
 // SetServed sets the function called once the informer has started: the policies
@@ -413,10 +422,21 @@ func (e *Endpoints) deleted(obj *unstructured.Unstructured) {
 func (e *Endpoints) start(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(e.client, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
-		o.LabelSelector = trafficv1alpha1.PolicyLabel
-	})
-	informer := factory.ForResource(Resource).Informer()
+	tweak := func(o *metav1.ListOptions) { o.LabelSelector = trafficv1alpha1.PolicyLabel }
+	var factories []dynamicinformer.DynamicSharedInformerFactory
+	var informer cache.SharedIndexInformer
+	if len(e.namespaces) == 0 {
+		factories = append(factories, dynamicinformer.NewFilteredDynamicSharedInformerFactory(e.client, 0, metav1.NamespaceAll, tweak))
+		informer = factories[0].ForResource(Resource).Informer()
+	} else {
+		perNamespace := map[string]cache.SharedIndexInformer{}
+		for _, ns := range e.namespaces {
+			f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(e.client, 0, ns, tweak)
+			perNamespace[ns] = f.ForResource(Resource).Informer()
+			factories = append(factories, f)
+		}
+		informer = nsinformer.Merge(perNamespace)
+	}
 	if err := informer.AddIndexers(cache.Indexers{byHostname: func(obj any) ([]string, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			return hostnamesOf(u), nil
@@ -467,7 +487,9 @@ func (e *Endpoints) start(ctx context.Context) error {
 		}
 	}
 	klog.FromContext(ctx).Info("The hub serves DNSEndpoints: watching those of the policies with spec.dns", "resource", Resource.String())
-	factory.Start(ctx.Done())
+	for _, f := range factories {
+		f.Start(ctx.Done())
+	}
 	e.informer, e.answered = informer, true
 	go e.served()
 	return nil
