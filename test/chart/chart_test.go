@@ -134,6 +134,7 @@ var everyValue = map[string]any{
 		"resources":        map[string]any{"requests": map[string]any{"cpu": "20m", "memory": "64Mi"}, "limits": map[string]any{"memory": "256Mi"}},
 		"proxy":            map[string]any{"httpProxy": "http://proxy.example:3128", "httpsProxy": "http://proxy.example:3129", "noProxy": "*.svc,10.96.0.1"},
 		"imagePullSecrets": []any{map[string]any{"name": "regcred"}, map[string]any{"name": "mirror-creds"}}},
+	"watchNamespaces":   []any{"team-a", "team-b"},
 	"extraArgs":         []any{"--kube-api-qps=100", "--kube-api-burst=200"},
 	"imagePullSecrets":  []any{map[string]any{"name": "regcred"}},
 	"podAnnotations":    map[string]any{"example.com/team": "platform"},
@@ -317,6 +318,7 @@ func TestChartValues(t *testing.T) {
 			"--max-drain-duration=24h", "--on-max-drain-duration=Remove",
 			"--dns-domains=team-a=*.a.example.com,team-b=shop.example.com", "--dns-allow-private=false", "--dns-owner-id=hub-eu",
 			"--dns-nameserver-allowlist=public,10.0.53.0/24,ns.corp.example:5353",
+			"--watch-namespaces=team-a,team-b",
 			"--kube-api-qps=100", "--kube-api-burst=200"}},
 		// Helm merges maps: the limit changes, the default requests stay.
 		"resources": {container["resources"], map[string]any{"limits": map[string]any{"memory": "1Gi"}, "requests": map[string]any{"cpu": "50m", "memory": "128Mi"}}},

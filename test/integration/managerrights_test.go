@@ -162,23 +162,26 @@ func TestChartManagerRights(t *testing.T) {
 	}
 }
 
-// applyChartRBAC applies the chart's rbac.yaml, rendered into namespace release, to the
-// hub. Its ClusterRoles and ClusterRoleBindings are cluster-wide and named by the chart:
+// applyChartRBAC applies the chart's rbac.yaml, rendered into namespace release with
+// helm's further args (such as --set), to the hub. Its ClusterRoles and ClusterRoleBindings are cluster-wide and named by the chart:
 // renamed here per test, so that nothing else on the bed is granted them; they go when
 // the test ends.
-func applyChartRBAC(t *testing.T, kube kubernetes.Interface, release string) {
+func applyChartRBAC(t *testing.T, kube kubernetes.Interface, release string, args ...string) {
 	t.Helper()
 	ctx := t.Context()
 	var err error
 	suffix := ":" + release
-	for _, obj := range chartRBAC(t, release) {
+	for _, obj := range chartRBAC(t, release, args...) {
 		switch o := obj.(type) {
 		case *corev1.ServiceAccount:
 			_, err = kube.CoreV1().ServiceAccounts(release).Create(ctx, o, metav1.CreateOptions{})
 		case *rbacv1.Role:
 			_, err = kube.RbacV1().Roles(release).Create(ctx, o, metav1.CreateOptions{})
 		case *rbacv1.RoleBinding:
-			_, err = kube.RbacV1().RoleBindings(release).Create(ctx, o, metav1.CreateOptions{})
+			if o.RoleRef.Kind == "ClusterRole" {
+				o.RoleRef.Name += suffix
+			}
+			_, err = kube.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 		case *rbacv1.ClusterRole:
 			o.Name += suffix
 			_, err = kube.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
@@ -260,11 +263,11 @@ func chartDocuments(t *testing.T, namespace, template string, args ...string) []
 }
 
 // chartRBAC are the objects of the chart's rbac.yaml, as `helm install` renders them
-// with the chart's defaults into namespace.
-func chartRBAC(t *testing.T, namespace string) []any {
+// into namespace, with the chart's defaults changed by helm's args.
+func chartRBAC(t *testing.T, namespace string, args ...string) []any {
 	t.Helper()
 	var objs []any
-	for _, doc := range chartDocuments(t, namespace, "templates/rbac.yaml") {
+	for _, doc := range chartDocuments(t, namespace, "templates/rbac.yaml", args...) {
 		var meta metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
 			t.Fatal(err)
