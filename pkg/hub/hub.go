@@ -348,6 +348,7 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		if notifyCtrl, err = notify.NewController(dynamicClient, kubeClient, o.NotificationsNamespace, notifyRecorder); err != nil {
 			return err
 		}
+		notifyCtrl.WatchNamespaces(o.WatchNamespaces)
 	}
 
 	if o.Controllers == ControllersAll {

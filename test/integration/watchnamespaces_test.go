@@ -10,17 +10,20 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"open-cluster-management.io/traffic-migration/pkg/hub/notify"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // TestWatchNamespaces is a hub admin's chart value watchNamespaces, on a hub of the
 // test's own: the chart's RBAC rendered with one watched namespace, and the policy
-// controllers run as the manager's ServiceAccount (its token, no more) with
+// controllers and the notifications engine run as the manager's ServiceAccount (its
+// token, no more) with
 // --watch-namespaces. The API server allows the manager a policy's Secret in the
 // watched namespace and no Secret, policy or decision elsewhere, nor a cluster-wide
 // list or watch of them; a migration in the watched namespace drains and ends (its
@@ -84,12 +87,17 @@ func TestWatchNamespaces(t *testing.T) {
 		}
 	}
 
+	// Notifications on, so that their engine watches policies too.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: notify.ConfigMapName, Namespace: release}}
+	if _, err := kube.CoreV1().ConfigMaps(release).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	kubeconfig, err := own.Hub.ServiceAccountKubeconfig(ctx, release, "traffic-migration-manager")
 	if err != nil {
 		t.Fatal(err)
 	}
 	mgr, err := own.StartManager(ctx, testbed.ManagerOptions{Kubeconfig: kubeconfig, Args: []string{"-v=2",
-		"--controllers=policy", "--watch-namespaces=" + watched.ns, "--notifications-namespace="}})
+		"--controllers=policy", "--watch-namespaces=" + watched.ns, "--notifications-namespace=" + release}})
 	if err != nil {
 		t.Fatalf("start the manager as its ServiceAccount: %v", err)
 	}

@@ -39,6 +39,7 @@ import (
 	"k8s.io/klog/v2"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/nsinformer"
 )
 
 // ControllerName names the controller in logs.
@@ -79,6 +80,9 @@ type Controller struct {
 	redact   *redactor
 	// changed is signalled when the ConfigMap or the Secret changes.
 	changed chan struct{}
+
+	// watchNamespaces are those whose policies the engine watches; empty: all.
+	watchNamespaces []string
 
 	mu sync.Mutex
 	// policies is the policy informer of the running engine; nil while the engine is
@@ -154,10 +158,28 @@ func (c *Controller) configured() bool {
 	return err == nil && exists
 }
 
+// WatchNamespaces makes the engine watch the policies of namespaces alone, as the
+// manager does with --watch-namespaces; call it before Run.
+func (c *Controller) WatchNamespaces(namespaces []string) {
+	c.watchNamespaces = slices.Clone(namespaces)
+}
+
 // newEngine makes a policy informer and the engine over it.
 func (c *Controller) newEngine() (*replayingInformer, controller.NotificationController, error) {
-	informer := dynamicinformer.NewFilteredDynamicInformer(c.dyn, policiesResource, metav1.NamespaceAll, resyncPeriod,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	newInformer := func(namespace string) cache.SharedIndexInformer {
+		return dynamicinformer.NewFilteredDynamicInformer(c.dyn, policiesResource, namespace, resyncPeriod,
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	}
+	var informer cache.SharedIndexInformer
+	if len(c.watchNamespaces) == 0 {
+		informer = newInformer(metav1.NamespaceAll)
+	} else {
+		perNamespace := map[string]cache.SharedIndexInformer{}
+		for _, ns := range c.watchNamespaces {
+			perNamespace[ns] = newInformer(ns)
+		}
+		informer = nsinformer.Merge(perNamespace)
+	}
 	if err := informer.SetTransform(trimPolicy); err != nil {
 		return nil, nil, fmt.Errorf("set the notifications' policy cache transform: %w", err)
 	}
