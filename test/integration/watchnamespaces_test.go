@@ -23,11 +23,11 @@ import (
 // TestWatchNamespaces is a hub admin's chart value watchNamespaces, on a hub of the
 // test's own: the chart's RBAC rendered with one watched namespace, and the policy
 // controllers and the notifications engine run as the manager's ServiceAccount (its
-// token, no more) with
-// --watch-namespaces. The API server allows the manager a policy's Secret in the
-// watched namespace and no Secret, policy or decision elsewhere, nor a cluster-wide
-// list or watch of them; a migration in the watched namespace drains and ends (its
-// check reads its Secret), and a policy in another namespace is never touched.
+// token, no more) with --watch-namespaces. The API server allows the manager a
+// policy's Secret in the watched namespace and no Secret, policy or decision
+// elsewhere, nor a cluster-wide list or watch of them; a migration in the watched
+// namespace drains and ends (its check reads its Secret), a policy in another
+// namespace is never touched, and the manager is refused nothing it asks for.
 func TestWatchNamespaces(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
