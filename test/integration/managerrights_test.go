@@ -105,15 +105,7 @@ func TestChartManagerRights(t *testing.T) {
 		ra(clusterNS, "delete", addon, "managedclusteraddons", "", "traffic-migration"),
 	}
 
-	// The authorizer sees new bindings through its informers: wait until the first
-	// right is there before asking the rest.
-	first := needed[0]
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		return sarAllowed(ctx, t, kube, user, groups, first), nil
-	})
-	if err != nil {
-		t.Fatalf("%s never may %s: is the chart's ClusterRoleBinding applied? %v", user, sarDescribe(first), err)
-	}
+	pollAllowed(t, kube, user, groups, needed[0])
 	for _, a := range needed {
 		if !sarAllowed(ctx, t, kube, user, groups, a) {
 			t.Errorf("%s may not %s", user, sarDescribe(a))
@@ -144,12 +136,7 @@ func TestChartManagerRights(t *testing.T) {
 		ra("", "create", "rbac.authorization.k8s.io", "clusterrolebindings", "", ""),
 		ra("", "impersonate", "", "users", "", "admin"),
 	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		return sarAllowed(ctx, t, kube, addonUser, groups, addonNeeded[0]), nil
-	})
-	if err != nil {
-		t.Fatalf("%s never may %s: is the chart's ClusterRoleBinding applied? %v", addonUser, sarDescribe(addonNeeded[0]), err)
-	}
+	pollAllowed(t, kube, addonUser, groups, addonNeeded[0])
 	for _, a := range addonNeeded {
 		if !sarAllowed(ctx, t, kube, addonUser, groups, a) {
 			t.Errorf("%s may not %s", addonUser, sarDescribe(a))
@@ -213,6 +200,18 @@ func sarAllowed(ctx context.Context, t *testing.T, kube kubernetes.Interface, us
 		t.Fatalf("SubjectAccessReview for %s: %v", sarDescribe(a), err)
 	}
 	return got.Status.Allowed
+}
+
+// pollAllowed waits until the authorizer has the first right a test asks for: it sees
+// new bindings through its informers.
+func pollAllowed(t *testing.T, kube kubernetes.Interface, user string, groups []string, a authorizationv1.ResourceAttributes) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return sarAllowed(ctx, t, kube, user, groups, a), nil
+	})
+	if err != nil {
+		t.Fatalf("%s never may %s: are the chart's bindings applied? %v", user, sarDescribe(a), err)
+	}
 }
 
 func sarDescribe(a authorizationv1.ResourceAttributes) string {

@@ -4,7 +4,6 @@
 package integration
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"open-cluster-management.io/traffic-migration/pkg/hub/notify"
@@ -120,30 +118,9 @@ func TestWatchNamespaces(t *testing.T) {
 	}
 	// Nor did it ask for anything it may not have: no informer of a namespace it does
 	// not watch, and no cluster-wide one of what it may read in some alone.
-	if l, err := mgr.Process.Log(); err != nil || strings.Contains(l, "forbidden") {
-		t.Errorf("the manager was refused a request (or its log cannot be read: %v):\n%s", err, grepLines(l, "forbidden"))
+	logged := &managerProcess{Manager: mgr, proc: mgr.Process}
+	if refused, err := logged.logContains("forbidden"); err != nil || refused {
+		t.Errorf("the manager was refused a request (or its log cannot be read: %v):\n%s", err,
+			strings.Join(logged.logLinesSince(t, 0, "forbidden"), "\n"))
 	}
-}
-
-// pollAllowed waits until the authorizer has the first right a test asks for: it sees
-// new bindings through its informers.
-func pollAllowed(t *testing.T, kube kubernetes.Interface, user string, groups []string, a authorizationv1.ResourceAttributes) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		return sarAllowed(ctx, t, kube, user, groups, a), nil
-	})
-	if err != nil {
-		t.Fatalf("%s never may %s: are the chart's bindings applied? %v", user, sarDescribe(a), err)
-	}
-}
-
-// grepLines are the lines of s that hold sub.
-func grepLines(s, sub string) string {
-	var out []string
-	for _, line := range strings.Split(s, "\n") {
-		if strings.Contains(line, sub) {
-			out = append(out, line)
-		}
-	}
-	return strings.Join(out, "\n")
 }

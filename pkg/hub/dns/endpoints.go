@@ -424,19 +424,11 @@ func (e *Endpoints) start(ctx context.Context) error {
 	defer e.mu.Unlock()
 	tweak := func(o *metav1.ListOptions) { o.LabelSelector = trafficv1alpha1.PolicyLabel }
 	var factories []dynamicinformer.DynamicSharedInformerFactory
-	var informer cache.SharedIndexInformer
-	if len(e.namespaces) == 0 {
-		factories = append(factories, dynamicinformer.NewFilteredDynamicSharedInformerFactory(e.client, 0, metav1.NamespaceAll, tweak))
-		informer = factories[0].ForResource(Resource).Informer()
-	} else {
-		perNamespace := map[string]cache.SharedIndexInformer{}
-		for _, ns := range e.namespaces {
-			f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(e.client, 0, ns, tweak)
-			perNamespace[ns] = f.ForResource(Resource).Informer()
-			factories = append(factories, f)
-		}
-		informer = nsinformer.Merge(perNamespace)
-	}
+	informer := nsinformer.ForNamespaces(e.namespaces, func(namespace string) cache.SharedIndexInformer {
+		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(e.client, 0, namespace, tweak)
+		factories = append(factories, f)
+		return f.ForResource(Resource).Informer()
+	})
 	if err := informer.AddIndexers(cache.Indexers{byHostname: func(obj any) ([]string, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			return hostnamesOf(u), nil

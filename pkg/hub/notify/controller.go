@@ -166,20 +166,10 @@ func (c *Controller) WatchNamespaces(namespaces []string) {
 
 // newEngine makes a policy informer and the engine over it.
 func (c *Controller) newEngine() (*replayingInformer, controller.NotificationController, error) {
-	newInformer := func(namespace string) cache.SharedIndexInformer {
+	informer := nsinformer.ForNamespaces(c.watchNamespaces, func(namespace string) cache.SharedIndexInformer {
 		return dynamicinformer.NewFilteredDynamicInformer(c.dyn, policiesResource, namespace, resyncPeriod,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
-	}
-	var informer cache.SharedIndexInformer
-	if len(c.watchNamespaces) == 0 {
-		informer = newInformer(metav1.NamespaceAll)
-	} else {
-		perNamespace := map[string]cache.SharedIndexInformer{}
-		for _, ns := range c.watchNamespaces {
-			perNamespace[ns] = newInformer(ns)
-		}
-		informer = nsinformer.Merge(perNamespace)
-	}
+	})
 	if err := informer.SetTransform(trimPolicy); err != nil {
 		return nil, nil, fmt.Errorf("set the notifications' policy cache transform: %w", err)
 	}

@@ -16,8 +16,22 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
+
+// ForNamespaces returns newInformer's informer of every namespace when namespaces is
+// empty, and otherwise one informer of each of namespaces, merged.
+func ForNamespaces(namespaces []string, newInformer func(namespace string) cache.SharedIndexInformer) cache.SharedIndexInformer {
+	if len(namespaces) == 0 {
+		return newInformer(metav1.NamespaceAll)
+	}
+	perNamespace := make(map[string]cache.SharedIndexInformer, len(namespaces))
+	for _, ns := range namespaces {
+		perNamespace[ns] = newInformer(ns)
+	}
+	return Merge(perNamespace)
+}
 
 // Merge returns one informer over informers, which are keyed by the namespace each
 // watches. It starts, syncs and stops them together, and adds a handler or an index

@@ -107,3 +107,21 @@ func TestMerge(t *testing.T) {
 }
 
 func sorted(s []string) []string { slices.Sort(s); return s }
+
+// TestForNamespaces: no namespaces is one informer of every namespace, as given;
+// some are one informer of each, merged.
+func TestForNamespaces(t *testing.T) {
+	client := fake.NewClientset()
+	var asked []string
+	newInformer := func(ns string) cache.SharedIndexInformer {
+		asked = append(asked, ns)
+		return kubeinformers.NewSharedInformerFactoryWithOptions(client, 0, kubeinformers.WithNamespace(ns)).Core().V1().ConfigMaps().Informer()
+	}
+	if _, isMerged := ForNamespaces(nil, newInformer).(*merged); isMerged || !slices.Equal(asked, []string{metav1.NamespaceAll}) {
+		t.Errorf("no namespaces: merged %t, asked for %q; want the informer of every namespace", isMerged, asked)
+	}
+	asked = nil
+	if _, isMerged := ForNamespaces([]string{"a", "b"}, newInformer).(*merged); !isMerged || !slices.Equal(sorted(asked), []string{"a", "b"}) {
+		t.Errorf("namespaces a and b: merged %t, asked for %q", isMerged, asked)
+	}
+}
