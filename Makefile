@@ -121,7 +121,7 @@ test: deps tools test-unit test-integration test-e2e ## Run all tests: unit, int
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
-	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/... ./test/clients/... ./test/docs/... ./hack/benchcompare/... ./hack/release/...
+	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/... ./test/clients/... ./test/testbed/... ./test/docs/... ./hack/benchcompare/... ./hack/release/...
 
 # The tests that run real programs are never taken from the test cache (-count=1).
 # The benchmarks' small case is built as make bench builds them, so that it checks

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -230,14 +231,67 @@ func answersOK(ctx context.Context, client *http.Client, method, url string) err
 	return nil
 }
 
-// freePort asks the kernel for a free TCP port on the loopback address.
+// freePort returns a port that is free for TCP and UDP on every address of this
+// network namespace, and that the kernel does not hand out to outgoing connections:
+// it lies below the ephemeral range (net.ipv4.ip_local_port_range). A port the kernel
+// picks for ":0" comes from that range, and between our check and the program's bind
+// any connection of the busy test bed can take it as its source port, which made a
+// kube-apiserver fail with "address already in use". Ports below the range are taken
+// only by listeners, and those bind, so the check below sees them; ports handed out
+// by this process are not handed out again.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	low, high := portsBelowEphemeral()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for attempt := 0; attempt < 200; attempt++ {
+		port := low + rand.IntN(high-low)
+		if portsGiven[port] || !portFree(port) {
+			continue
+		}
+		portsGiven[port] = true
+		return port, nil
+	}
+	return 0, fmt.Errorf("find a free port: none of 200 tries in %d-%d was free", low, high-1)
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// portsBelowEphemeral returns the range [low, high) that freePort picks from: the
+// 10,000 ports below the kernel's ephemeral range, but none under 10000.
+func portsBelowEphemeral() (low, high int) {
+	high = 32768 // the kernel's default start of the ephemeral range
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		var start, end int
+		if _, err := fmt.Sscan(string(b), &start, &end); err == nil && start > 0 {
+			high = start
+		}
+	}
+	// An ephemeral range that starts under 11000 leaves no room below it: then
+	// pick from the top of the port space, where the range rarely reaches.
+	low = max(high-10000, 10000)
+	if high-low < 1000 {
+		low, high = 60000, 65536
+	}
+	return low, high
+}
+
+// portFree tells whether port can be bound for TCP and UDP on all addresses.
+func portFree(port int) bool {
+	addr := ":" + strconv.Itoa(port)
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+		return false
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	u, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return false
+	}
+	u.Close()
+	return true
 }
 
 // hostPort joins the loopback address and a port.
@@ -278,5 +332,5 @@ func (b *Bed) startTracked(ctx context.Context, name string, prog Program, dir, 
 	return p, nil
 }
 
-// FreePort returns a free TCP port on the loopback address.
+// FreePort returns a free port, as the test bed picks its own (see freePort).
 func FreePort() (int, error) { return freePort() }
