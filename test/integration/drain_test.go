@@ -101,7 +101,7 @@ func TestManagedClusterDeleted(t *testing.T) {
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
-	goneBefore := manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"reason": "ManagedClusterGone"})
+	goneBefore := manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "ManagedClusterGone"})
 
 	deleted := time.Now()
 	f.deleteManagedCluster(t, m.c1)
@@ -127,7 +127,7 @@ func TestManagedClusterDeleted(t *testing.T) {
 		t.Errorf("want one removal of cluster1 recorded, got %v", notes)
 	}
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"reason": "ManagedClusterGone"}) > goneBefore, nil
+		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "ManagedClusterGone"}) > goneBefore, nil
 	})
 	if err != nil {
 		t.Errorf("traffic_migration_removals_total{reason=\"ManagedClusterGone\"} stayed at %v", goneBefore)

@@ -258,7 +258,7 @@ func TestForceRemove(t *testing.T) {
 		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
 	})
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
-	removalsBefore := manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"reason": "ForceRemoved"})
+	removalsBefore := manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "ForceRemoved"})
 
 	forced := time.Now()
 	f.forceRemove(t, m.ns, p.Name, m.c1+","+m.c2)
@@ -280,7 +280,7 @@ func TestForceRemove(t *testing.T) {
 		t.Errorf("event %s does not name cluster2: %q", e.Reason, e.Note)
 	}
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"reason": "ForceRemoved"}) > removalsBefore, nil
+		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "ForceRemoved"}) > removalsBefore, nil
 	})
 	if err != nil {
 		t.Errorf("traffic_migration_removals_total{reason=\"ForceRemoved\"} stayed at %v", removalsBefore)
@@ -454,7 +454,7 @@ func TestMaxDrainDurationRemove(t *testing.T) {
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
 	// Prometheus has the share to compare: cluster1's checks fail, not find no data.
 	waitForPromValue(t, c1ShareQuery(m, p), func(v float64) bool { return v > 5 })
-	removalsBefore := manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"reason": "MaxDrainDurationRemove"})
+	removalsBefore := manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "MaxDrainDurationRemove"})
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	m.moveToC2(t)
 
@@ -475,7 +475,7 @@ func TestMaxDrainDurationRemove(t *testing.T) {
 		t.Errorf("want one removal of cluster1 recorded, got %v", notes)
 	}
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"reason": "MaxDrainDurationRemove"}) > removalsBefore, nil
+		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "MaxDrainDurationRemove"}) > removalsBefore, nil
 	})
 	if err != nil {
 		t.Errorf("traffic_migration_removals_total{reason=\"MaxDrainDurationRemove\"} stayed at %v", removalsBefore)
