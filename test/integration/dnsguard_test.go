@@ -184,14 +184,7 @@ func waitTargets(ctx context.Context, t *testing.T, client dynamic.Interface, ns
 func TestDNSOwners(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	own, err := testbed.New(ctx, testbed.Options{})
-	if err != nil {
-		t.Fatalf("start a hub of the test's own: %v", err)
-	}
-	t.Cleanup(own.Stop)
-	if _, err := own.StartPlacementController(ctx); err != nil {
-		t.Fatal(err)
-	}
+	own, f := newOwnHub(t)
 	if err := testbed.InstallDNSEndpointCRD(ctx, own.Hub.Config); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +192,6 @@ func TestDNSOwners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFleetOn(t, own.Hub)
 	a := newMigrationIn(t, f, "owners-a")
 	b := newMigrationIn(t, f, "owners-b")
 	dns, err := own.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"owners.test."}})

@@ -56,6 +56,23 @@ func newFleetOn(t testing.TB, hub *testbed.Cluster) *fleet {
 	return &fleet{api: api, kube: api.Kube, cluster: api.Cluster, addon: api.Addon, traffic: api.Traffic}
 }
 
+// newOwnHub starts a hub of the test's own (etcd, a kube-apiserver and OCM's
+// placement controller, without Prometheus), stopped when the test ends, and the fleet
+// on it: for the tests that run a manager with flags of their own, apart from the
+// package's shared one.
+func newOwnHub(t *testing.T) (*testbed.Bed, *fleet) {
+	t.Helper()
+	own, err := testbed.New(t.Context(), testbed.Options{})
+	if err != nil {
+		t.Fatalf("start a hub of the test's own: %v", err)
+	}
+	t.Cleanup(own.Stop)
+	if _, err := own.StartPlacementController(t.Context()); err != nil {
+		t.Fatalf("start OCM's placement controller on the test's own hub: %v", err)
+	}
+	return own, newFleetOn(t, own.Hub)
+}
+
 // namespace makes a namespace for one test, bound to the tests' ManagedClusterSet so
 // that its Placements can select the tests' clusters.
 func (f *fleet) namespace(t testing.TB, prefix string) string {

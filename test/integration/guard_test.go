@@ -111,14 +111,7 @@ const guardCeiling = 25 * time.Second
 func TestSharedHub(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	own, err := testbed.New(ctx, testbed.Options{})
-	if err != nil {
-		t.Fatalf("start a hub of the test's own: %v", err)
-	}
-	t.Cleanup(own.Stop)
-	if _, err := own.StartPlacementController(ctx); err != nil {
-		t.Fatal(err)
-	}
+	own, f := newOwnHub(t)
 	dropQueryRules(t, own)
 	startGuarded := func(action trafficv1alpha1.DeadlineAction) *testbed.Manager {
 		mgr, err := own.StartManager(ctx, testbed.ManagerOptions{Args: []string{"-v=2", "--max-drain-duration=" + guardCeiling.String(),
@@ -130,7 +123,6 @@ func TestSharedHub(t *testing.T) {
 	}
 	mgr := startGuarded(trafficv1alpha1.DeadlineHold)
 	ready := watchReady(t, mgr)
-	f := newFleetOn(t, own.Hub)
 
 	// The hostile policies share 16 clusters that all leave their real Placements.
 	hostile := f.namespace(t, "hostile")

@@ -29,19 +29,11 @@ import (
 func TestWatchNamespaces(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	own, err := testbed.New(ctx, testbed.Options{})
-	if err != nil {
-		t.Fatalf("start a hub of the test's own: %v", err)
-	}
-	t.Cleanup(own.Stop)
-	if _, err := own.StartPlacementController(ctx); err != nil {
-		t.Fatal(err)
-	}
+	own, f := newOwnHub(t)
 	kube, err := kubernetes.NewForConfig(own.Hub.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFleetOn(t, own.Hub)
 	watched := newMigrationIn(t, f, "watched")
 	other := newMigrationIn(t, f, "unwatched")
 	release := own.Hub.Namespace(t, "tm-watch")
