@@ -36,7 +36,9 @@ type List struct {
 // to read it as an entry of its own or refuse it in its own words. It returns an
 // error that says what is wrong when the entry is one of these but one it cannot
 // take: an address with a zone, an IPv4-mapped CIDR shorter than /96, or a host
-// name with a character other than letters, digits, "-" and "_", or an empty label.
+// name with a character other than letters, digits, "-" and "_", an empty label, or
+// digits alone in its last label (a malformed IP address, not a name). So no IP
+// address, written as a name, matches a host or wildcard entry.
 func (l *List) Add(entry string) (bool, error) {
 	if addr, _, isCIDR := strings.Cut(entry, "/"); isCIDR {
 		ip, err := netip.ParseAddr(addr)
@@ -93,10 +95,18 @@ func hostName(h string) (string, error) {
 	if len(h) > maxNameLength {
 		return "", errors.New("not a host name: longer than 253 characters")
 	}
+	var last string
 	for label := range strings.SplitSeq(h, ".") {
 		if label == "" || len(label) > 63 || strings.Trim(label, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
 			return "", errors.New("not a host name: its labels are letters, digits, - and _, separated by dots; a wildcard is *. and a name")
 		}
+		last = label
+	}
+	if strings.Trim(last, "0123456789") == "" {
+		// 10.0.0.256 or 10.0.0.1.: a mistyped address, which as a name would match
+		// the url or name server 10.0.0.1 written as an address (and *.0.1 would
+		// match 10.0.0.1).
+		return "", errors.New("neither an IP address nor a host name, whose last label is never digits alone")
 	}
 	return h, nil
 }

@@ -31,6 +31,8 @@ func TestAdd(t *testing.T) {
 		{"thanos-querier.openshift-monitoring.svc", true, ""},
 		{"_dns._udp.example.com", true, ""},
 		{"localhost", true, ""},
+		{"10-0-0-1.default.pod.cluster.local", true, ""},
+		{"0.example.com1", true, ""},
 		{"*.example.com", true, ""},
 		{"*.Example.COM.", true, ""},
 		{"10.0.0.0/8", true, ""},
@@ -73,6 +75,11 @@ func TestAdd(t *testing.T) {
 		{"ñ.example", true, "not a host name"},
 		{"[abc]", true, "not a host name"},
 		{strings.Repeat("a", 64) + ".example", true, "not a host name"},
+		{"10.0.0.256", true, "neither an IP address nor a host name"},
+		{"10.0.0.1.", true, "neither an IP address nor a host name"},
+		{"*.0.1", true, "neither an IP address nor a host name"},
+		{"*.10.0.0.1", true, "neither an IP address nor a host name"},
+		{"example.123", true, "neither an IP address nor a host name"},
 		{strings.Repeat("abcdefgh.", 29) + "com", true, "longer than 253"},
 	}
 	for _, tc := range tests {

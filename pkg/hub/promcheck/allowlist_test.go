@@ -27,6 +27,8 @@ func TestParseAllowlistRefuses(t *testing.T) {
 		"a..b":                      "not a host name",
 		"bad host":                  "not a host name",
 		"*.*.example":               "not a host name",
+		"10.0.0.256":                "neither an IP address nor a host name",
+		"*.0.1":                     "neither an IP address nor a host name",
 	}
 	for entry, want := range tests {
 		t.Run(entry, func(t *testing.T) {
