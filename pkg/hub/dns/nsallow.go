@@ -66,14 +66,10 @@ func (a *NameserverAllowlist) add(e string) error {
 	if e == "" {
 		return errors.New("empty; give public, a host name, a wildcard host (*.example.com), a CIDR or an IP address")
 	}
-	taken, err := a.list.Add(e)
-	if err != nil {
+	if taken, err := a.list.Add(e); taken || err != nil {
 		return err
 	}
-	if !taken {
-		return errors.New("neither public, a CIDR, an IP address nor a host name (an entry has no port: it allows every port of what it names)")
-	}
-	return nil
+	return errors.New("neither public, a CIDR, an IP address nor a host name (an entry has no port: it allows every port of what it names)")
 }
 
 // AllowsName reports whether a host or wildcard entry allows the name server name,

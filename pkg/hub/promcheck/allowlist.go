@@ -76,14 +76,10 @@ func (a *Allowlist) add(e string) error {
 		a.prefixes = append(a.prefixes, p)
 		return nil
 	}
-	taken, err := a.list.Add(e)
-	if err != nil {
+	if taken, err := a.list.Add(e); taken || err != nil {
 		return err
 	}
-	if !taken {
-		return errors.New("neither a URL (with a scheme, such as https://), a CIDR, an IP address nor a host name; to allow one port, give a URL prefix such as https://prometheus.example:9090/")
-	}
-	return nil
+	return errors.New("neither a URL (with a scheme, such as https://), a CIDR, an IP address nor a host name; to allow one port, give a URL prefix such as https://prometheus.example:9090/")
 }
 
 // parsePrefix reads an entry that is a URL.
