@@ -9,8 +9,7 @@ import (
 	"net/netip"
 	"strings"
 
-	mdns "github.com/miekg/dns"
-
+	"open-cluster-management.io/traffic-migration/pkg/hostmatch"
 	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
 
@@ -36,11 +35,9 @@ const AllowPublic = "public"
 // entries allow; if it resolves to any other, it is not asked at all, and the round
 // fails closed. A nil or empty NameserverAllowlist is "public".
 type NameserverAllowlist struct {
-	entries  []string
-	public   bool
-	hosts    []string
-	suffixes []string // of wildcards, with their leading dot: ".example.com"
-	cidrs    []netip.Prefix
+	entries []string
+	public  bool
+	list    hostmatch.List // the host, wildcard, CIDR and IP address entries
 }
 
 // ParseNameserverAllowlist reads the entries of a NameserverAllowlist. An error names
@@ -69,64 +66,16 @@ func (a *NameserverAllowlist) add(e string) error {
 	if e == "" {
 		return errors.New("empty; give public, a host name, a wildcard host (*.example.com), a CIDR or an IP address")
 	}
-	if p, err := netip.ParsePrefix(e); err == nil {
-		if p.Addr().Zone() != "" {
-			return errors.New("a CIDR with a zone is not supported; remove the %zone")
-		}
-		a.cidrs = append(a.cidrs, netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-unmapBits(p.Addr())).Masked())
-		return nil
+	if taken, err := a.list.Add(e); taken || err != nil {
+		return err
 	}
-	if ip, err := netip.ParseAddr(e); err == nil {
-		if ip.Zone() != "" {
-			return errors.New("an IP address with a zone is not supported; remove the %zone")
-		}
-		ip = ip.Unmap()
-		a.cidrs = append(a.cidrs, netip.PrefixFrom(ip, ip.BitLen()))
-		return nil
-	}
-	if strings.ContainsAny(e, "/:[]") {
-		return errors.New("neither public, a CIDR, an IP address nor a host name (an entry has no port: it allows every port of what it names)")
-	}
-	name, wildcard := strings.CutPrefix(e, "*.")
-	name = normalizeName(name)
-	if _, ok := mdns.IsDomainName(name); !ok || name == "" || strings.Contains(name, "*") || strings.ContainsAny(name, " \t") {
-		return errors.New("not a host name; a wildcard is *. and a name")
-	}
-	if wildcard {
-		a.suffixes = append(a.suffixes, "."+name)
-	} else {
-		a.hosts = append(a.hosts, name)
-	}
-	return nil
-}
-
-// unmapBits is how many bits of a prefix's length an IPv4-mapped IPv6 address adds
-// (96), so that ::ffff:10.0.0.0/104 reads as 10.0.0.0/8.
-func unmapBits(ip netip.Addr) int {
-	if ip.Is4In6() {
-		return 96
-	}
-	return 0
+	return errors.New("neither public, a CIDR, an IP address nor a host name (an entry has no port: it allows every port of what it names)")
 }
 
 // AllowsName reports whether a host or wildcard entry allows the name server name,
 // whatever it resolves to.
 func (a *NameserverAllowlist) AllowsName(name string) bool {
-	if a == nil {
-		return false
-	}
-	name = normalizeName(name)
-	for _, h := range a.hosts {
-		if h == name {
-			return true
-		}
-	}
-	for _, s := range a.suffixes {
-		if strings.HasSuffix(name, s) && len(name) > len(s) {
-			return true
-		}
-	}
-	return false
+	return a != nil && a.list.MatchName(normalizeName(name))
 }
 
 // AllowsAddr reports whether the manager may ask a name server at ip on port: a
@@ -138,15 +87,7 @@ func (a *NameserverAllowlist) AllowsAddr(ip netip.Addr, port string) bool {
 			return true
 		}
 	}
-	if a == nil {
-		return false
-	}
-	for _, p := range a.cidrs {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return a != nil && a.list.MatchAddr(ip)
 }
 
 // String lists the entries, for flags' help and messages.

@@ -33,7 +33,8 @@ func TestParseNameserverAllowlist(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]string{{""}, {"ns1.example.com:53"}, {"192.0.2.53:53"}, {"udp://192.0.2.53"}, {"fe80::1%eth0"},
-		{"*.*.example.com"}, {"a..b"}, {"*"}, {"ns1 example.com"}, {"[2001:db8::53]"}} {
+		{"*.*.example.com"}, {"a..b"}, {"*"}, {"ns1 example.com"}, {"[2001:db8::53]"}, {"10.0.0.256"}, {"*.0.1"},
+		{"fe80::1%eth0/64"}, {"::ffff:10.0.0.0/80"}} {
 		a, err := ParseNameserverAllowlist(bad)
 		if err == nil {
 			t.Errorf("%q: parsed as %s, want an error", bad, a)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hostmatch"
 	"open-cluster-management.io/traffic-migration/pkg/shortlist"
 )
 
@@ -40,9 +41,7 @@ import (
 type Allowlist struct {
 	entries  []string
 	prefixes []urlPrefix
-	hosts    []string
-	suffixes []string // of wildcards, with their leading dot: ".monitoring.svc"
-	cidrs    []netip.Prefix
+	list     hostmatch.List // the host, wildcard, CIDR and IP address entries
 }
 
 // urlPrefix is an entry of the Allowlist that is a URL.
@@ -77,35 +76,10 @@ func (a *Allowlist) add(e string) error {
 		a.prefixes = append(a.prefixes, p)
 		return nil
 	}
-	if p, err := netip.ParsePrefix(e); err == nil {
-		a.cidrs = append(a.cidrs, p.Masked())
-		return nil
-	}
-	if ip, err := netip.ParseAddr(e); err == nil {
-		if ip.Zone() != "" {
-			return errors.New("an IP address with a zone is not supported; remove the %zone")
-		}
-		ip = ip.Unmap()
-		a.cidrs = append(a.cidrs, netip.PrefixFrom(ip, ip.BitLen()))
-		return nil
-	}
-	if strings.ContainsAny(e, "/:") {
-		return errors.New("neither a URL (with a scheme, such as https://), a CIDR, an IP address nor a host name; to allow one port, give a URL prefix such as https://prometheus.example:9090/")
-	}
-	if rest, ok := strings.CutPrefix(e, "*."); ok {
-		host, err := hostName(rest)
-		if err != nil {
-			return err
-		}
-		a.suffixes = append(a.suffixes, "."+host)
-		return nil
-	}
-	host, err := hostName(e)
-	if err != nil {
+	if taken, err := a.list.Add(e); taken || err != nil {
 		return err
 	}
-	a.hosts = append(a.hosts, host)
-	return nil
+	return errors.New("neither a URL (with a scheme, such as https://), a CIDR, an IP address nor a host name; to allow one port, give a URL prefix such as https://prometheus.example:9090/")
 }
 
 // parsePrefix reads an entry that is a URL.
@@ -125,17 +99,6 @@ func parsePrefix(e string) (urlPrefix, error) {
 		return urlPrefix{}, err
 	}
 	return urlPrefix{scheme: u.Scheme, host: host, port: urlPort(u), path: strings.TrimSuffix(u.Path, "/")}, nil
-}
-
-// hostName checks a host name of an entry and returns it in lower case.
-func hostName(h string) (string, error) {
-	h = strings.ToLower(strings.TrimSuffix(h, "."))
-	for label := range strings.SplitSeq(h, ".") {
-		if label == "" || len(label) > 63 || strings.Trim(label, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
-			return "", errors.New("not a host name: its labels are letters, digits, - and _, separated by dots; a wildcard is *. and a name")
-		}
-	}
-	return h, nil
 }
 
 // urlHost is the host of u in a form to compare: a name in lower case without a
@@ -172,7 +135,7 @@ func (a *Allowlist) String() string {
 
 func (a *Allowlist) empty() bool { return a == nil || len(a.entries) == 0 }
 
-func (a *Allowlist) hasCIDRs() bool { return a != nil && len(a.cidrs) > 0 }
+func (a *Allowlist) hasCIDRs() bool { return a != nil && a.list.HasCIDRs() }
 
 // check decides whether the client of rawURL may be built. It returns a
 // *NotAllowedError when it may not, and the Control function of the client's dialer
@@ -190,7 +153,7 @@ func (a *Allowlist) check(rawURL string) (func(network, address string, c syscal
 		return nil, a.refused(rawURL, false)
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if a.allowsIP(ip) || a.allowsHost(u, host) {
+		if a.list.MatchAddr(ip) || a.allowsHost(u, host) {
 			return nil, nil
 		}
 		return nil, a.refused(rawURL, false)
@@ -198,12 +161,12 @@ func (a *Allowlist) check(rawURL string) (func(network, address string, c syscal
 	if a.allowsHost(u, host) {
 		return nil, nil
 	}
-	if len(a.cidrs) == 0 {
+	if !a.list.HasCIDRs() {
 		return nil, a.refused(rawURL, false)
 	}
 	control := func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
-		if err != nil || !a.allowsIP(ap.Addr()) {
+		if err != nil || !a.list.MatchAddr(ap.Addr()) {
 			return a.refused(rawURL, true)
 		}
 		return nil
@@ -220,28 +183,7 @@ func (a *Allowlist) allowsHost(u *url.URL, host string) bool {
 			return true
 		}
 	}
-	for _, h := range a.hosts {
-		if h == host {
-			return true
-		}
-	}
-	for _, s := range a.suffixes {
-		if strings.HasSuffix(host, s) && len(host) > len(s) {
-			return true
-		}
-	}
-	return false
-}
-
-// allowsIP says whether a CIDR entry holds ip.
-func (a *Allowlist) allowsIP(ip netip.Addr) bool {
-	ip = ip.WithZone("").Unmap()
-	for _, p := range a.cidrs {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return a.list.MatchName(host)
 }
 
 // refused is the *NotAllowedError of rawURL.

@@ -22,11 +22,15 @@ func TestParseAllowlistRefuses(t *testing.T) {
 		"prom.example:9090":         "give a URL prefix such as https://prometheus.example:9090/",
 		"10.0.0.0/33":               "neither a URL",
 		"fe80::1%eth0":              "zone",
+		"fe80::1%eth0/64":           "a CIDR with a zone is not supported",
+		"::ffff:10.0.0.0/80":        "an IPv4-mapped CIDR must be /96 or longer",
 		"*.":                        "not a host name",
 		"*":                         "not a host name",
 		"a..b":                      "not a host name",
 		"bad host":                  "not a host name",
 		"*.*.example":               "not a host name",
+		"10.0.0.256":                "neither an IP address nor a host name",
+		"*.0.1":                     "neither an IP address nor a host name",
 	}
 	for entry, want := range tests {
 		t.Run(entry, func(t *testing.T) {
@@ -103,6 +107,8 @@ func TestAllowlistMatches(t *testing.T) {
 		{[]string{"10.0.0.0/8"}, "http://10.1.2.3:9090", "allowed"},
 		{[]string{"10.0.0.0/8"}, "http://11.0.0.1", "refused"},
 		{[]string{"10.0.0.0/8"}, "http://[::ffff:10.0.0.1]:9090", "allowed"},
+		{[]string{"::ffff:10.0.0.0/104"}, "http://10.1.2.3:9090", "allowed"},
+		{[]string{"::ffff:10.0.0.0/104"}, "http://11.0.0.1", "refused"},
 		{[]string{"10.0.0.0/8"}, "http://prom.example", "at dial"},
 		{[]string{"10.0.0.0/8", "prom.example"}, "http://prom.example", "allowed"},
 		{[]string{"fd00::/8"}, "http://[fd00::1]:9090", "allowed"},
