@@ -25,6 +25,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	tmcmd "open-cluster-management.io/traffic-migration/pkg/cmd"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -317,7 +318,7 @@ func TestChartValues(t *testing.T) {
 			"--prometheus-max-answer-bytes=16777216", "--prometheus-max-series=500",
 			"--max-drain-duration=24h", "--on-max-drain-duration=Remove",
 			"--dns-domains=team-a=*.a.example.com,team-b=shop.example.com", "--dns-allow-private=false", "--dns-owner-id=hub-eu",
-			"--dns-nameserver-allowlist=public,10.0.53.0/24,ns.corp.example:5353",
+			"--dns-nameserver-allowlist=public,10.0.53.0/24,*.ns.corp.example",
 			"--watch-namespaces=team-a,team-b",
 			"--kube-api-qps=100", "--kube-api-burst=200"}},
 		// Helm merges maps: the limit changes, the default requests stay.
@@ -507,5 +508,41 @@ func TestNoLatestImage(t *testing.T) {
 	}
 	if err := renderError(t, map[string]any{"image": map[string]any{"tag": "latest"}}); err == nil {
 		t.Error("the chart accepts image.tag latest")
+	}
+}
+
+// TestChartArgsTheManagerTakes checks that the manager takes the flags the chart
+// renders, by default and from every value: each Deployment's arguments go through the
+// real command's flag parsing and the checks it makes before it starts (a chart value
+// the manager refuses would leave its pods crash-looping).
+func TestChartArgsTheManagerTakes(t *testing.T) {
+	for name, values := range map[string]map[string]any{"defaults": nil, "every value": everyValue} {
+		for key, obj := range render(t, values) {
+			if !strings.HasPrefix(key, "Deployment/") {
+				continue
+			}
+			containers, _ := dig(obj, "spec", "template", "spec", "containers").([]any)
+			for _, c := range containers {
+				var args []string
+				for _, a := range c.(map[string]any)["args"].([]any) {
+					args = append(args, a.(string))
+				}
+				if len(args) == 0 || args[0] != "manager" {
+					t.Fatalf("%s, %s: args %q do not run the manager", name, key, args)
+				}
+				root := tmcmd.NewRootCommand(io.Discard, io.Discard)
+				manager, _, err := root.Find(args[:1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := manager.ParseFlags(args[1:]); err != nil {
+					t.Errorf("%s, %s: the manager refuses %q: %v", name, key, args[1:], err)
+					continue
+				}
+				if err := manager.PreRunE(manager, manager.Flags().Args()); err != nil {
+					t.Errorf("%s, %s: the manager refuses %q: %v", name, key, args[1:], err)
+				}
+			}
+		}
 	}
 }

@@ -22,7 +22,7 @@ var managerValues = map[string]any{
 	"prometheus":          map[string]any{"maxAnswerBytes": 16777216, "maxSeries": 500},
 	"drainCeiling":        map[string]any{"maxDrainDuration": "24h", "action": "Remove"},
 	"dns": map[string]any{"domains": []any{"team-a=*.a.example.com", "team-b=shop.example.com"}, "allowPrivate": false, "ownerID": "hub-eu",
-		"nameserverAllowlist": []any{"public", "10.0.53.0/24", "ns.corp.example:5353"}},
+		"nameserverAllowlist": []any{"public", "10.0.53.0/24", "*.ns.corp.example"}},
 	"networkPolicy": map[string]any{
 		"enabled":     true,
 		"metricsFrom": []any{monitoringNamespace},
