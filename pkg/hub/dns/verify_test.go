@@ -47,15 +47,28 @@ func startServer(t *testing.T, host, port string, records ...string) (*testServe
 	t.Helper()
 	s := &testServer{t: t, queries: map[string]int{}, rd: sets.New[bool]()}
 	s.set(records...)
-	pc, err := net.ListenPacket("udp", net.JoinHostPort(host, port))
-	if err != nil {
-		return nil, err
-	}
-	_, port, _ = net.SplitHostPort(pc.LocalAddr().String())
-	l, err := net.Listen("tcp", net.JoinHostPort(host, port))
-	if err != nil {
+	// Any port ("0") is the UDP socket's; TCP may have it taken by another socket,
+	// then another port is tried.
+	var (
+		pc  net.PacketConn
+		l   net.Listener
+		err error
+	)
+	for attempt := 0; ; attempt++ {
+		pc, err = net.ListenPacket("udp", net.JoinHostPort(host, port))
+		if err != nil {
+			return nil, err
+		}
+		_, udpPort, _ := net.SplitHostPort(pc.LocalAddr().String())
+		l, err = net.Listen("tcp", net.JoinHostPort(host, udpPort))
+		if err == nil {
+			port = udpPort
+			break
+		}
 		pc.Close()
-		return nil, err
+		if port != "0" || attempt == 9 {
+			return nil, err
+		}
 	}
 	s.addr = net.JoinHostPort(host, port)
 	for _, srv := range []*mdns.Server{{PacketConn: pc, Handler: s}, {Listener: l, Handler: s}} {
