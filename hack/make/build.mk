@@ -7,7 +7,10 @@
 # the product's code in-process, build apart with GO_TEST_FLAGS. The end-to-end tests
 # run the product as separate programs and pods, and the benchmarks measure it, built
 # without it (GO_BUILD_TEST_FLAGS). -w leaves DWARF out of the test binaries (each
-# links a second faster); stack traces keep their files and lines.
+# links a second faster); stack traces keep their files and lines. -trimpath keeps
+# the checkout's folder out of every build, so that a fresh clone elsewhere (as CI
+# makes) finds the race detector's builds in the cache instead of compiling them
+# again (2026-12-06: the unit tests took 165 s in a new folder).
 
 GO ?= go
 # GO_TOOLCHAIN is the Go release that builds, vets and tests this module, whatever Go
@@ -30,7 +33,7 @@ LDFLAGS := -s -w -X open-cluster-management.io/traffic-migration/pkg/version.Ver
 	-X $(PROMETHEUS_VERSION_PKG).Version=$(VERSION) -X $(PROMETHEUS_VERSION_PKG).Revision=$(REVISION)
 GO_BUILD := CGO_ENABLED=0 $(GO)
 GO_BUILD_FLAGS := -trimpath
-GO_TEST_FLAGS ?= -race -ldflags=-w
+GO_TEST_FLAGS ?= -race -trimpath -ldflags=-w
 GO_BUILD_TEST_FLAGS ?= $(GO_BUILD_FLAGS) -ldflags=-w
 
 # make install-kubectl-plugin installs the binary into PLUGIN_DIR.
