@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
+
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 // fakeLeases is an API server that knows one thing: the Leases of one namespace, with
@@ -211,7 +213,7 @@ func TestRunWithLeaderElection(t *testing.T) {
 		t.Errorf("the lease's holder %q does not end with the identity tag %q", holder, o.IdentityTag)
 	}
 	waitForStatus(t, "http://"+a.Health+"/readyz", http.StatusOK)
-	if _, metrics := get(t, "http://"+a.Metrics+"/metrics"); !strings.Contains(metrics, "\ntraffic_migration_manager_leader 1\n") {
+	if _, metrics := proctest.Get(t, "http://"+a.Metrics+"/metrics"); !strings.Contains(metrics, "\ntraffic_migration_manager_leader 1\n") {
 		t.Error("/metrics does not report this process as the leader")
 	}
 
@@ -290,13 +292,13 @@ func TestRunWaitsForLease(t *testing.T) {
 	}
 	// A standby serves its probes and is ready: a healthy candidate, so that a rolling
 	// update can replace the leader.
-	if code, _ := get(t, "http://"+a.Health+"/healthz"); code != http.StatusOK {
+	if code, _ := proctest.Get(t, "http://"+a.Health+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz of a standby = %d, want 200", code)
 	}
-	if code, _ := get(t, "http://"+a.Health+"/readyz"); code != http.StatusOK {
+	if code, _ := proctest.Get(t, "http://"+a.Health+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz of a standby = %d, want 200", code)
 	}
-	if _, metrics := get(t, "http://"+a.Metrics+"/metrics"); !strings.Contains(metrics, "\ntraffic_migration_manager_leader 0\n") {
+	if _, metrics := proctest.Get(t, "http://"+a.Metrics+"/metrics"); !strings.Contains(metrics, "\ntraffic_migration_manager_leader 0\n") {
 		t.Error("/metrics reports a standby as the leader")
 	}
 
