@@ -20,7 +20,7 @@ import (
 // after each check and when c2 was removed (zero if it was not).
 func drainWith(t *testing.T, c v1alpha1.Comparison, values []string, edit func(*builder) *builder) (estimates []*metav1.Time, removed time.Time) {
 	t.Helper()
-	b := input().real("c1").proxy("c1", "c2").ready("c1").
+	b := c2Leaves().
 		policy(func(p *Policy) { p.Expectation = &c }).
 		rows(draining("c2").started(ago(time.Hour)))
 	if edit != nil {
@@ -111,7 +111,7 @@ func TestEstimateFloors(t *testing.T) {
 	lessThan5 := v1alpha1.Comparison{Operator: "<=", Threshold: 5}
 	// The drain started just now and lasts at least an hour: the share falls long before.
 	estimates, _ := drainWith(t, lessThan5, []string{"50", "40", "30"}, func(b *builder) *builder {
-		return input().real("c1").proxy("c1", "c2").ready("c1").
+		return c2Leaves().
 			policy(func(p *Policy) { p.Expectation = &lessThan5; p.MinDrainDuration = time.Hour }).
 			rows(draining("c2").started(ago(0)))
 	})
