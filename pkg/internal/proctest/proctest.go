@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package proctest holds what the tests of the agent's and the manager's processes
-// share: a kubeconfig that points a process at a test API server, and a GET of the
-// endpoints the process serves. Only tests import it.
+// share: a kubeconfig that points a process at a test API server, a GET of the
+// endpoints the process serves, and a check of the errors its options give. Only tests
+// import it.
 package proctest
 
 import (
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,4 +60,24 @@ func Get(t testing.TB, url string) (int, string) {
 		t.Fatalf("read the body of GET %s: %v", url, err)
 	}
 	return resp.StatusCode, string(body)
+}
+
+// CheckErrors fails the test when want is empty and err is not nil, or when want is not
+// empty and err is nil or does not hold each of want.
+func CheckErrors(t testing.TB, err error, want []string) {
+	t.Helper()
+	if len(want) == 0 {
+		if err != nil {
+			t.Fatalf("want no error, got %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("want an error containing %q, got none", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
 }
