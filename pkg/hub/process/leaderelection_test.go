@@ -43,9 +43,9 @@ func newFakeLeases(t *testing.T) (*fakeLeases, string) {
 	f := &fakeLeases{leases: map[string]*coordinationv1.Lease{}}
 	mux := http.NewServeMux()
 	const base = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
-	mux.HandleFunc("GET "+base+"/{name}", f.get)
-	mux.HandleFunc("POST "+base, f.create)
-	mux.HandleFunc("PUT "+base+"/{name}", f.update)
+	mux.HandleFunc("GET "+base+"/{name}", f.serve(f.get))
+	mux.HandleFunc("POST "+base, f.serve(f.create))
+	mux.HandleFunc("PUT "+base+"/{name}", f.serve(f.update))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return f, srv.URL
@@ -53,14 +53,25 @@ func newFakeLeases(t *testing.T) (*fakeLeases, string) {
 
 var leasesResource = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
 
-func (f *fakeLeases) get(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.gets++
-	if f.down {
-		writeStatus(w, apierrors.NewInternalError(errors.New("the hub is down")))
-		return
+// serve runs handle with f.mu held, after it counts a GET, unless the hub is down: then
+// it answers 500.
+func (f *fakeLeases) serve(handle http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if r.Method == http.MethodGet {
+			f.gets++
+		}
+		if f.down {
+			writeStatus(w, apierrors.NewInternalError(errors.New("the hub is down")))
+			return
+		}
+		handle(w, r)
 	}
+}
+
+// get, create and update answer as the API server would; serve holds f.mu for them.
+func (f *fakeLeases) get(w http.ResponseWriter, r *http.Request) {
 	lease, ok := f.leases[r.PathValue("name")]
 	if !ok {
 		writeStatus(w, apierrors.NewNotFound(leasesResource, r.PathValue("name")))
@@ -70,12 +81,6 @@ func (f *fakeLeases) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeLeases) create(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.down {
-		writeStatus(w, apierrors.NewInternalError(errors.New("the hub is down")))
-		return
-	}
 	lease, err := decodeLease(r)
 	if err != nil {
 		writeStatus(w, apierrors.NewBadRequest(err.Error()))
@@ -91,12 +96,6 @@ func (f *fakeLeases) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeLeases) update(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.down {
-		writeStatus(w, apierrors.NewInternalError(errors.New("the hub is down")))
-		return
-	}
 	lease, err := decodeLease(r)
 	if err != nil {
 		writeStatus(w, apierrors.NewBadRequest(err.Error()))
