@@ -4,7 +4,6 @@
 package decision
 
 import (
-	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,18 +41,10 @@ func drainStalling(t *testing.T, values []string, edit func(*builder) *builder) 
 		b = edit(b)
 	}
 	in := b.build()
-	c := in.Policy.Expectation
 	var steps []stallStep
 	for i, v := range values {
 		in.Now = now.Add(time.Duration(i) * in.Policy.Interval)
-		result := v1alpha1.EvaluationNoData
-		if value, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(value) {
-			result = v1alpha1.EvaluationFail
-			if c.Met(value) {
-				result = v1alpha1.EvaluationPass
-			}
-		}
-		in.Checks = map[string]Check{"c2": {Result: result, Value: v, Query: queryOf("c2")}}
+		in.Checks = map[string]Check{"c2": checkOf("c2", *in.Policy.Expectation, v)}
 		out := Decide(in)
 		step := stallStep{row: findRow(t, out.Clusters, "c2")}
 		for _, r := range out.Removed {
