@@ -5,8 +5,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,37 +14,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 // testTimeout bounds every wait of these tests; the machine may be busy.
 const testTimeout = 30 * time.Second
-
-// writeKubeconfig writes a kubeconfig for server and returns its path.
-func writeKubeconfig(t *testing.T, server string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	content := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: %s
-users:
-- name: u
-  user:
-    token: secret
-contexts:
-- name: c
-  context:
-    cluster: c
-    user: u
-current-context: c
-`, server)
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // unreachable is an address where nothing listens.
 func unreachable(t *testing.T) string {
@@ -60,16 +33,11 @@ func unreachable(t *testing.T) string {
 	return "https://" + addr
 }
 
+// get is proctest.Get with the body's surrounding white space trimmed.
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, strings.TrimSpace(string(body))
+	code, body := proctest.Get(t, url)
+	return code, strings.TrimSpace(body)
 }
 
 // unavailableAPIServer is a Kubernetes API server that answers every request 503, as
@@ -116,8 +84,8 @@ const (
 func TestRunWaitsForUnavailableClusters(t *testing.T) {
 	hub, spoke := newUnavailableAPIServer(t), newUnavailableAPIServer(t)
 	o := NewOptions()
-	o.HubKubeconfig = writeKubeconfig(t, hub.url)
-	o.Kubeconfig = writeKubeconfig(t, spoke.url)
+	o.HubKubeconfig = proctest.WriteKubeconfig(t, hub.url)
+	o.Kubeconfig = proctest.WriteKubeconfig(t, spoke.url)
 	o.ClusterName = "c1"
 	o.HealthProbeBindAddress = "127.0.0.1:0"
 	addrs := make(chan string, 1)
@@ -203,8 +171,8 @@ func TestRunFailures(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			o := NewOptions()
-			o.HubKubeconfig = writeKubeconfig(t, unreachable(t))
-			o.Kubeconfig = writeKubeconfig(t, unreachable(t))
+			o.HubKubeconfig = proctest.WriteKubeconfig(t, unreachable(t))
+			o.Kubeconfig = proctest.WriteKubeconfig(t, unreachable(t))
 			o.ClusterName = "c1"
 			o.HealthProbeBindAddress = "127.0.0.1:0"
 			tc.mutate(o)

@@ -7,10 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 func TestNewOptionsDefaults(t *testing.T) {
@@ -99,21 +100,7 @@ func TestValidate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o := valid()
 			tc.mutate(o)
-			err := o.Validate()
-			if len(tc.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("want no error, got %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("want an error containing %q, got none", tc.wantErr)
-			}
-			for _, want := range tc.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not contain %q", err, want)
-				}
-			}
+			proctest.CheckErrors(t, o.Validate(), tc.wantErr)
 		})
 	}
 }
@@ -145,19 +132,9 @@ func TestParseMetricsLabels(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got, err := ParseMetricsLabels(tc.in)
+			proctest.CheckErrors(t, err, tc.wantErr)
 			if len(tc.wantErr) > 0 {
-				if err == nil {
-					t.Fatalf("want an error, got %v", got)
-				}
-				for _, want := range tc.wantErr {
-					if !strings.Contains(err.Error(), want) {
-						t.Errorf("error %q does not contain %q", err, want)
-					}
-				}
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %v, want %v", got, tc.want)

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 // testTimeout bounds every wait of these tests; the machine may be busy.
@@ -168,17 +170,9 @@ func TestServeFailureStops(t *testing.T) {
 	}
 }
 
-// answer is the status code and body of a GET of url.
+// answer is the status code and body of a GET of url, as "<code> <body>".
 func answer(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read the answer to GET %s: %v", url, err)
-	}
-	return fmt.Sprintf("%d %s", resp.StatusCode, body)
+	code, body := proctest.Get(t, url)
+	return fmt.Sprintf("%d %s", code, body)
 }

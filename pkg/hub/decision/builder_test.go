@@ -155,6 +155,31 @@ func queryOf(cluster string) string {
 	return fmt.Sprintf(`share{cluster=%q}`, cluster)
 }
 
+// c2Leaves is the input most cases start from: c1 is in R and has the Gateway ready,
+// and c2, no longer in R, is still in the proxy.
+func c2Leaves() *builder { return input().real("c1").proxy("c1", "c2").ready("c1") }
+
+// c2Kept is the output that keeps c2 in the proxy beside the Active c1, with c2's row
+// as given, and comes back after d.
+func c2Kept(d time.Duration, c2 row) Output {
+	return Output{
+		Proxy:     []Group{grp(0, "", "c1", "c2")},
+		Clusters:  rows(active("c1"), c2),
+		RequeueAt: now.Add(d),
+	}
+}
+
+// c2Removed is the output that removes c2 from the proxy for reason, leaving the
+// Active c1, with c2's row as given.
+func c2Removed(reason RemovalReason, c2 row) Output {
+	return Output{
+		Proxy:     []Group{grp(0, "", "c1")},
+		Clusters:  rows(active("c1"), c2),
+		Removed:   []Removal{{Cluster: "c2", Reason: reason}},
+		RequeueAt: now.Add(RemovedRowRetention),
+	}
+}
+
 // row builds a status row.
 type row struct{ v1alpha1.ClusterStatus }
 
@@ -166,6 +191,12 @@ func active(name string) row   { return newRow(name, v1alpha1.ClusterActive) }
 func draining(name string) row { return newRow(name, v1alpha1.ClusterDraining) }
 func held(name string) row     { return newRow(name, v1alpha1.ClusterHeld) }
 func removed(name string) row  { return newRow(name, v1alpha1.ClusterRemoved) }
+
+// drainStarts is the row of a cluster whose drain starts now and is checked at once.
+func drainStarts(name string) row {
+	return draining(name).started(ago(0)).next(ago(0)).
+		msg("minimum drain duration not reached; waiting for 3 more passing checks")
+}
 
 func (r row) started(t *metav1.Time) row {
 	r.DrainStartTime = t

@@ -70,13 +70,8 @@ var decideCases = map[string]decideCase{
 	"rule 2: a cluster that leaves R starts draining now": {
 		in:  input().real("c1").proxy("c1", "c2").rows(active("c1"), active("c2")).ready("c1"),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(0)).next(ago(0)).
-					msg("minimum drain duration not reached; waiting for 3 more passing checks")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			drainStarts("c2")),
 	},
 	"rule 2: a draining cluster keeps its proxy group": {
 		in: input().realGroup(0, "east", "c1").proxyGroup(0, "east", "c1").proxyGroup(1, "west", "c2").
@@ -97,8 +92,7 @@ var decideCases = map[string]decideCase{
 		out: Output{
 			Proxy: []Group{grp(0, "new", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(0)).next(ago(0)).
-					msg("minimum drain duration not reached; waiting for 3 more passing checks")),
+				drainStarts("c2")),
 			RequeueAt: now.Add(30 * time.Second),
 		},
 	},
@@ -110,109 +104,72 @@ var decideCases = map[string]decideCase{
 		},
 	},
 	"rule 3: the gate passes and the cluster is removed": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
+		in: c2Leaves().
 			rows(active("c1"), draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1")},
-			Clusters: rows(active("c1"),
-				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
-					msg("removed: the removal gate passed")),
-			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
-			RequeueAt: now.Add(RemovedRowRetention),
-		},
+		out: c2Removed(RemovalGatePassed,
+			removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
+				msg("removed: the removal gate passed")),
 	},
 	"rule 3: suspend keeps a cluster whose gate would pass": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").policy(suspend).
+		in: c2Leaves().policy(suspend).
 			rows(active("c1"), draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
-					msg("removals suspended")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
+				msg("removals suspended")),
 	},
 	"rule 3: the minimum drain duration is not reached": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
+		in: c2Leaves().
 			rows(active("c1"), draining("c2").started(ago(time.Minute)).checked(ago(30*time.Second), 2, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
-					msg("minimum drain duration not reached")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
+				msg("minimum drain duration not reached")),
 	},
 	"rule 3: a zero minimum drain duration lets the gate pass at once": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
+		in: c2Leaves().
 			policy(func(p *Policy) { p.MinDrainDuration = 0; p.ConsecutiveSuccesses = 1 }).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1")},
-			Clusters: rows(active("c1"),
-				removed("c2").started(ago(0)).checked(ago(0), 1, pass).recorded().removedAt(ago(0)).
-					msg("removed: the removal gate passed")),
-			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
-			RequeueAt: now.Add(RemovedRowRetention),
-		},
+		out: c2Removed(RemovalGatePassed,
+			removed("c2").started(ago(0)).checked(ago(0), 1, pass).recorded().removedAt(ago(0)).
+				msg("removed: the removal gate passed")),
 	},
 	"rule 3: more passing checks are needed": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 0, fail)).
+		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 0, fail)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().next(after(30*time.Second)).
-					msg("waiting for 2 more passing checks")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().next(after(30*time.Second)).
+				msg("waiting for 2 more passing checks")),
 	},
 	"rule 3: one more passing check is needed": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(40*time.Second), 1, pass)).
+		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(40*time.Second), 1, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 2, pass).recorded().next(after(30*time.Second)).
-					msg("waiting for 1 more passing check")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 2, pass).recorded().next(after(30*time.Second)).
+				msg("waiting for 1 more passing check")),
 	},
 	"rule 3: a check of a cluster that is not due is not counted": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 2, pass)).
+		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 2, pass)).
 			eval("c2", pass, ""),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 2, pass).
-					next(after(20*time.Second)).msg("waiting for 1 more passing check")),
-			RequeueAt: now.Add(20 * time.Second),
-		},
+		out: c2Kept(20*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 2, pass).
+				next(after(20*time.Second)).msg("waiting for 1 more passing check")),
 	},
 	"rule 3: a cluster is kept when no other cluster has the Gateway ready": {
 		in: input().real("c1").proxy("c1", "c2").ready("c2").
 			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
-					msg("no other cluster has the Gateway ready")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
+				msg("no other cluster has the Gateway ready")),
 	},
 	"rule 3: when several pass, the last ready cluster stays (name order)": {
 		in: input().real("c1").proxy("c1", "c2", "c3").ready("c2", "c3").
@@ -254,84 +211,54 @@ var decideCases = map[string]decideCase{
 		},
 	},
 	"rule 3: no data counts as a pass with noDataPolicy Pass": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
+		in: c2Leaves().
 			policy(func(p *Policy) { p.NoDataPolicy = v1alpha1.NoDataPass }).
 			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, noData)).
 			eval("c2", noData, "the query returned no data"),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1")},
-			Clusters: rows(active("c1"),
-				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, noData).recorded().removedAt(ago(0)).
-					msg("removed: the removal gate passed")),
-			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
-			RequeueAt: now.Add(RemovedRowRetention),
-		},
+		out: c2Removed(RemovalGatePassed,
+			removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, noData).recorded().removedAt(ago(0)).
+				msg("removed: the removal gate passed")),
 	},
 	"rule 4: an error starts the run over and keeps the cluster": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
 			eval("c2", errd, "query failed: connection refused"),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, errd).recorded().next(after(30*time.Second)).
-					msg("waiting for 3 more passing checks; last check: query failed: connection refused").detail("query failed: connection refused")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, errd).recorded().next(after(30*time.Second)).
+				msg("waiting for 3 more passing checks; last check: query failed: connection refused").detail("query failed: connection refused")),
 	},
 	"rule 4: no data with noDataPolicy Hold starts the run over": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
 			eval("c2", noData, "the query returned no data"),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, noData).recorded().next(after(30*time.Second)).
-					msg("waiting for 3 more passing checks; last check: the query returned no data").detail("the query returned no data")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, noData).recorded().next(after(30*time.Second)).
+				msg("waiting for 3 more passing checks; last check: the query returned no data").detail("the query returned no data")),
 	},
 	"rule 4: a failed check starts the run over": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
 			eval("c2", fail, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, fail).recorded().next(after(30*time.Second)).
-					msg("waiting for 3 more passing checks")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, fail).recorded().next(after(30*time.Second)).
+				msg("waiting for 3 more passing checks")),
 	},
 	"rule 4: the last check's message stays until the next check": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 0, errd).
+		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 0, errd).
+			msg("waiting for 3 more passing checks; last check: query failed: timeout").detail("query failed: timeout")),
+		out: c2Kept(20*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 0, errd).
+				next(after(20*time.Second)).
 				msg("waiting for 3 more passing checks; last check: query failed: timeout").detail("query failed: timeout")),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 0, errd).
-					next(after(20*time.Second)).
-					msg("waiting for 3 more passing checks; last check: query failed: timeout").detail("query failed: timeout")),
-			RequeueAt: now.Add(20 * time.Second),
-		},
 	},
 	"rule 4: a result of unknown kind counts as an error": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
 			eval("c2", "Maybe", "odd"),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, errd).recorded().next(after(30*time.Second)).
-					msg("waiting for 3 more passing checks; last check: odd").detail("odd")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, errd).recorded().next(after(30*time.Second)).
+				msg("waiting for 3 more passing checks; last check: odd").detail("odd")),
 	},
 	"rule 5: a draining cluster back in R is Active and its drain state is dropped": {
 		in: input().real("c1", "c2").proxy("c1", "c2").ready("c1").
@@ -346,14 +273,9 @@ var decideCases = map[string]decideCase{
 	"rule 6: a draining cluster whose ManagedCluster is gone is removed at once, even suspended": {
 		in: input().real("c1").proxy("c1", "c2").goneClusters("c2").policy(suspend).
 			rows(active("c1"), draining("c2").started(ago(time.Minute))),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1")},
-			Clusters: rows(active("c1"),
-				removed("c2").started(ago(time.Minute)).removedAt(ago(0)).
-					msg("removed: its ManagedCluster no longer exists")),
-			Removed:   []Removal{{Cluster: "c2", Reason: RemovalManagedClusterGone}},
-			RequeueAt: now.Add(RemovedRowRetention),
-		},
+		out: c2Removed(RemovalManagedClusterGone,
+			removed("c2").started(ago(time.Minute)).removedAt(ago(0)).
+				msg("removed: its ManagedCluster no longer exists")),
 	},
 	"rule 6: a cluster of R whose ManagedCluster is gone stays": {
 		in: input().real("c1", "c2").proxy("c1", "c2").goneClusters("c2"),
@@ -365,13 +287,8 @@ var decideCases = map[string]decideCase{
 	"rule 6: nothing is removed as gone when the ManagedClusters are not known": {
 		in:  input().real("c1").proxy("c1", "c2").clustersUnknown().ready("c1"),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(0)).next(ago(0)).
-					msg("minimum drain duration not reached; waiting for 3 more passing checks")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			drainStarts("c2")),
 	},
 	"rule 6: a cluster whose ManagedCluster is gone does not count as ready": {
 		in: input().real("c1", "c3").proxy("c1", "c2", "c3").ready("c1", "c3").goneClusters("c1").
@@ -390,18 +307,14 @@ var decideCases = map[string]decideCase{
 		},
 	},
 	"rule 6: a gone cluster's readiness does not let another go": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").goneClusters("c1").
+		in: c2Leaves().goneClusters("c1").
 			policy(func(p *Policy) { p.ConsecutiveSuccesses = 1 }).
 			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(time.Minute), 0, fail)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().next(after(30*time.Second)).
-					msg("no other cluster has the Gateway ready")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().next(after(30*time.Second)).
+				msg("no other cluster has the Gateway ready")),
 	},
 }
 
@@ -491,7 +404,7 @@ func TestDecideIgnoresInputOrder(t *testing.T) {
 // TestDecideDrain follows one cluster through a whole drain, sync after sync, as the
 // controller would run them: each sync checks what Due lists and feeds the output back.
 func TestDecideDrain(t *testing.T) {
-	in := input().real("c1").proxy("c1", "c2").ready("c1").build()
+	in := c2Leaves().build()
 	var removedAt time.Time
 	for step := 0; step < 20 && removedAt.IsZero(); step++ {
 		evaluations := map[string]Check{}
@@ -533,7 +446,7 @@ func TestCeilSecond(t *testing.T) {
 }
 
 func TestDecideRoundsTimesUp(t *testing.T) {
-	in := input().real("c1").proxy("c1", "c2").ready("c1").build()
+	in := c2Leaves().build()
 	in.Now = now.Add(400 * time.Millisecond)
 	out := Decide(in)
 	want := metav1.NewTime(now.Add(time.Second))

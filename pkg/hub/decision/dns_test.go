@@ -41,32 +41,24 @@ var dnsCases = map[string]struct {
 	out Output
 }{
 	"a cluster still in DNS stays, whatever its checks and its time say": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").dns(time.Minute).
+		in: c2Leaves().dns(time.Minute).
 			rows(active("c1"), draining("c2").started(ago(time.Hour)).checked(ago(30*time.Second), 2, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(time.Hour)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
-					msg("still published in DNS; minimum drain duration not reached")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(time.Hour)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
+				msg("still published in DNS; minimum drain duration not reached")),
 	},
 	"a cluster the name servers still answer says which, and what": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").dns(time.Minute).
+		in: c2Leaves().dns(time.Minute).
 			waiting("c2", "name server 192.0.2.53:53 answers 192.0.2.12 for gw.example.com A; and a semicolon").
 			rows(active("c1"), draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 3, pass)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 3, pass).next(after(20*time.Second)).
-					msg("still published in DNS: name server 192.0.2.53:53 answers 192.0.2.12 for gw.example.com A, and a semicolon; minimum drain duration not reached")),
-			RequeueAt: now.Add(20 * time.Second),
-		},
+		out: c2Kept(20*time.Second,
+			draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 3, pass).next(after(20*time.Second)).
+				msg("still published in DNS: name server 192.0.2.53:53 answers 192.0.2.12 for gw.example.com A, and a semicolon; minimum drain duration not reached")),
 	},
 	"the drain clock starts when DNS lets go": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").dns(time.Minute, "c2").
+		in: c2Leaves().dns(time.Minute, "c2").
 			rows(active("c1"), draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 3, pass)),
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
@@ -78,41 +70,27 @@ var dnsCases = map[string]struct {
 		},
 	},
 	"the minimum drain is never shorter than the TTL": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").dns(5*time.Minute, "c2").
+		in: c2Leaves().dns(5*time.Minute, "c2").
 			rows(active("c1"), draining("c2").started(ago(time.Hour)).left(ago(3*time.Minute)).
 				checked(ago(10*time.Second), 3, pass)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(time.Hour)).left(ago(3*time.Minute)).checked(ago(10*time.Second), 3, pass).
-					next(after(20*time.Second)).msg("minimum drain duration not reached")),
-			RequeueAt: now.Add(20 * time.Second),
-		},
+		out: c2Kept(20*time.Second,
+			draining("c2").started(ago(time.Hour)).left(ago(3*time.Minute)).checked(ago(10*time.Second), 3, pass).
+				next(after(20*time.Second)).msg("minimum drain duration not reached")),
 	},
 	"past the TTL and the checks passed, the cluster goes": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").dns(5*time.Minute).
+		in: c2Leaves().dns(5*time.Minute).
 			rows(active("c1"), draining("c2").started(ago(time.Hour)).left(ago(5*time.Minute)).
 				checked(ago(10*time.Second), 3, pass)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1")},
-			Clusters: rows(active("c1"),
-				removed("c2").started(ago(time.Hour)).left(ago(5*time.Minute)).checked(ago(10*time.Second), 3, pass).
-					removedAt(ago(0)).msg("removed: the removal gate passed")),
-			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
-			RequeueAt: now.Add(RemovedRowRetention),
-		},
+		out: c2Removed(RemovalGatePassed,
+			removed("c2").started(ago(time.Hour)).left(ago(5*time.Minute)).checked(ago(10*time.Second), 3, pass).
+				removedAt(ago(0)).msg("removed: the removal gate passed")),
 	},
 	"without DNS followed, a withdrawal time left in a row counts for nothing": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(active("c1"), draining("c2").started(ago(time.Minute)).left(ago(time.Hour)).
-				checked(ago(10*time.Second), 3, pass)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(time.Minute)).checked(ago(10*time.Second), 3, pass).
-					next(after(20*time.Second)).msg("minimum drain duration not reached")),
-			RequeueAt: now.Add(20 * time.Second),
-		},
+		in: c2Leaves().rows(active("c1"), draining("c2").started(ago(time.Minute)).left(ago(time.Hour)).
+			checked(ago(10*time.Second), 3, pass)),
+		out: c2Kept(20*time.Second,
+			draining("c2").started(ago(time.Minute)).checked(ago(10*time.Second), 3, pass).
+				next(after(20*time.Second)).msg("minimum drain duration not reached")),
 	},
 	"a cluster back in the real decisions loses its DNS clock": {
 		in: input().real("c1", "c2").proxy("c1", "c2").ready("c1").dns(time.Minute, "c2").
@@ -143,7 +121,7 @@ func TestDecideFollowsDNS(t *testing.T) {
 // DNSWaitingNote reads back, from a row's message, the note Decide wrote into it.
 func TestDNSWaitingNote(t *testing.T) {
 	note := "name server 192.0.2.53:53 did not answer"
-	in := input().real("c1").proxy("c1", "c2").ready("c1").dns(time.Minute).waiting("c2", note).
+	in := c2Leaves().dns(time.Minute).waiting("c2", note).
 		rows(active("c1"), draining("c2").started(ago(time.Hour))).build()
 	var message string
 	for _, r := range Decide(in).Clusters {

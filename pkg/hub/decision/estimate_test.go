@@ -14,13 +14,26 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 )
 
+// checkOf is the check of cluster that read v, judged by expectation c: NoData when v
+// is not a number.
+func checkOf(cluster string, c v1alpha1.Comparison, v string) Check {
+	result := v1alpha1.EvaluationNoData
+	if value, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(value) {
+		result = v1alpha1.EvaluationFail
+		if c.Met(value) {
+			result = v1alpha1.EvaluationPass
+		}
+	}
+	return Check{Result: result, Value: v, Query: queryOf(cluster)}
+}
+
 // drainWith drains c2 (interval 30s, 3 passes in a row, a minimum drain of 2m that
 // started an hour ago unless edit says otherwise) through a check per value, feeding
 // each decision back as the next input, with expectation c. It returns the estimate
 // after each check and when c2 was removed (zero if it was not).
 func drainWith(t *testing.T, c v1alpha1.Comparison, values []string, edit func(*builder) *builder) (estimates []*metav1.Time, removed time.Time) {
 	t.Helper()
-	b := input().real("c1").proxy("c1", "c2").ready("c1").
+	b := c2Leaves().
 		policy(func(p *Policy) { p.Expectation = &c }).
 		rows(draining("c2").started(ago(time.Hour)))
 	if edit != nil {
@@ -29,14 +42,7 @@ func drainWith(t *testing.T, c v1alpha1.Comparison, values []string, edit func(*
 	in := b.build()
 	for i, v := range values {
 		in.Now = now.Add(time.Duration(i) * in.Policy.Interval)
-		result := v1alpha1.EvaluationNoData
-		if value, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(value) {
-			result = v1alpha1.EvaluationFail
-			if c.Met(value) {
-				result = v1alpha1.EvaluationPass
-			}
-		}
-		in.Checks = map[string]Check{"c2": {Result: result, Value: v, Query: queryOf("c2")}}
+		in.Checks = map[string]Check{"c2": checkOf("c2", c, v)}
 		out := Decide(in)
 		row := findRow(t, out.Clusters, "c2")
 		if row.Phase == v1alpha1.ClusterRemoved {
@@ -111,7 +117,7 @@ func TestEstimateFloors(t *testing.T) {
 	lessThan5 := v1alpha1.Comparison{Operator: "<=", Threshold: 5}
 	// The drain started just now and lasts at least an hour: the share falls long before.
 	estimates, _ := drainWith(t, lessThan5, []string{"50", "40", "30"}, func(b *builder) *builder {
-		return input().real("c1").proxy("c1", "c2").ready("c1").
+		return c2Leaves().
 			policy(func(p *Policy) { p.Expectation = &lessThan5; p.MinDrainDuration = time.Hour }).
 			rows(draining("c2").started(ago(0)))
 	})

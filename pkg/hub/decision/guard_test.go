@@ -65,7 +65,7 @@ var guardCases = map[string]decideCase{
 		},
 	},
 	"past the hub's ceiling with Remove, a cluster goes whatever its checks and suspend say": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").ceiling(time.Hour, v1alpha1.DeadlineRemove).
+		in: c2Leaves().ceiling(time.Hour, v1alpha1.DeadlineRemove).
 			policy(func(p *Policy) { p.Suspend = true; p.MinDrainDuration = 2 * time.Hour }).
 			rows(active("c1"), draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail)),
 		out: Output{
@@ -88,7 +88,7 @@ var guardCases = map[string]decideCase{
 		},
 	},
 	"past the hub's ceiling with Hold, a cluster is Held and its gate still decides": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").ceiling(time.Hour, v1alpha1.DeadlineHold).
+		in: c2Leaves().ceiling(time.Hour, v1alpha1.DeadlineHold).
 			policy(func(p *Policy) {
 				d := 3 * time.Hour
 				p.MaxDrainDuration = &d
@@ -103,7 +103,7 @@ var guardCases = map[string]decideCase{
 		},
 	},
 	"before the hub's ceiling, the decision waits for it": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").ceiling(time.Hour, v1alpha1.DeadlineRemove).
+		in: c2Leaves().ceiling(time.Hour, v1alpha1.DeadlineRemove).
 			policy(func(p *Policy) { p.Interval = time.Hour }).
 			rows(active("c1"), draining("c2").started(ago(50*time.Minute)).checked(ago(10*time.Second), 0, fail)),
 		out: Output{

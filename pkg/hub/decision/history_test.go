@@ -19,7 +19,7 @@ import (
 // MaxCheckHistory, oldest first, then drops its oldest check for each new one.
 func TestHistoryFillsAndRollsOver(t *testing.T) {
 	const checks = v1alpha1.MaxCheckHistory + 3
-	in := input().real("c1").proxy("c1", "c2").ready("c1").
+	in := c2Leaves().
 		policy(func(p *Policy) { p.ConsecutiveSuccesses = 100 }).
 		rows(draining("c2").started(ago(time.Hour))).build()
 	var want []v1alpha1.CheckRecord
@@ -61,16 +61,16 @@ func TestHistoryAcrossPhases(t *testing.T) {
 			wantPhase: v1alpha1.ClusterActive,
 		},
 		"removed by its gate": {
-			in:        input().real("c1").proxy("c1", "c2").ready("c1").rows(full).eval("c2", pass, ""),
+			in:        c2Leaves().rows(full).eval("c2", pass, ""),
 			wantPhase: v1alpha1.ClusterRemoved, wantLen: v1alpha1.MaxCheckHistory,
 		},
 		"held past its deadline": {
-			in: input().real("c1").proxy("c1", "c2").ready("c1").rows(full).eval("c2", fail, "").
+			in: c2Leaves().rows(full).eval("c2", fail, "").
 				policy(func(p *Policy) { d := 4 * time.Minute; p.MaxDrainDuration = &d }),
 			wantPhase: v1alpha1.ClusterHeld, wantLen: v1alpha1.MaxCheckHistory,
 		},
 		"an oversized history from an older writer is cut": {
-			in:        input().real("c1").proxy("c1", "c2").ready("c1").rows(full.recorded().recorded()),
+			in:        c2Leaves().rows(full.recorded().recorded()),
 			wantPhase: v1alpha1.ClusterDraining, wantLen: v1alpha1.MaxCheckHistory,
 		},
 	}
@@ -88,8 +88,7 @@ func TestHistoryAcrossPhases(t *testing.T) {
 // the message says, and is cut to MaxCheckDetailLength.
 func TestCheckDetailIsAField(t *testing.T) {
 	huge := strings.Repeat("é", MaxCheckDetailLength) // two bytes each
-	in := input().real("c1").proxy("c1", "c2").ready("c1").
-		rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+	in := c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
 		eval("c2", errd, huge).build()
 	row := findRow(t, Decide(in).Clusters, "c2")
 	if len(row.LastCheckDetail) > MaxCheckDetailLength || !strings.HasSuffix(row.LastCheckDetail, "...") ||

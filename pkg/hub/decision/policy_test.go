@@ -14,6 +14,30 @@ import (
 
 func duration(d time.Duration) *time.Duration { return &d }
 
+// defaultPolicy is the Policy of a spec that sets nothing, changed by edit.
+func defaultPolicy(edit func(*Policy)) Policy {
+	p := Policy{
+		Interval:             DefaultInterval,
+		ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
+		MinDrainDuration:     DefaultMinDrainDuration,
+		OnMaxDrainDuration:   v1alpha1.DeadlineHold,
+		NoDataPolicy:         v1alpha1.NoDataHold,
+	}
+	if edit != nil {
+		edit(&p)
+	}
+	return p
+}
+
+// shareOf5 is the Policy of a spec that sets only a trafficShare of maxPercent 5, whose
+// window is read as window (0: not known).
+func shareOf5(window time.Duration) Policy {
+	return defaultPolicy(func(p *Policy) {
+		p.ShareWindow = window
+		p.Expectation = &v1alpha1.Comparison{Operator: "<=", Threshold: 5}
+	})
+}
+
 func TestPolicyFromSpec(t *testing.T) {
 	for name, tc := range map[string]struct {
 		spec v1alpha1.TrafficMigrationPolicySpec
@@ -21,13 +45,7 @@ func TestPolicyFromSpec(t *testing.T) {
 	}{
 		"unset fields take the CRD's defaults": {
 			spec: v1alpha1.TrafficMigrationPolicySpec{},
-			want: Policy{
-				Interval:             DefaultInterval,
-				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
-				MinDrainDuration:     DefaultMinDrainDuration,
-				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
-				NoDataPolicy:         v1alpha1.NoDataHold,
-			},
+			want: defaultPolicy(nil),
 		},
 		"set fields are kept": {
 			spec: v1alpha1.TrafficMigrationPolicySpec{
@@ -51,14 +69,7 @@ func TestPolicyFromSpec(t *testing.T) {
 		},
 		"a zero maxDrainDuration is a deadline, not none": {
 			spec: v1alpha1.TrafficMigrationPolicySpec{MaxDrainDuration: &metav1.Duration{}},
-			want: Policy{
-				Interval:             DefaultInterval,
-				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
-				MinDrainDuration:     DefaultMinDrainDuration,
-				MaxDrainDuration:     duration(0),
-				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
-				NoDataPolicy:         v1alpha1.NoDataHold,
-			},
+			want: defaultPolicy(func(p *Policy) { p.MaxDrainDuration = duration(0) }),
 		},
 		"values the CRD rejects are read on the safe side": {
 			spec: v1alpha1.TrafficMigrationPolicySpec{
@@ -80,38 +91,15 @@ func TestPolicyFromSpec(t *testing.T) {
 		},
 		"trafficShare's window, by default 5m, sets when a drain stalls": {
 			spec: v1alpha1.TrafficMigrationPolicySpec{TrafficShare: &v1alpha1.TrafficShare{Metric: "m", MaxPercent: 5}},
-			want: Policy{
-				Interval:             DefaultInterval,
-				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
-				MinDrainDuration:     DefaultMinDrainDuration,
-				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
-				NoDataPolicy:         v1alpha1.NoDataHold,
-				ShareWindow:          5 * time.Minute,
-				Expectation:          &v1alpha1.Comparison{Operator: "<=", Threshold: 5},
-			},
+			want: shareOf5(5 * time.Minute),
 		},
 		"a window that does not parse is not known": {
 			spec: v1alpha1.TrafficMigrationPolicySpec{TrafficShare: &v1alpha1.TrafficShare{Metric: "m", Window: "5x", MaxPercent: 5}},
-			want: Policy{
-				Interval:             DefaultInterval,
-				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
-				MinDrainDuration:     DefaultMinDrainDuration,
-				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
-				NoDataPolicy:         v1alpha1.NoDataHold,
-				Expectation:          &v1alpha1.Comparison{Operator: "<=", Threshold: 5},
-			},
+			want: shareOf5(0),
 		},
 		"a set window is kept": {
 			spec: v1alpha1.TrafficMigrationPolicySpec{TrafficShare: &v1alpha1.TrafficShare{Metric: "m", Window: "1h30s", MaxPercent: 5}},
-			want: Policy{
-				Interval:             DefaultInterval,
-				ConsecutiveSuccesses: DefaultConsecutiveSuccesses,
-				MinDrainDuration:     DefaultMinDrainDuration,
-				OnMaxDrainDuration:   v1alpha1.DeadlineHold,
-				NoDataPolicy:         v1alpha1.NoDataHold,
-				ShareWindow:          time.Hour + 30*time.Second,
-				Expectation:          &v1alpha1.Comparison{Operator: "<=", Threshold: 5},
-			},
+			want: shareOf5(time.Hour + 30*time.Second),
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -61,148 +61,92 @@ var recoveryCases = map[string]decideCase{
 		},
 	},
 	"rule 8: Hold keeps a cluster past its deadline as Held": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").policy(deadline(time.Hour, v1alpha1.DeadlineHold)).
+		in: c2Leaves().policy(deadline(time.Hour, v1alpha1.DeadlineHold)).
 			rows(draining("c2").started(ago(2*time.Hour)).checked(ago(10*time.Second), 0, fail)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				held("c2").started(ago(2*time.Hour)).checked(ago(10*time.Second), 0, fail).
-					next(after(20*time.Second)).
-					msg("maximum drain duration exceeded; waiting for 3 more passing checks")),
-			RequeueAt: now.Add(20 * time.Second),
-		},
+		out: c2Kept(20*time.Second,
+			held("c2").started(ago(2*time.Hour)).checked(ago(10*time.Second), 0, fail).
+				next(after(20*time.Second)).
+				msg("maximum drain duration exceeded; waiting for 3 more passing checks")),
 	},
 	"rule 8: a Held cluster whose gate passes is removed": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").policy(deadline(time.Hour, v1alpha1.DeadlineHold)).
+		in: c2Leaves().policy(deadline(time.Hour, v1alpha1.DeadlineHold)).
 			rows(held("c2").started(ago(2*time.Hour)).checked(ago(30*time.Second), 2, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1")},
-			Clusters: rows(active("c1"),
-				removed("c2").started(ago(2*time.Hour)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
-					msg("removed: the removal gate passed")),
-			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
-			RequeueAt: now.Add(RemovedRowRetention),
-		},
+		out: c2Removed(RemovalGatePassed,
+			removed("c2").started(ago(2*time.Hour)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
+				msg("removed: the removal gate passed")),
 	},
 	"rule 8: Remove removes a cluster past its deadline": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
+		in: c2Leaves().policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
 			rows(draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1")},
-			Clusters: rows(active("c1"),
-				removed("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail).removedAt(ago(0)).
-					msg("removed: maximum drain duration exceeded")),
-			Removed:   []Removal{{Cluster: "c2", Reason: RemovalMaxDrainDuration}},
-			RequeueAt: now.Add(RemovedRowRetention),
-		},
+		out: c2Removed(RemovalMaxDrainDuration,
+			removed("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail).removedAt(ago(0)).
+				msg("removed: maximum drain duration exceeded")),
 	},
 	"rule 8: Remove waits while removals are suspended": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
+		in: c2Leaves().policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
 			policy(suspend).
 			rows(draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				held("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail).
-					next(after(20*time.Second)).
-					msg("maximum drain duration exceeded; removals suspended")),
-			RequeueAt: now.Add(20 * time.Second),
-		},
+		out: c2Kept(20*time.Second,
+			held("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail).
+				next(after(20*time.Second)).
+				msg("maximum drain duration exceeded; removals suspended")),
 	},
 	"rule 8: Remove never takes the last cluster with the Gateway ready": {
 		in: input().real("c1").proxy("c1", "c2").ready("c2").policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
 			rows(draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				held("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail).
-					next(after(20*time.Second)).
-					msg("maximum drain duration exceeded; no other cluster has the Gateway ready")),
-			RequeueAt: now.Add(20 * time.Second),
-		},
+		out: c2Kept(20*time.Second,
+			held("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail).
+				next(after(20*time.Second)).
+				msg("maximum drain duration exceeded; no other cluster has the Gateway ready")),
 	},
 	"rule 8: the deadline is not reached yet": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
+		in: c2Leaves().policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
 			rows(draining("c2").started(ago(time.Hour-5*time.Second)).checked(ago(10*time.Second), 0, fail)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(time.Hour-5*time.Second)).checked(ago(10*time.Second), 0, fail).
-					next(after(20*time.Second)).msg("waiting for 3 more passing checks")),
-			RequeueAt: now.Add(5 * time.Second),
-		},
+		out: c2Kept(5*time.Second,
+			draining("c2").started(ago(time.Hour-5*time.Second)).checked(ago(10*time.Second), 0, fail).
+				next(after(20*time.Second)).msg("waiting for 3 more passing checks")),
 	},
 	"rule 8: the deadline never comes before the minimum drain duration": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").policy(deadline(time.Minute, v1alpha1.DeadlineRemove)).
+		in: c2Leaves().policy(deadline(time.Minute, v1alpha1.DeadlineRemove)).
 			rows(draining("c2").started(ago(90*time.Second)).checked(ago(10*time.Second), 0, fail)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(90*time.Second)).checked(ago(10*time.Second), 0, fail).
-					next(after(20*time.Second)).
-					msg("minimum drain duration not reached; waiting for 3 more passing checks")),
-			RequeueAt: now.Add(20 * time.Second),
-		},
+		out: c2Kept(20*time.Second,
+			draining("c2").started(ago(90*time.Second)).checked(ago(10*time.Second), 0, fail).
+				next(after(20*time.Second)).
+				msg("minimum drain duration not reached; waiting for 3 more passing checks")),
 	},
 	"rule 9: after a restart without status a draining cluster starts over": {
-		in:  input().real("c1").proxy("c1", "c2").ready("c1"),
+		in:  c2Leaves(),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(0)).next(ago(0)).
-					msg("minimum drain duration not reached; waiting for 3 more passing checks")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			drainStarts("c2")),
 	},
 	"rule 9: a draining row without a check does not carry successes": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(draining("c2").started(ago(5*time.Minute)).checked(nil, 3, pass)),
+		in:  c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(nil, 3, pass)),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).next(ago(5*time.Minute)).
-					msg("waiting for 3 more passing checks")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			draining("c2").started(ago(5*time.Minute)).next(ago(5*time.Minute)).
+				msg("waiting for 3 more passing checks")),
 	},
 	"rule 9: a Removed row of a cluster the proxy still lists starts the drain over": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(removed("c2").started(ago(time.Hour)).removedAt(ago(time.Minute))),
+		in:  c2Leaves().rows(removed("c2").started(ago(time.Hour)).removedAt(ago(time.Minute))),
 		due: []string{"c2"},
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(ago(0)).next(ago(0)).
-					msg("minimum drain duration not reached; waiting for 3 more passing checks")),
-			RequeueAt: now.Add(30 * time.Second),
-		},
+		out: c2Kept(30*time.Second,
+			drainStarts("c2")),
 	},
 	"rule 9: a drain start in the future is kept (later, never earlier)": {
-		in: input().real("c1").proxy("c1", "c2").ready("c1").
-			rows(draining("c2").started(after(5 * time.Second))),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"),
-				draining("c2").started(after(5*time.Second)).next(after(5*time.Second)).
-					msg("minimum drain duration not reached; waiting for 3 more passing checks")),
-			RequeueAt: now.Add(5 * time.Second),
-		},
+		in: c2Leaves().rows(draining("c2").started(after(5 * time.Second))),
+		out: c2Kept(5*time.Second,
+			draining("c2").started(after(5*time.Second)).next(after(5*time.Second)).
+				msg("minimum drain duration not reached; waiting for 3 more passing checks")),
 	},
 	"force-remove: a draining cluster goes whatever its gate says, even suspended": {
 		in: input().real("c1").proxy("c1", "c2").policy(suspend).force("c2").
 			rows(active("c1"), draining("c2").started(ago(time.Minute)).checked(ago(10*time.Second), 0, fail)),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1")},
-			Clusters: rows(active("c1"),
-				removed("c2").started(ago(time.Minute)).checked(ago(10*time.Second), 0, fail).removedAt(ago(0)).
-					msg("removed: named in the force-remove annotation")),
-			Removed:   []Removal{{Cluster: "c2", Reason: RemovalForceRemoved}},
-			RequeueAt: now.Add(RemovedRowRetention),
-		},
+		out: c2Removed(RemovalForceRemoved,
+			removed("c2").started(ago(time.Minute)).checked(ago(10*time.Second), 0, fail).removedAt(ago(0)).
+				msg("removed: named in the force-remove annotation")),
 	},
 	"force-remove: a cluster of R stays and the name is reported": {
 		in: input().real("c1").proxy("c1").force("c1", " ", "").rows(active("c1")),
@@ -222,13 +166,8 @@ var recoveryCases = map[string]decideCase{
 	},
 	"force-remove: a cluster whose ManagedCluster is gone is removed as gone": {
 		in: input().real("c1").proxy("c1", "c2").force("c2").goneClusters("c2"),
-		out: Output{
-			Proxy: []Group{grp(0, "", "c1")},
-			Clusters: rows(active("c1"),
-				removed("c2").started(ago(0)).removedAt(ago(0)).msg("removed: its ManagedCluster no longer exists")),
-			Removed:   []Removal{{Cluster: "c2", Reason: RemovalManagedClusterGone}},
-			RequeueAt: now.Add(RemovedRowRetention),
-		},
+		out: c2Removed(RemovalManagedClusterGone,
+			removed("c2").started(ago(0)).removedAt(ago(0)).msg("removed: its ManagedCluster no longer exists")),
 	},
 	"force-remove: the gate counts the ready clusters left after forced removals": {
 		in: input().real("c1").proxy("c1", "c2", "c3").ready("c2", "c3").force("c2").

@@ -4,7 +4,6 @@
 package decision
 
 import (
-	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,24 +35,16 @@ type stallStep struct {
 // stops at its removal. Between two checks a sync changes nothing of the row.
 func drainStalling(t *testing.T, values []string, edit func(*builder) *builder) []stallStep {
 	t.Helper()
-	b := input().real("c1").proxy("c1", "c2").ready("c1").dns(time.Minute, "c2").policy(stallPolicy).
+	b := c2Leaves().dns(time.Minute, "c2").policy(stallPolicy).
 		rows(active("c1"), draining("c2").started(ago(time.Hour)))
 	if edit != nil {
 		b = edit(b)
 	}
 	in := b.build()
-	c := in.Policy.Expectation
 	var steps []stallStep
 	for i, v := range values {
 		in.Now = now.Add(time.Duration(i) * in.Policy.Interval)
-		result := v1alpha1.EvaluationNoData
-		if value, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(value) {
-			result = v1alpha1.EvaluationFail
-			if c.Met(value) {
-				result = v1alpha1.EvaluationPass
-			}
-		}
-		in.Checks = map[string]Check{"c2": {Result: result, Value: v, Query: queryOf("c2")}}
+		in.Checks = map[string]Check{"c2": checkOf("c2", *in.Policy.Expectation, v)}
 		out := Decide(in)
 		step := stallStep{row: findRow(t, out.Clusters, "c2")}
 		for _, r := range out.Removed {
@@ -228,7 +219,7 @@ func TestStalledNeverRemoves(t *testing.T) {
 	}
 
 	// A force-remove removes it.
-	in := input().real("c1").proxy("c1", "c2").ready("c1").dns(time.Minute, "c2").policy(stallPolicy).
+	in := c2Leaves().dns(time.Minute, "c2").policy(stallPolicy).
 		rows(active("c1"), stalledRow()).force("c2").build()
 	out := Decide(in)
 	checkEqual(t, "removed", out.Removed, []Removal{{Cluster: "c2", Reason: RemovalForceRemoved}})
@@ -259,7 +250,7 @@ func TestStalledReference(t *testing.T) {
 	// right one again.
 	r := stalledRow()
 	r.DNSWithdrawalCheck = &v1alpha1.CheckRecord{Time: *ago(11 * time.Minute), Result: fail, Value: "90"}
-	out := Decide(input().real("c1").proxy("c1", "c2").ready("c1").dns(time.Minute, "c2").policy(stallPolicy).
+	out := Decide(c2Leaves().dns(time.Minute, "c2").policy(stallPolicy).
 		rows(active("c1"), r).build())
 	got := findRow(t, out.Clusters, "c2")
 	checkEqual(t, "the reference found again", asJSON(got.DNSWithdrawalCheck), asJSON(&r.History[0]))
@@ -268,7 +259,7 @@ func TestStalledReference(t *testing.T) {
 	}
 
 	// Without DNS followed, the reference goes with the withdrawal time.
-	out = Decide(input().real("c1").proxy("c1", "c2").ready("c1").policy(stallPolicy).rows(active("c1"), stalledRow()).build())
+	out = Decide(c2Leaves().policy(stallPolicy).rows(active("c1"), stalledRow()).build())
 	if got := findRow(t, out.Clusters, "c2"); got.DNSWithdrawalCheck != nil || got.Stalled {
 		t.Errorf("without DNS: %+v", got)
 	}

@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
+
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 // fakeLeases is an API server that knows one thing: the Leases of one namespace, with
@@ -41,9 +43,9 @@ func newFakeLeases(t *testing.T) (*fakeLeases, string) {
 	f := &fakeLeases{leases: map[string]*coordinationv1.Lease{}}
 	mux := http.NewServeMux()
 	const base = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
-	mux.HandleFunc("GET "+base+"/{name}", f.get)
-	mux.HandleFunc("POST "+base, f.create)
-	mux.HandleFunc("PUT "+base+"/{name}", f.update)
+	mux.HandleFunc("GET "+base+"/{name}", f.serve(f.get))
+	mux.HandleFunc("POST "+base, f.serve(f.create))
+	mux.HandleFunc("PUT "+base+"/{name}", f.serve(f.update))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return f, srv.URL
@@ -51,14 +53,25 @@ func newFakeLeases(t *testing.T) (*fakeLeases, string) {
 
 var leasesResource = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
 
-func (f *fakeLeases) get(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.gets++
-	if f.down {
-		writeStatus(w, apierrors.NewInternalError(errors.New("the hub is down")))
-		return
+// serve runs handle with f.mu held, after it counts a GET, unless the hub is down: then
+// it answers 500.
+func (f *fakeLeases) serve(handle http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if r.Method == http.MethodGet {
+			f.gets++
+		}
+		if f.down {
+			writeStatus(w, apierrors.NewInternalError(errors.New("the hub is down")))
+			return
+		}
+		handle(w, r)
 	}
+}
+
+// get, create and update answer as the API server would; serve holds f.mu for them.
+func (f *fakeLeases) get(w http.ResponseWriter, r *http.Request) {
 	lease, ok := f.leases[r.PathValue("name")]
 	if !ok {
 		writeStatus(w, apierrors.NewNotFound(leasesResource, r.PathValue("name")))
@@ -68,12 +81,6 @@ func (f *fakeLeases) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeLeases) create(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.down {
-		writeStatus(w, apierrors.NewInternalError(errors.New("the hub is down")))
-		return
-	}
 	lease, err := decodeLease(r)
 	if err != nil {
 		writeStatus(w, apierrors.NewBadRequest(err.Error()))
@@ -89,12 +96,6 @@ func (f *fakeLeases) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeLeases) update(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.down {
-		writeStatus(w, apierrors.NewInternalError(errors.New("the hub is down")))
-		return
-	}
 	lease, err := decodeLease(r)
 	if err != nil {
 		writeStatus(w, apierrors.NewBadRequest(err.Error()))
@@ -211,7 +212,7 @@ func TestRunWithLeaderElection(t *testing.T) {
 		t.Errorf("the lease's holder %q does not end with the identity tag %q", holder, o.IdentityTag)
 	}
 	waitForStatus(t, "http://"+a.Health+"/readyz", http.StatusOK)
-	if _, metrics := get(t, "http://"+a.Metrics+"/metrics"); !strings.Contains(metrics, "\ntraffic_migration_manager_leader 1\n") {
+	if _, metrics := proctest.Get(t, "http://"+a.Metrics+"/metrics"); !strings.Contains(metrics, "\ntraffic_migration_manager_leader 1\n") {
 		t.Error("/metrics does not report this process as the leader")
 	}
 
@@ -290,13 +291,13 @@ func TestRunWaitsForLease(t *testing.T) {
 	}
 	// A standby serves its probes and is ready: a healthy candidate, so that a rolling
 	// update can replace the leader.
-	if code, _ := get(t, "http://"+a.Health+"/healthz"); code != http.StatusOK {
+	if code, _ := proctest.Get(t, "http://"+a.Health+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz of a standby = %d, want 200", code)
 	}
-	if code, _ := get(t, "http://"+a.Health+"/readyz"); code != http.StatusOK {
+	if code, _ := proctest.Get(t, "http://"+a.Health+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz of a standby = %d, want 200", code)
 	}
-	if _, metrics := get(t, "http://"+a.Metrics+"/metrics"); !strings.Contains(metrics, "\ntraffic_migration_manager_leader 0\n") {
+	if _, metrics := proctest.Get(t, "http://"+a.Metrics+"/metrics"); !strings.Contains(metrics, "\ntraffic_migration_manager_leader 0\n") {
 		t.Error("/metrics reports a standby as the leader")
 	}
 

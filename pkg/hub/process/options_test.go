@@ -7,11 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 func TestNewOptionsDefaults(t *testing.T) {
@@ -233,21 +234,7 @@ func TestValidate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o := newOptions(t.TempDir())
 			tc.mutate(o)
-			err := o.Validate()
-			if len(tc.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("want no error, got %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("want an error containing %q, got none", tc.wantErr)
-			}
-			for _, want := range tc.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not contain %q", err, want)
-				}
-			}
+			proctest.CheckErrors(t, o.Validate(), tc.wantErr)
 		})
 	}
 }

@@ -7,55 +7,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
+
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 // testTimeout bounds every wait of these tests; the machine may be busy.
 const testTimeout = 30 * time.Second
-
-// writeKubeconfig writes a kubeconfig for server and returns its path.
-func writeKubeconfig(t *testing.T, server string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	content := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: hub
-  cluster:
-    server: %s
-users:
-- name: admin
-  user:
-    token: secret
-contexts:
-- name: hub
-  context:
-    cluster: hub
-    user: admin
-current-context: hub
-`, server)
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // testOptions returns options for a manager on free local ports that reaches a hub at
 // server, without leader election, and a channel that receives the bound addresses.
 func testOptions(t *testing.T, server string) (*Options, <-chan Addresses) {
 	t.Helper()
 	o := newOptions(t.TempDir())
-	o.Kubeconfig = writeKubeconfig(t, server)
+	o.Kubeconfig = proctest.WriteKubeconfig(t, server)
 	o.MetricsBindAddress = "127.0.0.1:0"
 	o.HealthProbeBindAddress = "127.0.0.1:0"
 	o.LeaderElect = false
@@ -84,28 +56,12 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-// get returns the status code and body of an HTTP GET.
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read the body of GET %s: %v", url, err)
-	}
-	return resp.StatusCode, string(body)
-}
-
 // waitForStatus polls url until it answers want.
 func waitForStatus(t *testing.T, url string, want int) {
 	t.Helper()
 	deadline := time.Now().Add(testTimeout)
 	for {
-		code, body := get(t, url)
+		code, body := proctest.Get(t, url)
 		if code == want {
 			return
 		}
@@ -158,20 +114,20 @@ func TestRunWithoutLeaderElection(t *testing.T) {
 		t.Fatalf("bound addresses %+v, want two real ports", a)
 	}
 
-	if code, body := get(t, "http://"+a.Health+"/healthz"); code != http.StatusOK {
+	if code, body := proctest.Get(t, "http://"+a.Health+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d %q, want 200", code, body)
 	}
 	cfg := receive(t, called, "the StartFunc")
 	if cfg.Host != "http://127.0.0.1:1" || cfg.QPS != 50 || cfg.Burst != 100 || !strings.HasPrefix(cfg.UserAgent, userAgent+"/") {
 		t.Errorf("rest config: host %q, qps %v, burst %d, user agent %q", cfg.Host, cfg.QPS, cfg.Burst, cfg.UserAgent)
 	}
-	if code, body := get(t, "http://"+a.Health+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not ready") {
+	if code, body := proctest.Get(t, "http://"+a.Health+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not ready") {
 		t.Errorf("/readyz before Ready = %d %q, want 503", code, body)
 	}
 	close(markReady)
 	waitForStatus(t, "http://"+a.Health+"/readyz", http.StatusOK)
 
-	code, metrics := get(t, "http://"+a.Metrics+"/metrics")
+	code, metrics := proctest.Get(t, "http://"+a.Metrics+"/metrics")
 	if code != http.StatusOK {
 		t.Fatalf("/metrics = %d", code)
 	}
@@ -300,7 +256,7 @@ func TestRunMetricsDisabled(t *testing.T) {
 		t.Errorf("metrics address %q, want none", a.Metrics)
 	}
 	waitForStatus(t, "http://"+a.Health+"/readyz", http.StatusOK)
-	if code, _ := get(t, "http://"+a.Health+"/metrics"); code != http.StatusNotFound {
+	if code, _ := proctest.Get(t, "http://"+a.Health+"/metrics"); code != http.StatusNotFound {
 		t.Errorf("/metrics on the health address = %d, want 404", code)
 	}
 	cancel()
@@ -328,7 +284,7 @@ func TestRunProfiling(t *testing.T) {
 		if on {
 			want = http.StatusOK
 		}
-		if code, _ := get(t, "http://"+a.Metrics+"/debug/pprof/heap"); code != want {
+		if code, _ := proctest.Get(t, "http://"+a.Metrics+"/debug/pprof/heap"); code != want {
 			t.Errorf("with --profiling=%t, /debug/pprof/heap on the metrics address = %d, want %d", on, code, want)
 		}
 		cancel()

@@ -32,7 +32,14 @@ func newCAPEM(t *testing.T, name string) (certPEM, keyPEM []byte) {
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	return signPEM(t, tmpl, tmpl, key, key)
+}
+
+// signPEM signs tmpl, for key, with parent and its signer, and returns the PEM of the
+// certificate and of key.
+func signPEM(t *testing.T, tmpl, parent *x509.Certificate, key, signer *ecdsa.PrivateKey) (certPEMBytes, keyPEMBytes []byte) {
+	t.Helper()
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
 	if err != nil {
 		t.Fatal(err)
 	}

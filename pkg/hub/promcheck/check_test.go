@@ -64,6 +64,14 @@ func sameCheck(t *testing.T, got, want Check) {
 func TestRun(t *testing.T) {
 	const resolved = `sum(rate(requests_total{cluster="cluster1"}[5m]))`
 	labelSets := []string{`{"cluster":"d"}`, `{"cluster":"a","zone":"x"}`, `{"cluster":"c"}`, `{"cluster":"b"}`}
+	// answered is the check of a query Prometheus answered with value, which has result.
+	answered := func(result v1alpha1.EvaluationResult, value, message string) Check {
+		return Check{Result: result, Value: value, Query: resolved, Reason: v1alpha1.ReasonQuerySucceeded, Message: message}
+	}
+	// failed is the check of a query that gave no result, for reason.
+	failed := func(reason, message string) Check {
+		return Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: reason, Message: message}
+	}
 
 	tests := map[string]struct {
 		answer http.HandlerFunc
@@ -75,34 +83,28 @@ func TestRun(t *testing.T) {
 	}{
 		"scalar that passes": {
 			answer: scalar("0.0312"),
-			want: Check{Result: v1alpha1.EvaluationPass, Value: "0.0312", Query: resolved,
-				Reason: v1alpha1.ReasonQuerySucceeded, Message: "the query's value meets <= 0.05"},
+			want:   answered(v1alpha1.EvaluationPass, "0.0312", "the query's value meets <= 0.05"),
 		},
 		"scalar that fails": {
 			answer: scalar("0.2"),
-			want: Check{Result: v1alpha1.EvaluationFail, Value: "0.2", Query: resolved,
-				Reason: v1alpha1.ReasonQuerySucceeded, Message: "does not meet <= 0.05"},
+			want:   answered(v1alpha1.EvaluationFail, "0.2", "does not meet <= 0.05"),
 		},
 		"scalar that is exactly the threshold": {
 			answer: scalar("0.05"),
-			want: Check{Result: v1alpha1.EvaluationPass, Value: "0.05", Query: resolved,
-				Reason: v1alpha1.ReasonQuerySucceeded},
+			want:   answered(v1alpha1.EvaluationPass, "0.05", ""),
 		},
 		"infinite scalar": {
 			answer: scalar("+Inf"),
-			want: Check{Result: v1alpha1.EvaluationFail, Value: "+Inf", Query: resolved,
-				Reason: v1alpha1.ReasonQuerySucceeded},
+			want:   answered(v1alpha1.EvaluationFail, "+Inf", ""),
 		},
 		"single series that passes": {
 			answer: vector("0.01", `{"cluster":"cluster1"}`),
-			want: Check{Result: v1alpha1.EvaluationPass, Value: "0.01", Query: resolved,
-				Reason: v1alpha1.ReasonQuerySucceeded},
+			want:   answered(v1alpha1.EvaluationPass, "0.01", ""),
 		},
 		"single series that fails a >= expectation": {
 			answer: vector("3", `{}`),
 			spec:   querySpec(">= 10"),
-			want: Check{Result: v1alpha1.EvaluationFail, Value: "3", Query: resolved,
-				Reason: v1alpha1.ReasonQuerySucceeded, Message: "does not meet >= 10"},
+			want:   answered(v1alpha1.EvaluationFail, "3", "does not meet >= 10"),
 		},
 		"empty vector": {
 			answer: vector("0"),
@@ -121,68 +123,65 @@ func TestRun(t *testing.T) {
 		},
 		"several series": {
 			answer: vector("0.01", labelSets...),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
-				Message: `the query returned 4 series; the query must return a scalar or a single series: aggregate it, for example with sum(...)`},
+			want: failed(v1alpha1.ReasonUnexpectedResult,
+				`the query returned 4 series; the query must return a scalar or a single series: aggregate it, for example with sum(...)`),
 		},
 		"matrix": {
 			answer: success("matrix", `[{"metric":{"cluster":"a"},"values":[[1700000000,"1"],[1700000030,"2"]]}]`),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
-				Message: "the query returned a range vector (matrix) of 1 series"},
+			want:   failed(v1alpha1.ReasonUnexpectedResult, "the query returned a range vector (matrix) of 1 series"),
 		},
 		"string": {
 			answer: success("string", `[1700000000,"hello"]`),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
-				Message: "the query returned a string; the query must return a scalar or a single series"},
+			want: failed(v1alpha1.ReasonUnexpectedResult,
+				"the query returned a string; the query must return a scalar or a single series"),
 		},
 		"vector with an unreadable value": {
 			answer: vector("many", `{}`),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
-				Message: `the query's vector result could not be read: strconv.ParseFloat: parsing "many": invalid syntax`},
+			want: failed(v1alpha1.ReasonUnexpectedResult,
+				`the query's vector result could not be read: strconv.ParseFloat: parsing "many": invalid syntax`),
 		},
 		"bad PromQL": {
 			answer: failure(http.StatusBadRequest, "bad_data", `invalid parameter "query": 1:10: parse error: unexpected "}"`),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonQueryFailed,
-				Message: `Prometheus rejected the query: invalid parameter "query": 1:10: parse error: unexpected "}"; fix the PromQL`},
+			want: failed(v1alpha1.ReasonQueryFailed,
+				`Prometheus rejected the query: invalid parameter "query": 1:10: parse error: unexpected "}"; fix the PromQL`),
 		},
 		"execution error": {
 			answer: failure(http.StatusUnprocessableEntity, "execution", "many-to-many matching not allowed"),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonQueryFailed,
-				Message: "Prometheus could not run the query: many-to-many matching not allowed"},
+			want: failed(v1alpha1.ReasonQueryFailed,
+				"Prometheus could not run the query: many-to-many matching not allowed"),
 		},
 		"timeout in Prometheus": {
 			answer: failure(http.StatusServiceUnavailable, "timeout", "query timed out in expression evaluation"),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonTimeout,
-				Message: "Prometheus gave up on the query (timeout: query timed out in expression evaluation)"},
+			want: failed(v1alpha1.ReasonTimeout,
+				"Prometheus gave up on the query (timeout: query timed out in expression evaluation)"),
 		},
 		"401": {
 			answer: reply(http.StatusUnauthorized, "Unauthorized"),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnauthorized,
-				Message: "Prometheus rejected the credentials (HTTP 401 Unauthorized); check token, or username and password"},
+			want: failed(v1alpha1.ReasonUnauthorized,
+				"Prometheus rejected the credentials (HTTP 401 Unauthorized); check token, or username and password"),
 		},
 		"403": {
 			answer: reply(http.StatusForbidden, "Forbidden"),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnauthorized,
-				Message: "Prometheus refused the query (HTTP 403 Forbidden)"},
+			want:   failed(v1alpha1.ReasonUnauthorized, "Prometheus refused the query (HTTP 403 Forbidden)"),
 		},
 		"404": {
 			answer: reply(http.StatusNotFound, "<html>not here</html>"),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnreachable,
-				Message: "no Prometheus query API at url (HTTP 404 Not Found); check the url's path"},
+			want: failed(v1alpha1.ReasonUnreachable,
+				"no Prometheus query API at url (HTTP 404 Not Found); check the url's path"),
 		},
 		"502 from a proxy": {
 			answer: reply(http.StatusBadGateway, "<html>bad gateway</html>"),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnreachable,
-				Message: "failed (HTTP 502 Bad Gateway)"},
+			want:   failed(v1alpha1.ReasonUnreachable, "failed (HTTP 502 Bad Gateway)"),
 		},
 		"redirect is not followed": {
 			answer: func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/login", http.StatusFound) },
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnreachable,
-				Message: "answered with a redirect (HTTP 302 Found), which is not followed"},
+			want: failed(v1alpha1.ReasonUnreachable,
+				"answered with a redirect (HTTP 302 Found), which is not followed"),
 		},
 		"HTML page instead of the API": {
 			answer: reply(http.StatusOK, "<html>login</html>"),
-			want: Check{Result: v1alpha1.EvaluationError, Query: resolved, Reason: v1alpha1.ReasonUnexpectedResult,
-				Message: "the answer is not a Prometheus API response; check that url points at the Prometheus HTTP API"},
+			want: failed(v1alpha1.ReasonUnexpectedResult,
+				"the answer is not a Prometheus API response; check that url points at the Prometheus HTTP API"),
 		},
 		"template failure": {
 			answer: scalar("0"),

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -150,39 +152,29 @@ func TestParseForceRemove(t *testing.T) {
 	}
 }
 
-// TestComparisonGrammarMatchesCRD proves that the API server's validation of
-// expectedMetricsResult (a CEL regex in the generated CRD) and the manager's parser
-// accept exactly the same strings, so a policy the API accepts is one the manager reads.
-func TestComparisonGrammarMatchesCRD(t *testing.T) {
+// crdSpec is the schema of spec in the generated CRD.
+func crdSpec(t *testing.T) apiextensionsv1.JSONSchemaProps {
+	t.Helper()
 	b, err := os.ReadFile("../../../../manifests/crd/traffic.open-cluster-management.io_trafficmigrationpolicies.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var crd struct {
-		Spec struct {
-			Versions []struct {
-				Schema struct {
-					OpenAPIV3Schema struct {
-						Properties map[string]struct {
-							Properties map[string]struct {
-								MaxLength   int `json:"maxLength"`
-								Validations []struct {
-									Rule string `json:"rule"`
-								} `json:"x-kubernetes-validations"`
-							} `json:"properties"`
-						} `json:"properties"`
-					} `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
-	}
+	var crd apiextensionsv1.CustomResourceDefinition
 	if err := yaml.Unmarshal(b, &crd); err != nil {
 		t.Fatal(err)
 	}
-	field := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["expectedMetricsResult"]
-	rules := field.Validations
-	if field.MaxLength != MaxComparisonLength {
-		t.Fatalf("CRD maxLength of expectedMetricsResult is %d, ParseComparison's limit %d", field.MaxLength, MaxComparisonLength)
+	return crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+}
+
+// TestComparisonGrammarMatchesCRD proves that the API server's validation of
+// expectedMetricsResult (a CEL regex in the generated CRD) and the manager's parser
+// accept exactly the same strings, so a policy the API accepts is one the manager reads.
+func TestComparisonGrammarMatchesCRD(t *testing.T) {
+	field := crdSpec(t).Properties["expectedMetricsResult"]
+	rules := field.XValidations
+	maxLength := int(ptr.Deref(field.MaxLength, 0))
+	if maxLength != MaxComparisonLength {
+		t.Fatalf("CRD maxLength of expectedMetricsResult is %d, ParseComparison's limit %d", maxLength, MaxComparisonLength)
 	}
 	if len(rules) != 1 {
 		t.Fatalf("want one rule on expectedMetricsResult, got %d", len(rules))
@@ -207,7 +199,7 @@ func TestComparisonGrammarMatchesCRD(t *testing.T) {
 		strings.Repeat("9", MaxComparisonLength), strings.Repeat("9", MaxComparisonLength+1),
 	} {
 		c, err := ParseComparison(in)
-		cel := celRegex.MatchString(in) && utf8.RuneCountInString(in) <= field.MaxLength
+		cel := celRegex.MatchString(in) && utf8.RuneCountInString(in) <= maxLength
 		if parsed := err == nil; cel != parsed {
 			t.Errorf("%q: CRD accepts it: %v, ParseComparison accepts it: %v (%v)", in, cel, parsed, err)
 		}

@@ -1,0 +1,83 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+// Package proctest holds what the tests of the agent's and the manager's processes
+// share: a kubeconfig that points a process at a test API server, a GET of the
+// endpoints the process serves, and a check of the errors its options give. Only tests
+// import it.
+package proctest
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// WriteKubeconfig writes a kubeconfig whose current context reaches server with a
+// bearer token, and returns its path.
+func WriteKubeconfig(t testing.TB, server string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	content := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: hub
+  cluster:
+    server: %s
+users:
+- name: admin
+  user:
+    token: secret
+contexts:
+- name: hub
+  context:
+    cluster: hub
+    user: admin
+current-context: hub
+`, server)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Get returns the status code and body of an HTTP GET.
+func Get(t testing.TB, url string) (int, string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read the body of GET %s: %v", url, err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// CheckErrors fails the test when want is empty and err is not nil, or when want is not
+// empty and err is nil or does not hold each of want.
+func CheckErrors(t testing.TB, err error, want []string) {
+	t.Helper()
+	if len(want) == 0 {
+		if err != nil {
+			t.Fatalf("want no error, got %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("want an error containing %q, got none", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+}
