@@ -8,9 +8,13 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -119,6 +123,9 @@ func (o *Options) restConfigs() (hub, spoke *rest.Config, err error) {
 	if hub, err = clientcmd.BuildConfigFromFlags("", o.HubKubeconfig); err != nil {
 		return nil, nil, fmt.Errorf("load the hub kubeconfig: %w", err)
 	}
+	if err := trustProxyCA(hub, o.HubProxyCABundle); err != nil {
+		return nil, nil, err
+	}
 	if o.Kubeconfig == "" {
 		spoke, err = rest.InClusterConfig()
 	} else {
@@ -130,6 +137,44 @@ func (o *Options) restConfigs() (hub, spoke *rest.Config, err error) {
 	ua := version.UserAgent(userAgent)
 	hub.UserAgent, spoke.UserAgent = ua, ua
 	return hub, spoke, nil
+}
+
+// trustProxyCA adds the certificates of bundle (PEM) to the CAs that hub's client
+// trusts: the TLS connection to an HTTPS proxy, and to the hub through a proxy that
+// inspects TLS, is verified with the same CAs as the hub's own. A kubeconfig that
+// names no CA trusts the system's roots, which a bundle would replace, so it is
+// refused with one.
+func trustProxyCA(hub *rest.Config, bundle string) error {
+	if strings.TrimSpace(bundle) == "" {
+		return nil
+	}
+	if err := rest.LoadTLSFiles(hub); err != nil {
+		return fmt.Errorf("read the hub kubeconfig's CA: %w", err)
+	}
+	if len(hub.CAData) == 0 {
+		return fmt.Errorf("the hub kubeconfig names no CA, so its client trusts the system's; %s cannot be added to them: put the hub's CA in the kubeconfig", ProxyCABundleEnv)
+	}
+	var certs []byte
+	for remaining := []byte(bundle); ; {
+		var block *pem.Block
+		block, remaining = pem.Decode(remaining)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return fmt.Errorf("%s: a certificate that cannot be read: %w", ProxyCABundleEnv, err)
+		}
+		certs = append(certs, pem.EncodeToMemory(block)...)
+	}
+	if len(certs) == 0 {
+		return fmt.Errorf("%s holds no PEM certificate", ProxyCABundleEnv)
+	}
+	hub.CAData = append(append(bytes.TrimRight(hub.CAData, "\n"), '\n'), certs...)
+	hub.CAFile = ""
+	return nil
 }
 
 // clients are the agent's API clients.

@@ -51,6 +51,12 @@ type Options struct {
 	GatewayLabelSelector string
 	// HealthProbeBindAddress is host:port of /healthz and /readyz.
 	HealthProbeBindAddress string
+	// HubProxyCABundle holds the PEM certificates of the CA of an HTTPS proxy between
+	// the agent and the hub, or of one that inspects TLS: they are trusted beside the
+	// hub kubeconfig's CA. It is not a flag: it comes from the environment
+	// (ProxyCABundleEnv), where the add-on puts the AddOnDeploymentConfig's
+	// proxyConfig.caBundle.
+	HubProxyCABundle string
 
 	// OnListening, when set, is called once with the bound address of the health
 	// probes before anything else starts. It is not a flag: tests and programs that
@@ -58,11 +64,16 @@ type Options struct {
 	OnListening func(healthAddress string)
 }
 
-// NewOptions returns the options with their defaults.
+// ProxyCABundleEnv is the environment variable of Options.HubProxyCABundle.
+const ProxyCABundleEnv = "PROXY_CA_BUNDLE"
+
+// NewOptions returns the options with their defaults, and the proxy's CA bundle
+// from the environment.
 func NewOptions() *Options {
 	return &Options{
 		AddonNamespace:         DefaultAddonNamespace,
 		HealthProbeBindAddress: DefaultHealthProbeBindAddress,
+		HubProxyCABundle:       os.Getenv(ProxyCABundleEnv),
 	}
 }
 

@@ -103,7 +103,8 @@ func TestChartAgentValues(t *testing.T) {
 		"tolerations":      []any{map[string]any{"key": "infra", "operator": "Exists", "effect": "NoSchedule"}},
 		"registries":       []any{map[string]any{"source": "quay.io/open-cluster-management", "mirror": "registry.example/ocm"}},
 		"resources":        map[string]any{"requests": map[string]any{"cpu": "20m", "memory": "64Mi"}, "limits": map[string]any{"memory": "256Mi"}},
-		"proxy":            map[string]any{"httpProxy": "http://proxy.example:3128", "httpsProxy": "http://proxy.example:3129", "noProxy": "*.svc,10.96.0.1"},
+		"proxy": map[string]any{"httpProxy": "http://proxy.example:3128", "httpsProxy": "http://proxy.example:3129", "noProxy": "*.svc,10.96.0.1",
+			"caBundle": proxyCA},
 		"imagePullSecrets": []any{map[string]any{"name": "regcred"}, map[string]any{"name": "mirror-creds"}},
 	}}
 	d = agentDeployment(t, values)
@@ -119,6 +120,7 @@ func TestChartAgentValues(t *testing.T) {
 			{Name: "HTTP_PROXY", Value: "http://proxy.example:3128"},
 			{Name: "HTTPS_PROXY", Value: "http://proxy.example:3129"},
 			{Name: "NO_PROXY", Value: "*.svc,10.96.0.1"},
+			{Name: "PROXY_CA_BUNDLE", Value: proxyCA},
 		}},
 		"cpu request":    {c.Resources.Requests.Cpu().String(), "20m"},
 		"memory request": {c.Resources.Requests.Memory().String(), "64Mi"},
@@ -149,7 +151,15 @@ func TestChartAgentValues(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "agent.proxy.noProxy needs agent.proxy.httpProxy or agent.proxy.httpsProxy") {
 		t.Errorf("helm template with agent.proxy.noProxy alone: %v, want it refused", err)
 	}
+	err = renderError(t, map[string]any{"agent": map[string]any{"proxy": map[string]any{"caBundle": proxyCA}}})
+	if err == nil || !strings.Contains(err.Error(), "agent.proxy.caBundle needs agent.proxy.httpProxy or agent.proxy.httpsProxy") {
+		t.Errorf("helm template with agent.proxy.caBundle alone: %v, want it refused", err)
+	}
 }
+
+// proxyCA stands for a proxy's CA certificate, in PEM: the chart and the add-on carry
+// it to the agent as it is.
+const proxyCA = "-----BEGIN CERTIFICATE-----\nMIIBproxy\n-----END CERTIFICATE-----\n"
 
 // TestChartNewValuesSchema: the schema refuses mistakes in the values of the agent's
 // resources, proxy and pull secrets, the manager's environment, spread constraints and
@@ -163,6 +173,7 @@ func TestChartNewValuesSchema(t *testing.T) {
 		"an agent pull secret as a string":   {map[string]any{"agent": map[string]any{"imagePullSecrets": []any{"regcred"}}}, "/agent/imagePullSecrets/0"},
 		"a misspelt agent proxy":             {map[string]any{"agent": map[string]any{"proxy": map[string]any{"httpsproxy": "http://p:3128"}}}, "'httpsproxy' not allowed"},
 		"an agent proxy with a space":        {map[string]any{"agent": map[string]any{"proxy": map[string]any{"httpProxy": "http://p:3128 "}}}, "/agent/proxy/httpProxy"},
+		"a proxy CA that is not PEM":         {map[string]any{"agent": map[string]any{"proxy": map[string]any{"httpsProxy": "http://p:3128", "caBundle": "MIIB"}}}, "/agent/proxy/caBundle"},
 		"agent resources by another name":    {map[string]any{"agent": map[string]any{"resources": map[string]any{"limit": map[string]any{"memory": "1Gi"}}}}, "'limit' not allowed"},
 		"an env var without a name":          {map[string]any{"extraEnv": []any{map[string]any{"value": "x"}}}, "/extraEnv/0"},
 		"an env var as a string":             {map[string]any{"extraEnv": []any{"HTTPS_PROXY=http://p:3128"}}, "/extraEnv/0"},

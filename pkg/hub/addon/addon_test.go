@@ -112,7 +112,8 @@ func TestAgentDeploymentConfig(t *testing.T) {
 				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 			},
 		}},
-		ProxyConfig: addonv1beta1.ProxyConfig{HTTPProxy: "http://proxy.example:3128", HTTPSProxy: "http://user:p%40ss@proxy.example:3128", NoProxy: "*.svc,10.96.0.1,kubernetes.default.svc"},
+		ProxyConfig: addonv1beta1.ProxyConfig{HTTPProxy: "http://proxy.example:3128", HTTPSProxy: "http://user:p%40ss@proxy.example:3128", NoProxy: "*.svc,10.96.0.1,kubernetes.default.svc",
+			CABundle: []byte(proxyCABundle)},
 	})
 	d, err := renderAgent(t, config)
 	if err != nil {
@@ -130,6 +131,7 @@ func TestAgentDeploymentConfig(t *testing.T) {
 			{Name: "HTTP_PROXY", Value: "http://proxy.example:3128"},
 			{Name: "HTTPS_PROXY", Value: "http://user:p%40ss@proxy.example:3128"},
 			{Name: "NO_PROXY", Value: "*.svc,10.96.0.1,kubernetes.default.svc"},
+			{Name: "PROXY_CA_BUNDLE", Value: proxyCABundle},
 		}},
 	}
 	for name, c := range checks {
@@ -146,6 +148,10 @@ func TestAgentDeploymentConfig(t *testing.T) {
 		}
 	}
 }
+
+// proxyCABundle stands for a proxy's CA certificate: the template carries it as it is,
+// lines and quotes included.
+const proxyCABundle = "-----BEGIN CERTIFICATE-----\nMIIB\"x\\y\n-----END CERTIFICATE-----\n"
 
 // TestAgentDeploymentResourcesOfOtherContainers: resource requirements for another
 // container leave the agent's defaults; those for every container (*:*:*) apply.
