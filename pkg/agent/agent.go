@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -148,8 +149,14 @@ func trustProxyCA(hub *rest.Config, bundle string) error {
 	if strings.TrimSpace(bundle) == "" {
 		return nil
 	}
-	if err := rest.LoadTLSFiles(hub); err != nil {
-		return fmt.Errorf("read the hub kubeconfig's CA: %w", err)
+	// Only the CA is read from its file: the client certificate's files stay files,
+	// so that their rotation is picked up.
+	if len(hub.CAData) == 0 && hub.CAFile != "" {
+		data, err := os.ReadFile(hub.CAFile)
+		if err != nil {
+			return fmt.Errorf("read the hub kubeconfig's CA: %w", err)
+		}
+		hub.CAData = data
 	}
 	if len(hub.CAData) == 0 {
 		return fmt.Errorf("the hub kubeconfig names no CA, so its client trusts the system's; %s cannot be added to them: put the hub's CA in the kubeconfig", ProxyCABundleEnv)

@@ -41,9 +41,18 @@ func TestTrustProxyCA(t *testing.T) {
 	proxy.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake of "no bundle"
 	proxy.StartTLS()
 	t.Cleanup(proxy.Close)
-	caFile := filepath.Join(t.TempDir(), "ca.crt")
-	if err := os.WriteFile(caFile, hubCA, 0o600); err != nil {
+	// The hub's CA, and a client certificate, as files: the client certificate's
+	// files must stay files (their rotation is picked up), the CA's is read.
+	dir := t.TempDir()
+	caFile, certFile, keyFile := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	clientCert, clientKey, err := cert.GenerateSelfSignedCertKey("agent.test", nil, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	for file, data := range map[string][]byte{caFile: hubCA, certFile: clientCert, keyFile: clientKey} {
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	for name, tc := range map[string]struct {
@@ -53,7 +62,7 @@ func TestTrustProxyCA(t *testing.T) {
 		wantConnected bool
 	}{
 		"the hub's CA in the kubeconfig": {tls: rest.TLSClientConfig{CAData: hubCA}, bundle: string(proxyCert), wantConnected: true},
-		"the hub's CA in a file":         {tls: rest.TLSClientConfig{CAFile: caFile}, bundle: string(proxyCert), wantConnected: true},
+		"the hub's CA in a file":         {tls: rest.TLSClientConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}, bundle: string(proxyCert), wantConnected: true},
 		"no bundle":                      {tls: rest.TLSClientConfig{CAData: hubCA}},
 		"no CA in the kubeconfig":        {bundle: string(proxyCert), wantErr: "the hub kubeconfig names no CA"},
 		"no certificate in the bundle":   {tls: rest.TLSClientConfig{CAData: hubCA}, bundle: "not PEM", wantErr: "PROXY_CA_BUNDLE holds no PEM certificate"},
@@ -69,6 +78,9 @@ func TestTrustProxyCA(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if cfg.CertFile != tc.tls.CertFile || cfg.KeyFile != tc.tls.KeyFile || len(cfg.CertData) > 0 || len(cfg.KeyData) > 0 {
+				t.Errorf("the client certificate changed from files %q and %q to data", tc.tls.CertFile, tc.tls.KeyFile)
 			}
 			rt, err := rest.TransportFor(cfg)
 			if err != nil {
