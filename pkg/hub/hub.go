@@ -89,6 +89,10 @@ type Options struct {
 	// manager (ControllersAddon) reads before it starts the add-on framework
 	// (waitForHandover).
 	HandoverLease types.NamespacedName
+	// StatusWriteQPS and StatusFlushInterval bound the status writes that carry only
+	// new check results (policy.StatusWrites).
+	StatusWriteQPS      float32
+	StatusFlushInterval time.Duration
 	// WatchNamespaces are the namespaces whose policies, Placements, decisions and
 	// DNSEndpoints the policy controllers watch, each with an informer of its own,
 	// so that a hub admin can grant Secrets in those namespaces only; empty: every
@@ -120,6 +124,8 @@ func NewOptions() *Options {
 		DNSAllowPrivate:        true,
 		DNSOwnerID:             defaultDNSOwnerID(process.OwnNamespace()),
 		Controllers:            ControllersAll,
+		StatusWriteQPS:         20,
+		StatusFlushInterval:    time.Minute,
 		HandoverLease:          types.NamespacedName{Namespace: process.OwnNamespace(), Name: process.DefaultLeaderElectionID},
 	}
 }
@@ -154,6 +160,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"most series the manager reads of one answer of a Prometheus; a check needs one, and more fail it (AnswerTooLarge)")
 	fs.DurationVar(&o.MaxDrainDuration, "max-drain-duration", o.MaxDrainDuration,
 		"hub-wide ceiling on how long any policy keeps a cluster draining, counted from when it left the real Placement; 0 is none")
+	fs.Float32Var(&o.StatusWriteQPS, "status-write-qps", o.StatusWriteQPS,
+		"status writes per second, over all policies, that carry only new check results (values, times, history); beyond it they wait in memory until the policy's next change or --status-flush-interval, so checks keep their interval on a large hub. A change of a phase, a run of passes, a check's result, a condition or the proxy is written at once; 0 writes every check")
+	fs.DurationVar(&o.StatusFlushInterval, "status-flush-interval", o.StatusFlushInterval,
+		"longest time a policy's new check results wait in memory for --status-write-qps before they are written")
 	fs.StringVar(&o.OnMaxDrainDuration, "on-max-drain-duration", o.OnMaxDrainDuration,
 		"what happens to a cluster still draining at --max-drain-duration, whatever its policy says: Hold (phase Held) or Remove")
 	fs.StringVar(&o.NotificationsNamespace, "notifications-namespace", o.NotificationsNamespace,
@@ -193,6 +203,12 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxDrainDuration < 0 {
 		errs = append(errs, fmt.Errorf("--max-drain-duration must not be negative, not %s", o.MaxDrainDuration))
+	}
+	if o.StatusWriteQPS < 0 {
+		errs = append(errs, fmt.Errorf("--status-write-qps must not be negative, not %v", o.StatusWriteQPS))
+	}
+	if o.StatusFlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--status-flush-interval must be greater than 0, not %s", o.StatusFlushInterval))
 	}
 	if o.NotificationsNamespace != "" {
 		if msgs := validation.IsDNS1123Label(o.NotificationsNamespace); len(msgs) > 0 {
@@ -247,7 +263,8 @@ func (o *Options) limits() (policy.Limits, error) {
 		return policy.Limits{}, fmt.Errorf("--dns-nameserver-allowlist: %w", err)
 	}
 	l := policy.Limits{Allowlist: allowlist, MaxAnswerBytes: o.MaxAnswerBytes, MaxSeries: o.MaxSeries,
-		DNSDomains: domains, DNSAddresses: dns.AddressRules{RefusePrivate: !o.DNSAllowPrivate}, DNSNameservers: nameservers}
+		DNSDomains: domains, DNSAddresses: dns.AddressRules{RefusePrivate: !o.DNSAllowPrivate}, DNSNameservers: nameservers,
+		StatusWrites: policy.StatusWrites{QPS: o.StatusWriteQPS, FlushInterval: o.StatusFlushInterval}}
 	if o.MaxDrainDuration > 0 {
 		l.Ceiling = &decision.Ceiling{MaxDrainDuration: o.MaxDrainDuration, Action: trafficv1alpha1.DeadlineAction(o.OnMaxDrainDuration)}
 	}

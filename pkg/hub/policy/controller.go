@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	kevents "k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -84,6 +85,9 @@ type Controller struct {
 
 	// memory is what the controller keeps of each policy between its syncs.
 	memory *memories
+	// statusBudget is the budget of status writes that carry only check results
+	// (limits.StatusWrites); nil writes every check.
+	statusBudget flowcontrol.RateLimiter
 }
 
 // Informers are the informers the controller reads. The ManagedClusterAddOn informer
@@ -139,6 +143,7 @@ func NewController(
 		clock:         clk,
 		expectations:  newExpectations(clk),
 		memory:        newMemories(),
+		statusBudget:  limits.StatusWrites.budget(),
 	}
 	c.querySlots = slots.New(maxParallelQueries, fastQuery, clk)
 	c.evaluations = newEvaluator(c.evaluate, c.memory)
@@ -272,6 +277,10 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 		return nil
 	}
 	now := c.clock.Now()
+	// The sync decides from the status it last decided, also when only check results
+	// of it are not written yet (StatusWrites), and writes over the written one.
+	written := policy
+	policy = c.withUnwritten(key, written)
 
 	st := c.gather(ctx, policy, now)
 	if st.conflict == "" {
@@ -280,9 +289,12 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	}
 	results, checkedAt, checking := c.evaluations.take(key, policy)
 	st.useEvaluations(results, checkedAt)
-	out, newStatus, applyErr, err := c.decideAndWrite(ctx, policy, st)
+	out, newStatus, flushAt, applyErr, err := c.decideAndWrite(ctx, written, policy, st)
 	if err != nil {
 		return err
+	}
+	if !flushAt.IsZero() {
+		syncCtx.Queue().AddAfter(key, flushAt.Sub(now))
 	}
 	if !st.due.empty() && !checking {
 		// The round wakes the policy when its checks are done.
@@ -307,11 +319,13 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 }
 
 // decideAndWrite decides the proxy from what the sync gathered, applies it and then
-// DNS, writes the status once, reports it (events, metrics) and clears the force-remove
-// names acted on. applyErr is a failed write of the proxy, which the status records;
-// err is a failed write of the status or of the annotation, which the sync returns.
-func (c *Controller) decideAndWrite(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state) (
-	out decision.Output, newStatus trafficv1alpha1.TrafficMigrationPolicyStatus, applyErr, err error) {
+// DNS, writes the status once (or keeps it until flushAt: writeStatus), reports it
+// (events, metrics) and clears the force-remove names acted on. written is the policy
+// as the cache shows it, policy as the sync decides from it (withUnwritten). applyErr is
+// a failed write of the proxy, which the status records; err is a failed write of the
+// status or of the annotation, which the sync returns.
+func (c *Controller) decideAndWrite(ctx context.Context, written, policy *trafficv1alpha1.TrafficMigrationPolicy, st *state) (
+	out decision.Output, newStatus trafficv1alpha1.TrafficMigrationPolicyStatus, flushAt time.Time, applyErr, err error) {
 	if st.conflict == "" {
 		out = decision.Decide(st.input)
 		applyErr = c.apply(ctx, policy, st, out.Proxy)
@@ -320,16 +334,16 @@ func (c *Controller) decideAndWrite(ctx context.Context, policy *trafficv1alpha1
 		}
 	}
 	newStatus = buildStatus(policy, st, out, applyErr, c.limits.ceilingNote(&policy.Spec))
-	if err := c.writeStatus(ctx, policy, newStatus); err != nil {
-		return out, newStatus, applyErr, err
+	if flushAt, err = c.writeStatus(ctx, written, newStatus); err != nil {
+		return out, newStatus, flushAt, applyErr, err
 	}
 	c.report(ctx, policy, &newStatus, st, out, applyErr)
 	if applyErr == nil {
 		if err := c.clearForceRemove(ctx, policy, st, out); err != nil {
-			return out, newStatus, applyErr, err
+			return out, newStatus, flushAt, applyErr, err
 		}
 	}
-	return out, newStatus, applyErr, nil
+	return out, newStatus, flushAt, applyErr, nil
 }
 
 func queueKeyOf(obj runtime.Object) []string {

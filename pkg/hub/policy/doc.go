@@ -60,6 +60,25 @@
 //     write, with the row's history (a bounded ring of checks), never in a write of
 //     their own.
 //
+// # Status writes that wait (statuswrites.go)
+//
+// So that a check is not a write (at a thousand draining policies, a write per check
+// would hold the checks to the API server's rate limit), a status that differs from
+// the written one only in what checks report of a row (values, times, query, detail,
+// history, estimate, message: checkResultsOnly) is written while a budget of such
+// writes allows (StatusWrites), and otherwise kept in memory. The invariants:
+//
+//   - A change of the proxy, a phase, a drain's start, DNS withdrawal, stall, removal,
+//     run of passes, check result, condition or generation is written at once: what
+//     decides a removal is never only in memory, and a crash loses only checks that
+//     a restart makes again.
+//   - The next sync decides from the kept status (withUnwritten) only while the cache
+//     shows the policy at the resourceVersion the status followed; any other version
+//     drops it. A write patches the written status, so the kept checks reach the API
+//     with it.
+//   - A kept status waits at most StatusWrites.FlushInterval after the policy's last
+//     write: the sync requeues the policy for then.
+//
 // # Name server rounds (verify.go)
 //
 // With spec.dns.verify mode Authoritative, a leaving cluster's drain clock starts only

@@ -36,6 +36,9 @@ type Limits struct {
 	// DNSNameservers are the name servers DNSVerifier's default may ask; nil: public
 	// addresses on port 53.
 	DNSNameservers *dns.NameserverAllowlist
+	// StatusWrites bound the status writes that carry only check results; the zero
+	// value writes every check.
+	StatusWrites StatusWrites
 }
 
 // policyOf is what the decision needs of a spec, under the hub's ceiling.

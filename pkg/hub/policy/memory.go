@@ -12,8 +12,9 @@ import (
 // expectations of its writes (which are kept by object too): its round of checks and
 // its last measure of their series' sample spacing (evaluator), its rounds of name
 // server queries (nameServerChecks), and what it saw of its DNS (dns.Settle, the
-// refused addresses' event). None of it is needed for safety after a restart: a new
-// process checks again, asks again and waits for the Gateways to settle again.
+// refused addresses' event), and the status its syncs decided but did not write yet
+// (StatusWrites). None of it is needed for safety after a restart: a new process checks
+// again, asks again and waits for the Gateways to settle again.
 type memory struct {
 	// round is the round of checks in flight or done; nil when none.
 	round *round
@@ -26,6 +27,12 @@ type memory struct {
 	programmedSince map[string]time.Time
 	// refusedNote is the refused addresses last reported in an event.
 	refusedNote string
+	// unwritten is the status the last sync decided and did not write yet (only check
+	// results differ from the written one: StatusWrites); nil when none.
+	unwritten *unwrittenStatus
+	// statusWritten is when this process last wrote the policy's status, or first saw
+	// it.
+	statusWritten time.Time
 }
 
 // memories are the controller's memory of every policy, by key, behind one lock.

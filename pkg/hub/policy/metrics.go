@@ -38,6 +38,9 @@ type Metrics struct {
 	drainDuration  *prometheus.HistogramVec
 	// dnsWrites counts the writes of policies' DNSEndpoints.
 	dnsWrites *prometheus.CounterVec
+	// statusWritesDeferred counts the syncs whose status kept new check results in
+	// memory (StatusWrites).
+	statusWritesDeferred prometheus.Counter
 	// mu guards series, the label values each policy's status gave last.
 	mu     sync.Mutex
 	series map[string]policySeries
@@ -109,10 +112,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "traffic_migration_dns_writes_total",
 			Help: "Writes of a policy's DNSEndpoint (spec.dns), by operation (create, update) and result (Written, Error).",
 		}, []string{"namespace", "policy", "operation", "result"}),
+		statusWritesDeferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "traffic_migration_status_writes_deferred_total",
+			Help: "Syncs whose new status differed from the written one only by check results and was kept in memory, the budget of such writes being spent (--status-write-qps); it is written with the policy's next change or within --status-flush-interval.",
+		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.evaluations, m.queryDuration, m.slotWait, m.draining, m.removals, m.errors,
-			m.conditions, m.clusters, m.drainStart, m.minDrain, m.checkValue, m.checkThreshold, m.estimate, m.drainDuration, m.dnsWrites)
+			m.conditions, m.clusters, m.drainStart, m.minDrain, m.checkValue, m.checkThreshold, m.estimate, m.drainDuration, m.dnsWrites, m.statusWritesDeferred)
 	}
 	return m
 }

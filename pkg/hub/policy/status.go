@@ -153,14 +153,6 @@ func heldCondition(names []string, ceilingNote string) metav1.Condition {
 
 func nameList(names []string) string { return shortlist.Join(names, maxNamesInMessage) }
 
-// writeStatus writes the status once, and not at all when nothing changed.
-func (c *Controller) writeStatus(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, status trafficv1alpha1.TrafficMigrationPolicyStatus) error {
-	return c.patchPolicy(ctx, policy, "write status", func(w *policyWriter, current *trafficv1alpha1.TrafficMigrationPolicy) error {
-		_, err := w.patchStatus(ctx, current, status, current.Status)
-		return err
-	})
-}
-
 // report records events for what changed (conditions, cluster phases, removals) and
 // updates the metrics. It never records an event for a sync that changed nothing.
 func (c *Controller) report(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, newStatus *trafficv1alpha1.TrafficMigrationPolicyStatus, st *state, out decision.Output, applyErr error) {
