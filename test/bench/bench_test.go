@@ -37,17 +37,21 @@ type sizes struct {
 	AgentSteadySeconds float64 `json:"agentSteadySeconds"`
 	// Neighbours are the noisy-neighbour benchmark's policies.
 	Neighbours neighbourSizes `json:"neighbours"`
+	// Cadence are the check cadence benchmark's policies.
+	Cadence cadenceSizes `json:"cadence"`
 }
 
 var (
 	short = sizes{Mode: "short", Draining: 3, Additions: 2, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
 		Clusters: []int{20, 40}, Policies: 10, PerPlacement: 5, DrainingPolicies: 2, DrainingPerPolicy: 2,
 		IntervalSeconds: 2, SteadySeconds: 5, WindowSeconds: 6,
-	}, Gateways: 4, AgentSteadySeconds: 5, Neighbours: neighbourSizes{Policies: 10, Groups: 2, IntervalSeconds: 2, AnswerDelayMillis: [2]int{100, 500}, Hostile: []int{1, 8}, HostileDraining: 10, WindowSeconds: 5}}
+	}, Gateways: 4, AgentSteadySeconds: 5, Neighbours: neighbourSizes{Policies: 10, Groups: 2, IntervalSeconds: 2, AnswerDelayMillis: [2]int{100, 500}, Hostile: []int{1, 8}, HostileDraining: 10, WindowSeconds: 5},
+		Cadence: cadenceSizes{Policies: 10, Groups: 2, IntervalSeconds: 1}}
 	full = sizes{Mode: "full", Draining: 20, Additions: 10, IntervalSeconds: 1, Successes: 3, Fleet: fleetSizes{
 		Clusters: []int{500, 2000, 5000, 10000}, Policies: 1000, PerPlacement: 50, DrainingPolicies: 100, DrainingPerPolicy: 10,
 		IntervalSeconds: 10, SteadySeconds: 600, WindowSeconds: 60,
-	}, Gateways: 64, AgentSteadySeconds: 20, Neighbours: neighbourSizes{Policies: 100, Groups: 10, IntervalSeconds: 10, AnswerDelayMillis: [2]int{100, 500}, Hostile: []int{1, 4, 8}, HostileDraining: 100, WindowSeconds: 60}}
+	}, Gateways: 64, AgentSteadySeconds: 20, Neighbours: neighbourSizes{Policies: 100, Groups: 10, IntervalSeconds: 10, AnswerDelayMillis: [2]int{100, 500}, Hostile: []int{1, 4, 8}, HostileDraining: 100, WindowSeconds: 60},
+		Cadence: cadenceSizes{Policies: 1000, Groups: 10, IntervalSeconds: 10, WriteEveryCheck: true}}
 )
 
 // TestBench runs every benchmark in order: the small case by default, the full sizes
@@ -81,6 +85,7 @@ func TestBench(t *testing.T) {
 		benchAgent(t, r, sz.Gateways, time.Duration(sz.AgentSteadySeconds*float64(time.Second)))
 	})
 	t.Run("Neighbours", func(t *testing.T) { benchNeighbours(t, r, sz.Neighbours, mgr, traffic) })
+	t.Run("Cadence", func(t *testing.T) { mgr = benchCadence(t, r, sz.Cadence, mgr, traffic) })
 	t.Run("Fleet", func(t *testing.T) { mgr = benchFleet(t, r, sz.Fleet, mgr, traffic) })
 	if err := r.Write("results.json", "report.md"); err != nil {
 		t.Fatalf("write the report: %v", err)

@@ -29,13 +29,13 @@ type manager struct {
 
 // startManager starts the manager with its profiles served (--profiling), so that a
 // benchmark can read where its memory goes, and with the Go memory limit it gives
-// itself in the chart's pod.
-func startManager(ctx context.Context) (*manager, error) {
+// itself in the chart's pod; args are added to its command line.
+func startManager(ctx context.Context, args ...string) (*manager, error) {
 	env, err := podMemoryEnv()
 	if err != nil {
 		return nil, err
 	}
-	m, err := bed.StartManager(ctx, testbed.ManagerOptions{Env: env, Args: []string{"--profiling"}})
+	m, err := bed.StartManager(ctx, testbed.ManagerOptions{Env: env, Args: append([]string{"--profiling"}, args...)})
 	if err != nil {
 		return nil, err
 	}

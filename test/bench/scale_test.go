@@ -415,6 +415,12 @@ func (w *policyWatch) recording(on bool) []string {
 	return out
 }
 
+// all returns the policies as the watch sees them now.
+func (w *policyWatch) all() []*trafficv1alpha1.TrafficMigrationPolicy {
+	list, _ := w.lister.List(labels.Everything())
+	return list
+}
+
 // waitAll waits until ok holds for want policies and returns how long that took.
 func (w *policyWatch) waitAll(t testing.TB, want int, timeout time.Duration, ok func(p *trafficv1alpha1.TrafficMigrationPolicy) bool) time.Duration {
 	t.Helper()

@@ -1,0 +1,156 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/benchreport"
+)
+
+// cadenceSizes are the knobs of the check cadence benchmark.
+type cadenceSizes struct {
+	// Policies, in one namespace, each drain one cluster whose checks fail, so that
+	// each is checked every IntervalSeconds; they share 2 × Groups clusters.
+	Policies        int     `json:"policies"`
+	Groups          int     `json:"groups"`
+	IntervalSeconds float64 `json:"intervalSeconds"`
+	// WriteEveryCheck measures also the manager with --status-write-qps=0, which
+	// writes every check (the manager before the budget), for comparison.
+	WriteEveryCheck bool `json:"writeEveryCheck"`
+}
+
+// benchCadence runs benchmark 8: whether checks keep their interval when there are
+// more of them than the API server's rate limit (--kube-api-qps) lets status writes
+// through. It reads the times of the checks themselves from the rows' histories, not
+// the times of the writes that carry them, once every policy's history holds checks
+// of the steady drain only, and takes each check's delay past its due time (the
+// previous check's time plus the interval). The checks' times are whole seconds (a
+// round is evaluated at the second it starts in), so each delay is exact to a second.
+// It returns the manager it leaves running, with the default flags.
+func benchCadence(t *testing.T, r *benchreport.Report, cs cadenceSizes, mgr *manager, traffic *trafficSource) *manager {
+	type run struct {
+		name string
+		args []string
+	}
+	runs := []run{{name: "at the defaults (--status-write-qps=20, --status-flush-interval=1m)"}}
+	if cs.WriteEveryCheck {
+		runs = append(runs, run{name: "writing every check (--status-write-qps=0)", args: []string{"--status-write-qps=0"}})
+	}
+	interval := time.Duration(cs.IntervalSeconds * float64(time.Second))
+	b := "8. Check cadence"
+	params := fmt.Sprintf("%d policies in one namespace, each draining 1 cluster whose checks fail, interval %gs, --kube-api-qps 50 (the default)", cs.Policies, cs.IntervalSeconds)
+	table := benchreport.Table{
+		Title:  "Check cadence: checks on time beyond the API server's rate limit",
+		Intro:  params + ". Each check's delay past its due time, from the checks' own times in the rows' histories. The goal at the defaults: p99 under 2 s.",
+		Header: []string{"manager", "checks measured", "delay p50", "delay p99", "status writes per minute", "status writes kept in memory per minute"},
+	}
+	for i, rn := range runs {
+		if i > 0 || len(rn.args) > 0 {
+			mgr.proc.Stop()
+			var err error
+			if mgr, err = startManager(t.Context(), rn.args...); err != nil {
+				t.Fatalf("start the manager %s: %v", rn.name, err)
+			}
+		}
+		delays, writes, kept := measureCadence(t, cs, interval, mgr, traffic)
+		goal := ""
+		if len(rn.args) == 0 {
+			goal = "< 2 s"
+		}
+		r.Add(b, params, "delay of a check past its due time, p50, "+rn.name, benchreport.Percentile(delays, 50), "s", "")
+		r.Add(b, params, "delay of a check past its due time, p99, "+rn.name, benchreport.Percentile(delays, 99), "s", goal)
+		r.Add(b, params, "status writes per minute, "+rn.name, writes, "", "")
+		r.Add(b, params, "status writes kept in memory per minute, "+rn.name, kept, "", "")
+		r.Raw[b+": delays, "+rn.name] = delays
+		table.Rows = append(table.Rows, []string{rn.name, strconv.Itoa(len(delays)),
+			fmt.Sprintf("%.1f s", benchreport.Percentile(delays, 50)), fmt.Sprintf("%.1f s", benchreport.Percentile(delays, 99)),
+			benchreport.Format(writes), benchreport.Format(kept)})
+	}
+	r.Tables = append(r.Tables, table)
+	if len(runs) > 1 {
+		mgr.proc.Stop()
+		var err error
+		if mgr, err = startManager(t.Context()); err != nil {
+			t.Fatalf("restart the manager at the defaults: %v", err)
+		}
+	}
+	return mgr
+}
+
+// measureCadence sets up cs's policies, lets them drain until every history holds
+// only checks of the steady drain, and returns the delays of those checks past their
+// due times, and the manager's status writes and kept statuses per minute meanwhile.
+func measureCadence(t *testing.T, cs cadenceSizes, interval time.Duration, mgr *manager, traffic *trafficSource) (delays []float64, writes, kept float64) {
+	ctx := t.Context()
+	f := newFleet(t, "cadence")
+	defer f.deletePolicies(t)
+	pair := func(i int) string { return fmt.Sprintf("%s-p%d", f.ns, i) }
+	cluster := func(g int, side string) string { return fmt.Sprintf("%s-%d%s", f.ns, g, side) }
+	// Each policy keeps half of its traffic on the cluster that leaves, so its checks
+	// fail and it drains for the whole benchmark.
+	rates := map[[2]string]float64{}
+	for i := 0; i < cs.Policies; i++ {
+		g := i % cs.Groups
+		rates[[2]string{cluster(g, "a"), pair(i)}] = 10
+		rates[[2]string{cluster(g, "b"), pair(i)}] = 10
+	}
+	traffic.set(rates)
+	parallel(t, 2*cs.Groups, func(k int) error {
+		side := map[bool]string{true: "a", false: "b"}[k%2 == 0]
+		return f.createCluster(ctx, cluster(k/2, side), map[string]string{"fleet": f.ns, "cgroup": strconv.Itoa(k / 2), "side": side})
+	})
+	policies := f.watchPolicies(t)
+	parallel(t, cs.Policies, func(i int) error {
+		name := fmt.Sprintf("c-%d", i)
+		if err := f.placement(name, map[string]string{"fleet": f.ns, "cgroup": strconv.Itoa(i % cs.Groups)}); err != nil {
+			return err
+		}
+		return f.createPolicy(f.policy(name, name, traffic.job, pair(i), interval, 3))
+	})
+	policies.waitAll(t, cs.Policies, 10*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		return p.Status.ActiveClusters == 2
+	})
+	parallel(t, cs.Policies, func(i int) error {
+		return f.selectClusters(ctx, fmt.Sprintf("c-%d", i), map[string]string{"fleet": f.ns, "cgroup": strconv.Itoa(i % cs.Groups), "side": "b"})
+	})
+	m0, _ := mgr.sample(t)
+	start := time.Now()
+	// Every history full of checks made after the drains started, and the last of
+	// them written (within the flush interval).
+	steady := func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		for _, row := range p.Status.Clusters {
+			if row.Phase == trafficv1alpha1.ClusterDraining && len(row.History) == trafficv1alpha1.MaxCheckHistory && row.DrainStartTime != nil &&
+				!row.History[0].Time.Before(row.DrainStartTime) {
+				return true
+			}
+		}
+		return false
+	}
+	policies.waitAll(t, cs.Policies, 15*time.Minute, steady)
+	m1, _ := mgr.sample(t)
+	minutes := time.Since(start).Minutes()
+	for _, p := range policies.all() {
+		for _, row := range p.Status.Clusters {
+			if row.Phase != trafficv1alpha1.ClusterDraining {
+				continue
+			}
+			for k := 1; k < len(row.History); k++ {
+				delays = append(delays, (row.History[k].Time.Sub(row.History[k-1].Time.Time) - interval).Seconds())
+			}
+		}
+	}
+	if len(delays) == 0 {
+		t.Fatalf("no policy's history holds two checks")
+	}
+	writes = delta(m0, m1, "traffic_migration_api_writes_total{resource=trafficmigrationpolicies/status}") / minutes
+	kept = delta(m0, m1, "traffic_migration_status_writes_deferred_total") / minutes
+	t.Logf("%d policies: %d checks, delay past the due time p50 %.1f s, p99 %.1f s, max %.1f s; %.0f status writes and %.0f kept per minute",
+		cs.Policies, len(delays), benchreport.Percentile(delays, 50), benchreport.Percentile(delays, 99), benchreport.Percentile(delays, 100), writes, kept)
+	return delays, writes, kept
+}
