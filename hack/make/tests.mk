@@ -18,56 +18,73 @@ E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/stra
 # make demo passes DEMO_FLAGS to the demo (-short: the short form).
 DEMO_FLAGS ?=
 
-# The test bed finds its programs, images and inputs through these variables
-# (docs/development.md lists them), each set to what a target of this Makefile builds, downloads or
-# installs; set them yourself to use other builds.
-export TESTBED_ETCD := $(ETCD)
-export TESTBED_KUBE_APISERVER := $(KUBE_APISERVER)
-export TESTBED_PROMETHEUS := $(PROMETHEUS)
-export TESTBED_PROMTOOL := $(PROMTOOL)
-export TESTBED_OCM_PLACEMENT := $(OCM_PLACEMENT)
-export TESTBED_KUBE_CONTROLLER_MANAGER := $(KUBE_CONTROLLER_MANAGER)
-export TESTBED_OCM_REGISTRATION := $(OCM_REGISTRATION)
-export TESTBED_OCM_WORK := $(OCM_WORK)
-export TESTBED_OCM_ADDON := $(OCM_ADDON)
-export TESTBED_CLUSTERADM := $(CLUSTERADM)
-export TESTBED_HELM := $(HELM)
-export TESTBED_COREDNS := $(COREDNS)
-export TESTBED_EXTERNALDNS := $(EXTERNALDNS)
-export TESTBED_REGISTRY := $(REGISTRY)
-export TESTBED_KUBELET := $(KUBELET)
-export TESTBED_KUBE_PROXY := $(KUBE_PROXY)
-export TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
+# The test bed finds its programs, images and inputs through these TESTBED_* settings
+# (docs/development.md lists them), each set to what a target of this Makefile builds,
+# downloads or installs. make testbed writes them all to one file, TESTBED_ENV (one
+# NAME=value a line), which the test bed reads (test/testbed/env.go), so that 'go test'
+# runs a test of the bed without make; one set in the environment wins, to use other
+# builds.
+TESTBED_ETCD := $(ETCD)
+TESTBED_KUBE_APISERVER := $(KUBE_APISERVER)
+TESTBED_PROMETHEUS := $(PROMETHEUS)
+TESTBED_PROMTOOL := $(PROMTOOL)
+TESTBED_OCM_PLACEMENT := $(OCM_PLACEMENT)
+TESTBED_KUBE_CONTROLLER_MANAGER := $(KUBE_CONTROLLER_MANAGER)
+TESTBED_OCM_REGISTRATION := $(OCM_REGISTRATION)
+TESTBED_OCM_WORK := $(OCM_WORK)
+TESTBED_OCM_ADDON := $(OCM_ADDON)
+TESTBED_CLUSTERADM := $(CLUSTERADM)
+TESTBED_HELM := $(HELM)
+TESTBED_COREDNS := $(COREDNS)
+TESTBED_EXTERNALDNS := $(EXTERNALDNS)
+TESTBED_REGISTRY := $(REGISTRY)
+TESTBED_KUBELET := $(KUBELET)
+TESTBED_KUBE_PROXY := $(KUBE_PROXY)
+TESTBED_KUBE_SCHEDULER := $(KUBE_SCHEDULER)
 # The test image of the nodes' own test, which 'make testbed-node-images' builds into
 # TESTBED_IMAGES_DIR/incluster.tar.
-export TESTBED_INCLUSTER_IMAGE := localhost/traffic-migration-incluster:test
+TESTBED_INCLUSTER_IMAGE := localhost/traffic-migration-incluster:test
 # Traefik's image, which 'make traefik-image' builds into TESTBED_IMAGES_DIR/traefik.tar.
-export TESTBED_TRAEFIK_IMAGE := localhost/traffic-migration/traefik:$(TRAEFIK_VERSION)
+TESTBED_TRAEFIK_IMAGE := localhost/traffic-migration/traefik:$(TRAEFIK_VERSION)
 # The spokes' metrics agents' image (the bed's Prometheus), which 'make
 # prometheus-image' builds into TESTBED_IMAGES_DIR/prometheus.tar.
-export TESTBED_PROMETHEUS_IMAGE := localhost/traffic-migration/prometheus:$(PROMETHEUS_VERSION)
-export TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
-export TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
+TESTBED_PROMETHEUS_IMAGE := localhost/traffic-migration/prometheus:$(PROMETHEUS_VERSION)
+TESTBED_TRAFFIC_MIGRATION := $(abspath $(BIN_DIR))/traffic-migration
+TESTBED_TRAFFIC_MIGRATION_AGENT := $(abspath $(BIN_DIR))/traffic-migration-agent
 # The images of make image: OCI archives in TESTBED_IMAGES_DIR (traffic-migration.tar,
 # pause.tar), and the references they carry.
-export TESTBED_IMAGES_DIR := $(IMAGES_DIR)
-export TESTBED_IMAGE := $(IMAGE)
-export TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
+TESTBED_IMAGES_DIR := $(IMAGES_DIR)
+TESTBED_IMAGE := $(IMAGE)
+TESTBED_PAUSE_IMAGE := $(PAUSE_IMAGE)
 # The release the lifecycle test installs and upgrades to, as make release packages it
 # (make test-release, in the Makefile): at the chart's appVersion, so that its image is
 # IMAGE.
 TEST_RELEASE_VERSION := $(APP_VERSION)
-export TESTBED_RELEASE_DIR := $(abspath $(BIN_DIR))/release/$(TEST_RELEASE_VERSION)
-export TESTBED_RELEASE_VERSION := $(TEST_RELEASE_VERSION)
-export TESTBED_RELEASE_IMAGE := $(IMAGE_REPOSITORY):$(TEST_RELEASE_VERSION)
+TESTBED_RELEASE_DIR := $(abspath $(BIN_DIR))/release/$(TEST_RELEASE_VERSION)
+TESTBED_RELEASE_VERSION := $(TEST_RELEASE_VERSION)
+TESTBED_RELEASE_IMAGE := $(IMAGE_REPOSITORY):$(TEST_RELEASE_VERSION)
 # The release the lifecycle test upgrades from (make image-upgrade-from).
-export TESTBED_UPGRADE_FROM_DIR := $(UPGRADE_FROM_DIR)
-export TESTBED_UPGRADE_FROM_IMAGE := $(IMAGE_REPOSITORY):$(UPGRADE_FROM)
+TESTBED_UPGRADE_FROM_DIR := $(UPGRADE_FROM_DIR)
+TESTBED_UPGRADE_FROM_IMAGE := $(IMAGE_REPOSITORY):$(UPGRADE_FROM)
 # The CRDs of make applicationset-crd and make dnsendpoint-crd (hack/make/tools.mk).
-export TESTBED_APPLICATIONSET_CRD := $(APPLICATIONSET_CRD)
-export TESTBED_DNSENDPOINT_CRD := $(DNSENDPOINT_CRD)
+TESTBED_APPLICATIONSET_CRD := $(APPLICATIONSET_CRD)
+TESTBED_DNSENDPOINT_CRD := $(DNSENDPOINT_CRD)
 # Debian's Chromium, which make chromium installs (hack/make/deps.mk).
-export TESTBED_CHROMIUM := $(CHROMIUM)
+TESTBED_CHROMIUM := $(CHROMIUM)
 # Debian's skopeo, which pushes an image's OCI archive to the bed's registry (make
 # testbed-nodes installs it with the nodes' packages).
-export TESTBED_SKOPEO := /usr/bin/skopeo
+TESTBED_SKOPEO := /usr/bin/skopeo
+
+# The file of the TESTBED_* settings above (and any set on make's command line), which
+# make testbed writes and the test bed reads; make passes its path to the tests.
+TESTBED_ENV := $(abspath $(BIN_DIR))/testbed.env
+export TESTBED_ENV_FILE := $(TESTBED_ENV)
+TESTBED_SETTINGS = $(sort $(filter-out TESTBED_TOOLS TESTBED_ENV TESTBED_ENV_FILE TESTBED_SETTINGS,\
+	$(foreach v,$(filter TESTBED_%,$(.VARIABLES)),$(if $(filter file command,$(origin $(v))),$(v)))))
+
+.PHONY: testbed-env
+testbed-env: ## Write the test bed's TESTBED_* settings to bin/testbed.env, where the test bed (and plain 'go test') finds them.
+	@mkdir -p $(dir $(TESTBED_ENV))
+	@printf '%s\n' '# The test bed'"'"'s settings: written by make testbed-env (hack/make/tests.mk); do not edit.' \
+		$(foreach v,$(TESTBED_SETTINGS),'$(v)=$($(v))') > $(TESTBED_ENV).tmp
+	@mv $(TESTBED_ENV).tmp $(TESTBED_ENV)

@@ -165,7 +165,7 @@ endef
 ##@ Test bed programs (hack/make/tools.mk)
 
 .PHONY: testbed
-testbed: $(TESTBED_TOOLS) ## Build (or find cached) the test bed's programs.
+testbed: $(TESTBED_TOOLS) testbed-env ## Build (or find cached) the test bed's programs, and write their settings (make testbed-env).
 
 # The nodes' Debian packages are a piece of make deps (hack/make/deps.mk).
 .PHONY: testbed-nodes

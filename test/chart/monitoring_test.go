@@ -344,7 +344,7 @@ func keys(m map[string]map[string]any) []string {
 // both and fails a value the schema forbids, and `helm template` renders the
 // monitoring objects only when they are asked for.
 func TestHelmBinaryMonitoring(t *testing.T) {
-	helm := os.Getenv("TESTBED_HELM")
+	helm := testbed.Getenv("TESTBED_HELM")
 	if helm == "" {
 		t.Skip("TESTBED_HELM is not set: the real helm is not built here; TestChartLintMonitoring lints with helm's own code")
 	}

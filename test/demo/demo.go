@@ -79,7 +79,7 @@ func run(ctx context.Context, cfg config, out, errOut io.Writer) (_ *summary, er
 	}
 	s.Components = fmt.Sprintf("Ran on: Traefik (%s) programming the Gateway on both spokes and serving every request; the check read %s{%s} that each spoke's Prometheus agent scraped from its Traefik and remote-wrote to the hub's Prometheus with cluster=<cluster name>; "+
 		"the clients resolved %s through CoreDNS, written by external-dns's engine from the policy's DNSEndpoint, which the manager publishes for the REAL Placement.",
-		os.Getenv(testbed.TraefikImageEnv), requestsMetric, requestsFilter, gatewayHostname)
+		testbed.Getenv(testbed.TraefikImageEnv), requestsMetric, requestsFilter, gatewayHostname)
 	processes := len(d.bed.Processes())
 	d.bed.Stop()
 	s.Took = time.Since(d.con.start)
@@ -181,7 +181,7 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 		}
 		d.clusterOf[ip] = c
 		d.con.step("%s: Traefik %s runs on its node (%s): web entry point :%d, metrics :%d; GatewayClass %s; backend %s/%s; a Prometheus agent scrapes Traefik and remote-writes to the hub's Prometheus (%s) with cluster=%s",
-			c, os.Getenv(testbed.TraefikImageEnv), d.traefik[c].Address, d.traefik[c].WebPort(), d.traefik[c].MetricsPort,
+			c, testbed.Getenv(testbed.TraefikImageEnv), d.traefik[c].Address, d.traefik[c].WebPort(), d.traefik[c].MetricsPort,
 			testbed.TraefikGatewayClass, namespace, backendName, d.bed.Prometheus.URL, c)
 	}
 
@@ -521,7 +521,7 @@ func intro(con *console, cfg config) {
 	con.paragraph("  - ", "    ", "traffic-migration, as pods from the image that make image built: the manager on the hub "+
 		"(installed from manifests/) and the agent of each spoke (put there by the add-on through ManifestWork, "+
 		"with the hub kubeconfig that OCM wrote to the spoke);")
-	con.paragraph("  - ", "    ", "on each spoke's node, as pods from images built here: Traefik ("+os.Getenv(testbed.TraefikImageEnv)+", the Gateway API "+
+	con.paragraph("  - ", "    ", "on each spoke's node, as pods from images built here: Traefik ("+testbed.Getenv(testbed.TraefikImageEnv)+", the Gateway API "+
 		"implementation: it programs the Gateway, routes its HTTPRoute to the backend, and counts every request in "+
 		requestsMetric+"), a backend, and a Prometheus agent that scrapes Traefik and remote-writes to the hub's "+
 		"Prometheus with the external label cluster=<cluster name>: the policy's check reads what the spokes wrote;")

@@ -31,7 +31,7 @@ type image struct {
 // productImage finds the image that make image built, and checks that it is the one
 // manifests/ runs: the nodes pull nothing, so a pod of another image would never start.
 func productImage() (image, error) {
-	dir, ref := os.Getenv(testbed.ImagesDirEnv), os.Getenv(testbed.ImageEnv)
+	dir, ref := testbed.Getenv(testbed.ImagesDirEnv), testbed.Getenv(testbed.ImageEnv)
 	if dir == "" || ref == "" {
 		return image{}, fmt.Errorf("%s and %s are not set: run the demo with 'make demo', which builds the image ('make image')", testbed.ImagesDirEnv, testbed.ImageEnv)
 	}
@@ -68,12 +68,12 @@ func nodeImages() (images, error) {
 		return images{}, err
 	}
 	out.refs, out.archives = append(out.refs, traefikRef), append(out.archives, traefikArchive)
-	dir := os.Getenv(testbed.ImagesDirEnv)
+	dir := testbed.Getenv(testbed.ImagesDirEnv)
 	for _, other := range []struct{ env, archive, target string }{
 		{testbed.InclusterImageEnv, "incluster.tar", "testbed-node-images"},
 		{testbed.PrometheusImageEnv, "prometheus.tar", "prometheus-image"},
 	} {
-		ref, archive := os.Getenv(other.env), filepath.Join(dir, other.archive)
+		ref, archive := testbed.Getenv(other.env), filepath.Join(dir, other.archive)
 		if ref == "" {
 			return images{}, fmt.Errorf("%s is not set: run the demo with 'make demo', which builds the image ('make %s')", other.env, other.target)
 		}

@@ -123,7 +123,7 @@ func parseExample(t *testing.T, file string, line int, text string) []docExample
 // and deleted at the end if the test made it.
 func TestDocsExamples(t *testing.T) {
 	ctx := t.Context()
-	crd := os.Getenv(applicationSetCRDEnv)
+	crd := testbed.Getenv(applicationSetCRDEnv)
 	if crd == "" {
 		t.Fatalf("%s is not set: run the tests through 'make test-integration', which downloads Argo CD's ApplicationSet CRD", applicationSetCRDEnv)
 	}

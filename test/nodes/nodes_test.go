@@ -41,9 +41,9 @@ const podTimeout = 3 * time.Minute
 // inclusterImage returns the test image's reference and archive.
 func inclusterImage(t testing.TB) (ref, archive string) {
 	t.Helper()
-	ref = os.Getenv(testbed.InclusterImageEnv)
-	archive = filepath.Join(os.Getenv(testbed.ImagesDirEnv), "incluster.tar")
-	if ref == "" || os.Getenv(testbed.ImagesDirEnv) == "" {
+	ref = testbed.Getenv(testbed.InclusterImageEnv)
+	archive = filepath.Join(testbed.Getenv(testbed.ImagesDirEnv), "incluster.tar")
+	if ref == "" || testbed.Getenv(testbed.ImagesDirEnv) == "" {
 		t.Fatalf("%s and %s are not set: run the tests through 'make test', which builds the test image ('make testbed-node-images')", testbed.InclusterImageEnv, testbed.ImagesDirEnv)
 	}
 	return ref, archive

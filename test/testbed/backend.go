@@ -6,7 +6,6 @@ package testbed
 import (
 	"context"
 	"fmt"
-	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +33,7 @@ func (b *Bed) InstallBackend(ctx context.Context, cluster, namespace, name strin
 	if c == nil || c.node == nil {
 		return fmt.Errorf("install the backend on %s: the cluster has no node", cluster)
 	}
-	image := os.Getenv(InclusterImageEnv)
+	image := Getenv(InclusterImageEnv)
 	if image == "" {
 		return fmt.Errorf("install the backend on %s: %s is not set ('make testbed-node-images' builds the image)", cluster, InclusterImageEnv)
 	}

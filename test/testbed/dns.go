@@ -38,7 +38,7 @@ const dnsEndpointCRDEnv = "TESTBED_DNSENDPOINT_CRD"
 // DNSEndpointCRDFile returns the path of external-dns's DNSEndpoint CRD
 // (externaldns.k8s.io/v1alpha1), or an error that says how to get it.
 func DNSEndpointCRDFile() (string, error) {
-	path := os.Getenv(dnsEndpointCRDEnv)
+	path := Getenv(dnsEndpointCRDEnv)
 	if path == "" {
 		return "", fmt.Errorf("%s is not set: run the tests through 'make test-integration' (or 'make dnsendpoint-crd'), which downloads external-dns's module and sets it", dnsEndpointCRDEnv)
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -67,7 +66,7 @@ func (b *Bed) InstallMetricsAgent(ctx context.Context, cluster string, opts Metr
 		return errors.New("install the metrics agent: no targets to scrape")
 	}
 	if opts.Image == "" {
-		opts.Image = os.Getenv(PrometheusImageEnv)
+		opts.Image = Getenv(PrometheusImageEnv)
 	}
 	if opts.Image == "" {
 		return fmt.Errorf("install the metrics agent on %s: %s is not set ('make prometheus-image' builds the image)", cluster, PrometheusImageEnv)

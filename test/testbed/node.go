@@ -102,10 +102,10 @@ type NodeOptions struct {
 // withDefaults fills in the pause image from the environment.
 func (o NodeOptions) withDefaults() NodeOptions {
 	if o.PauseImage == "" {
-		o.PauseImage = os.Getenv(PauseImageEnv)
+		o.PauseImage = Getenv(PauseImageEnv)
 	}
-	if o.PauseArchive == "" && os.Getenv(ImagesDirEnv) != "" {
-		o.PauseArchive = filepath.Join(os.Getenv(ImagesDirEnv), "pause.tar")
+	if o.PauseArchive == "" && Getenv(ImagesDirEnv) != "" {
+		o.PauseArchive = filepath.Join(Getenv(ImagesDirEnv), "pause.tar")
 	}
 	return o
 }

@@ -84,7 +84,7 @@ func RunOCMSuite(m *testing.M, suite func() (OCMSuite, error)) (code int) {
 // ($TESTBED_IMAGE), and the folder of the images' archives ($TESTBED_IMAGES_DIR), or an
 // error that says how to set them.
 func SuiteImages() (image, dir string, err error) {
-	image, dir = os.Getenv(ImageEnv), os.Getenv(ImagesDirEnv)
+	image, dir = Getenv(ImageEnv), Getenv(ImagesDirEnv)
 	if image == "" || dir == "" {
 		return "", "", fmt.Errorf("%s and %s are not set: run the tests through 'make test-e2e', which builds the image ('make image')", ImageEnv, ImagesDirEnv)
 	}

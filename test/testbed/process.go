@@ -42,17 +42,18 @@ type Process struct {
 }
 
 // Program says how to find the binary of one of the test bed's programs. The Makefile
-// builds each program from the pinned tools modules in hack/tools and exports the
-// path of its binary in EnvVar.
+// builds each program from the pinned tools modules in hack/tools and writes the
+// path of its binary as EnvVar to the bed's settings file (Getenv).
 type Program struct {
 	// Name is the program's name, e.g. "kube-apiserver".
 	Name string
-	// EnvVar is the environment variable that holds the binary's path.
+	// EnvVar is the setting (Getenv) that holds the binary's path.
 	EnvVar string
 }
 
-// The programs of the test bed. Adding one takes a line here, a build rule and an
-// exported variable in the Makefile, and a start function that calls startProcess.
+// The programs of the test bed. Adding one takes a line here, a build rule and a
+// TESTBED_* variable in the Makefile (hack/make/tests.mk), and a start function that
+// calls startProcess.
 var (
 	ProgramEtcd          = Program{Name: "etcd", EnvVar: "TESTBED_ETCD"}
 	ProgramKubeAPIServer = Program{Name: "kube-apiserver", EnvVar: "TESTBED_KUBE_APISERVER"}
@@ -60,13 +61,13 @@ var (
 )
 
 // Unconfigured says why the test bed cannot start when the programs every suite needs
-// are not configured, as when the tests run through plain 'go test ./...' rather than
-// 'make test'; it is empty when they are. A TestMain prints it and skips its package;
+// are not configured, as when plain 'go test ./...' runs on a checkout where make has
+// not built the bed; it is empty when they are. A TestMain prints it and skips its package;
 // a single test passes it to t.Skip.
 func Unconfigured() string {
 	for _, p := range []Program{ProgramEtcd, ProgramKubeAPIServer, ProgramPrometheus} {
-		if os.Getenv(p.EnvVar) == "" {
-			return fmt.Sprintf("skipped: these tests need the test bed and %s is not set; run them with 'make test' (or 'make test-integration'), which builds the test bed's programs and sets the TESTBED_* variables", p.EnvVar)
+		if Getenv(p.EnvVar) == "" {
+			return fmt.Sprintf("skipped: these tests need the test bed and %s is not set; run them with 'make test' (or 'make test-integration'), or run 'make testbed' once, which builds the test bed's programs and writes their TESTBED_* settings to bin/testbed.env, where 'go test' finds them", p.EnvVar)
 		}
 	}
 	return ""
@@ -85,9 +86,9 @@ func RunIfConfigured(m *testing.M) int {
 
 // Path returns the path of the program's binary, or an error that says how to get it.
 func (p Program) Path() (string, error) {
-	path := os.Getenv(p.EnvVar)
+	path := Getenv(p.EnvVar)
 	if path == "" {
-		return "", fmt.Errorf("%s is not set: run the tests through 'make test' (or 'make testbed'), which builds %s and sets it", p.EnvVar, p.Name)
+		return "", fmt.Errorf("%s is not set: run the tests through 'make test', or run 'make testbed' once, which builds %s and writes the setting to bin/testbed.env", p.EnvVar, p.Name)
 	}
 	if _, err := os.Stat(path); err != nil {
 		return "", fmt.Errorf("%s=%s: %w; 'make testbed' builds it", p.EnvVar, path, err)

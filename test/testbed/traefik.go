@@ -67,7 +67,7 @@ const (
 // TraefikImageArchive returns the reference of Traefik's image and its OCI archive,
 // as make traefik-image left them.
 func TraefikImageArchive() (ref, archive string, err error) {
-	ref, dir := os.Getenv(TraefikImageEnv), os.Getenv(ImagesDirEnv)
+	ref, dir := Getenv(TraefikImageEnv), Getenv(ImagesDirEnv)
 	if ref == "" || dir == "" {
 		return "", "", fmt.Errorf("%s and %s are not set: run through make, which builds Traefik's image ('make traefik-image')", TraefikImageEnv, ImagesDirEnv)
 	}
@@ -142,7 +142,7 @@ func (b *Bed) InstallTraefik(ctx context.Context, cluster string, opts TraefikOp
 		return nil, fmt.Errorf("install Traefik on %s: the cluster has no node", cluster)
 	}
 	if opts.Image == "" {
-		opts.Image = os.Getenv(TraefikImageEnv)
+		opts.Image = Getenv(TraefikImageEnv)
 	}
 	if opts.Image == "" {
 		return nil, fmt.Errorf("install Traefik on %s: no image: set %s ('make traefik-image' builds it)", cluster, TraefikImageEnv)

@@ -46,7 +46,7 @@ type Release struct {
 // UpgradeFrom is the release that 'make image-upgrade-from' built, from the
 // environment the Makefile sets; the error says how to get it.
 func UpgradeFrom() (Release, error) {
-	dir, image := os.Getenv(UpgradeFromDirEnv), os.Getenv(UpgradeFromImageEnv)
+	dir, image := Getenv(UpgradeFromDirEnv), Getenv(UpgradeFromImageEnv)
 	if dir == "" || image == "" {
 		return Release{}, fmt.Errorf("%s and %s are not set: run the tests through 'make test-e2e', which builds the release to upgrade from ('make image-upgrade-from')", UpgradeFromDirEnv, UpgradeFromImageEnv)
 	}
@@ -67,7 +67,7 @@ func UpgradeFrom() (Release, error) {
 // chart and its image's OCI archive, as a user installs them; the error says how to
 // get it.
 func ThisRelease() (Release, error) {
-	dir, version, image := os.Getenv(ReleaseDirEnv), os.Getenv(ReleaseVersionEnv), os.Getenv(ReleaseImageEnv)
+	dir, version, image := Getenv(ReleaseDirEnv), Getenv(ReleaseVersionEnv), Getenv(ReleaseImageEnv)
 	if dir == "" || version == "" || image == "" {
 		return Release{}, fmt.Errorf("%s, %s and %s are not set: run the tests through 'make test-e2e', which packages the release ('make test-release')", ReleaseDirEnv, ReleaseVersionEnv, ReleaseImageEnv)
 	}
