@@ -87,38 +87,9 @@ func benchCadence(t *testing.T, r *benchreport.Report, cs cadenceSizes, mgr *man
 // only checks of the steady drain, and returns the delays of those checks past their
 // due times, and the manager's status writes and kept statuses per minute meanwhile.
 func measureCadence(t *testing.T, cs cadenceSizes, interval time.Duration, mgr *manager, traffic *trafficSource) (delays []float64, writes, kept float64) {
-	ctx := t.Context()
 	f := newFleet(t, "cadence")
 	defer f.deletePolicies(t)
-	pair := func(i int) string { return fmt.Sprintf("%s-p%d", f.ns, i) }
-	cluster := func(g int, side string) string { return fmt.Sprintf("%s-%d%s", f.ns, g, side) }
-	// Each policy keeps half of its traffic on the cluster that leaves, so its checks
-	// fail and it drains for the whole benchmark.
-	rates := map[[2]string]float64{}
-	for i := 0; i < cs.Policies; i++ {
-		g := i % cs.Groups
-		rates[[2]string{cluster(g, "a"), pair(i)}] = 10
-		rates[[2]string{cluster(g, "b"), pair(i)}] = 10
-	}
-	traffic.set(rates)
-	parallel(t, 2*cs.Groups, func(k int) error {
-		side := map[bool]string{true: "a", false: "b"}[k%2 == 0]
-		return f.createCluster(ctx, cluster(k/2, side), map[string]string{"fleet": f.ns, "cgroup": strconv.Itoa(k / 2), "side": side})
-	})
-	policies := f.watchPolicies(t)
-	parallel(t, cs.Policies, func(i int) error {
-		name := fmt.Sprintf("c-%d", i)
-		if err := f.placement(name, map[string]string{"fleet": f.ns, "cgroup": strconv.Itoa(i % cs.Groups)}); err != nil {
-			return err
-		}
-		return f.createPolicy(f.policy(name, name, traffic.job, pair(i), interval, 3))
-	})
-	policies.waitAll(t, cs.Policies, 10*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		return p.Status.ActiveClusters == 2
-	})
-	parallel(t, cs.Policies, func(i int) error {
-		return f.selectClusters(ctx, fmt.Sprintf("c-%d", i), map[string]string{"fleet": f.ns, "cgroup": strconv.Itoa(i % cs.Groups), "side": "b"})
-	})
+	policies := f.failingDrains(t, traffic, cs.Policies, cs.Groups, interval, "")
 	m0, _ := mgr.sample(t)
 	start := time.Now()
 	// Every history full of checks made after the drains started, and the last of

@@ -170,23 +170,7 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 	defer f.deletePolicies(t)
 	interval := time.Duration(ns.IntervalSeconds * float64(time.Second))
 	window := time.Duration(ns.WindowSeconds * float64(time.Second))
-	pair := func(i int) string { return fmt.Sprintf("%s-p%d", f.ns, i) }
-	cluster := func(g int, side string) string { return fmt.Sprintf("%s-%d%s", f.ns, g, side) }
 	hostileCluster := func(k int) string { return fmt.Sprintf("%s-h%d", f.ns, k) }
-
-	// Each well-behaved policy keeps half of its traffic on the cluster that leaves,
-	// so its checks fail and it drains for the whole benchmark.
-	rates := map[[2]string]float64{}
-	for i := 0; i < ns.Policies; i++ {
-		g := i % ns.Groups
-		rates[[2]string{cluster(g, "a"), pair(i)}] = 10
-		rates[[2]string{cluster(g, "b"), pair(i)}] = 10
-	}
-	traffic.set(rates)
-	parallel(t, 2*ns.Groups, func(k int) error {
-		side := map[bool]string{true: "a", false: "b"}[k%2 == 0]
-		return f.createCluster(ctx, cluster(k/2, side), map[string]string{"fleet": f.ns, "ngroup": strconv.Itoa(k / 2), "side": side})
-	})
 	parallel(t, ns.HostileDraining+1, func(k int) error {
 		return f.createCluster(ctx, hostileCluster(k), map[string]string{"fleet": f.ns, "hostile": "true", "hslot": strconv.Itoa(k)})
 	})
@@ -198,23 +182,7 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		t.Fatalf("create the delayed Prometheus's Secret: %v", err)
 	}
 	checks := f.watchChecks(t)
-	policies := f.watchPolicies(t)
-	parallel(t, ns.Policies, func(i int) error {
-		name := fmt.Sprintf("n-%d", i)
-		if err := f.placement(name, map[string]string{"fleet": f.ns, "ngroup": strconv.Itoa(i % ns.Groups)}); err != nil {
-			return err
-		}
-		p := f.policy(name, name, traffic.job, pair(i), interval, 3)
-		p.Spec.PrometheusSecret.Name = slow.Name
-		return f.createPolicy(p)
-	})
-	policies.waitAll(t, ns.Policies, 10*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		return p.Status.ActiveClusters == 2
-	})
-	parallel(t, ns.Policies, func(i int) error {
-		name := fmt.Sprintf("n-%d", i)
-		return f.selectClusters(ctx, name, map[string]string{"fleet": f.ns, "ngroup": strconv.Itoa(i % ns.Groups), "side": "b"})
-	})
+	policies := f.failingDrains(t, traffic, ns.Policies, ns.Groups, interval, slow.Name)
 	policies.waitAll(t, ns.Policies, 10*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		if p.Status.DrainingClusters != 1 {
 			return false
@@ -378,4 +346,47 @@ func joinInts(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ", ")
+}
+
+// failingDrains makes n policies of this fleet, in its namespace, each of a Placement
+// of 2 clusters (a and b of one of groups pairs, shared) and with the given interval
+// and Prometheus Secret ("" for the fleet's), and moves each Placement to its b
+// cluster. Each policy keeps half of its traffic on the cluster that leaves, so its
+// checks fail and it drains for the whole benchmark. It returns the watch of the
+// policies, once every one lists both clusters and the Placements have moved.
+func (f *fleet) failingDrains(t *testing.T, traffic *trafficSource, n, groups int, interval time.Duration, secret string) *policyWatch {
+	ctx := t.Context()
+	pair := func(i int) string { return fmt.Sprintf("%s-p%d", f.ns, i) }
+	cluster := func(g int, side string) string { return fmt.Sprintf("%s-%d%s", f.ns, g, side) }
+	group := func(i int) string { return strconv.Itoa(i % groups) }
+	rates := map[[2]string]float64{}
+	for i := 0; i < n; i++ {
+		g := i % groups
+		rates[[2]string{cluster(g, "a"), pair(i)}] = 10
+		rates[[2]string{cluster(g, "b"), pair(i)}] = 10
+	}
+	traffic.set(rates)
+	parallel(t, 2*groups, func(k int) error {
+		side := map[bool]string{true: "a", false: "b"}[k%2 == 0]
+		return f.createCluster(ctx, cluster(k/2, side), map[string]string{"fleet": f.ns, "dgroup": strconv.Itoa(k / 2), "side": side})
+	})
+	policies := f.watchPolicies(t)
+	parallel(t, n, func(i int) error {
+		name := fmt.Sprintf("d-%d", i)
+		if err := f.placement(name, map[string]string{"fleet": f.ns, "dgroup": group(i)}); err != nil {
+			return err
+		}
+		p := f.policy(name, name, traffic.job, pair(i), interval, 3)
+		if secret != "" {
+			p.Spec.PrometheusSecret.Name = secret
+		}
+		return f.createPolicy(p)
+	})
+	policies.waitAll(t, n, 10*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		return p.Status.ActiveClusters == 2
+	})
+	parallel(t, n, func(i int) error {
+		return f.selectClusters(ctx, fmt.Sprintf("d-%d", i), map[string]string{"fleet": f.ns, "dgroup": group(i), "side": "b"})
+	})
+	return policies
 }
