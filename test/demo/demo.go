@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -164,15 +163,14 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 	}
 	d.spokes = map[string]gatewayclient.Interface{}
 	for _, c := range []string{cluster1, cluster2} {
-		spoke := d.bed.Spokes[c]
-		kube, err := kubernetes.NewForConfig(spoke.Config)
+		var err error
+		if d.spokes[c], err = gatewayclient.NewForConfig(d.bed.Spokes[c].Config); err != nil {
+			return err
+		}
+		// What a spoke's platform team does before any Gateway arrives.
+		d.traefik[c], err = d.bed.PrepareGatewaySpoke(ctx, c, testbed.GatewaySpokeOptions{
+			Namespace: namespace, Backend: backendName, ClusterLabels: map[string]string{clusterLabel: c}})
 		if err != nil {
-			return err
-		}
-		if d.spokes[c], err = gatewayclient.NewForConfig(spoke.Config); err != nil {
-			return err
-		}
-		if d.traefik[c], err = prepareSpoke(ctx, d.bed, c, kube); err != nil {
 			return fmt.Errorf("%s: %w", c, err)
 		}
 		ip, err := netip.ParseAddr(d.traefik[c].Address)

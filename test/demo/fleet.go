@@ -23,7 +23,6 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	"open-cluster-management.io/traffic-migration/test/fixture"
-	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // The demo's fleet: two spokes in two regions, and the names of what it creates.
@@ -83,32 +82,6 @@ const (
 	backendName    = "demo-backend"
 	routeName      = "demo-route"
 )
-
-// prepareSpoke does what a spoke's platform team does before any Gateway arrives: it
-// runs Traefik as the cluster's Gateway API implementation, the Gateway's namespace and
-// backend, and the cluster's metrics pipeline (a Prometheus agent that scrapes Traefik
-// and remote-writes to the hub's Prometheus with cluster=<name>).
-func prepareSpoke(ctx context.Context, bed *testbed.Bed, cluster string, kube kubernetes.Interface) (*testbed.Traefik, error) {
-	traefik, err := bed.InstallTraefik(ctx, cluster, testbed.TraefikOptions{})
-	if err != nil {
-		return nil, err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("create namespace %s: %w", namespace, err)
-	}
-	if err := bed.InstallBackend(ctx, cluster, namespace, backendName); err != nil {
-		return nil, err
-	}
-	err = bed.InstallMetricsAgent(ctx, cluster, testbed.MetricsAgentOptions{
-		Targets:        []string{traefik.MetricsTarget()},
-		ExternalLabels: map[string]string{clusterLabel: cluster},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return traefik, nil
-}
 
 // prepareHub creates what the fleet administrator has before the migration: the
 // clusters' region labels, a ManagedClusterSet of the two clusters bound to the

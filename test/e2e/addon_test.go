@@ -394,9 +394,11 @@ func (a *addonTest) reports(t *testing.T) {
 			fmt.Sprintf("cluster_id=%s,cluster_name=%s", a.clusterIDs[c], c)))
 	}
 
-	// The platform teams install the Gateway API and Traefik on the spokes.
+	// The platform teams install the Gateway API and Traefik on the spokes, with the
+	// namespace and backend of the Gateway to come and the metrics pipeline.
 	for _, c := range []string{cluster1, cluster2} {
-		traefik, err := bed.InstallTraefik(ctx, c, testbed.TraefikOptions{})
+		traefik, err := bed.PrepareGatewaySpoke(ctx, c, testbed.GatewaySpokeOptions{Namespace: gatewaySystem, Backend: backendName,
+			ClusterLabels: map[string]string{trafficClusterKey: clusterLabelValues[c]}})
 		if err != nil {
 			t.Fatal(err)
 		}

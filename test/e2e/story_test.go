@@ -70,24 +70,10 @@ func (a *addonTest) seedStory(t *testing.T) {
 		}
 	}
 
-	// The spokes: the Gateway's namespace and its backend on both. cluster2's Traefik
-	// is misconfigured: its web entry point is not on the port of the Gateway's
-	// listener, so it cannot program the Gateway that the proxy will put there.
-	for _, c := range []string{cluster1, cluster2} {
-		if _, err := spokes[c].CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gatewaySystem}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := bed.InstallBackend(ctx, c, gatewaySystem, backendName); err != nil {
-			t.Fatal(err)
-		}
-		err := bed.InstallMetricsAgent(ctx, c, testbed.MetricsAgentOptions{
-			Targets:        []string{a.traefik[c].MetricsTarget()},
-			ExternalLabels: map[string]string{trafficClusterKey: clusterLabelValues[c]},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	// The spokes have the Gateway's namespace, its backend and the metrics pipeline
+	// (reports). cluster2's Traefik is misconfigured: its web entry point is not on the
+	// port of the Gateway's listener, so it cannot program the Gateway that the proxy
+	// will put there.
 	if err := a.traefik[cluster2].SetWebPort(ctx, testbed.TraefikWebPort+1); err != nil {
 		t.Fatal(err)
 	}

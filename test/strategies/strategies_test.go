@@ -22,7 +22,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -458,28 +457,12 @@ func prepareSpokes(t *testing.T, rs []*row) map[string]*testbed.Traefik {
 	}
 	traefik := map[string]*testbed.Traefik{}
 	for _, c := range []string{cluster1, cluster2} {
-		tr, err := bed.InstallTraefik(ctx, c, testbed.TraefikOptions{EntryPoints: entryPoints})
+		tr, err := bed.PrepareGatewaySpoke(ctx, c, testbed.GatewaySpokeOptions{Traefik: testbed.TraefikOptions{EntryPoints: entryPoints},
+			Namespace: namespace, Backend: backendName, ClusterLabels: map[string]string{clusterLabel: c}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		traefik[c] = tr
-		kube, err := kubernetes.NewForConfig(bed.Spokes[c].Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := bed.InstallBackend(ctx, c, namespace, backendName); err != nil {
-			t.Fatal(err)
-		}
-		err = bed.InstallMetricsAgent(ctx, c, testbed.MetricsAgentOptions{
-			Targets:        []string{tr.MetricsTarget()},
-			ExternalLabels: map[string]string{clusterLabel: c},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	return traefik
 }
