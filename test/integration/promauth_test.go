@@ -4,13 +4,16 @@
 package integration
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	cryptorand "crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -28,6 +31,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 
@@ -67,7 +72,20 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 		return false
 	})
 
+	// Amazon Managed Service for Prometheus's way: a front that admits only requests
+	// with a valid SigV4 signature of its access key.
+	sigv4Secret := "sk" + rand.String(36)
+	sigv4 := newPromFront(t, false, sigv4Only("AKIDTRAFFICMIGRATION", sigv4Secret, "eu-west-1"))
+
 	secrets := map[string]map[string]string{
+		"prometheus-sigv4": {
+			promcheck.KeyURL: sigv4.URL, promcheck.KeySigV4Region: "eu-west-1",
+			promcheck.KeySigV4AccessKey: "AKIDTRAFFICMIGRATION", promcheck.KeySigV4SecretKey: sigv4Secret,
+		},
+		"prometheus-sigv4-wrong-key": {
+			promcheck.KeyURL: sigv4.URL, promcheck.KeySigV4Region: "eu-west-1",
+			promcheck.KeySigV4AccessKey: "AKIDTRAFFICMIGRATION", promcheck.KeySigV4SecretKey: "wrong" + sigv4Secret,
+		},
 		"prometheus-mtls": {
 			promcheck.KeyURL: mtls.URL, promcheck.KeyCA: string(ca.pem),
 			promcheck.KeyClientCert: string(clientCert), promcheck.KeyClientKey: string(clientKey),
@@ -97,7 +115,7 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 	m.moveToC2(t)
 	// The two good Secrets: the queries are answered (the check fails or passes on
 	// the share, never errs) and PrometheusReachable is True.
-	for _, name := range []string{"prometheus-mtls", "prometheus-oauth2"} {
+	for _, name := range []string{"prometheus-mtls", "prometheus-oauth2", "prometheus-sigv4"} {
 		f.waitForPolicy(t, m.ns, "uses-"+name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 			r := fixture.PolicyRow(p, m.c1)
 			return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastEvaluationTime != nil &&
@@ -107,8 +125,9 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 	}
 	// The bad ones: fail closed, saying what to fix.
 	for name, want := range map[string]struct{ reason, message string }{
-		"prometheus-no-cert":      {trafficv1alpha1.ReasonUnreachable, "set tls.crt and tls.key in the Prometheus Secret"},
-		"prometheus-wrong-secret": {trafficv1alpha1.ReasonUnauthorized, "the OAuth2 token endpoint refused a token: HTTP 401 Unauthorized (invalid_client)"},
+		"prometheus-no-cert":         {trafficv1alpha1.ReasonUnreachable, "set tls.crt and tls.key in the Prometheus Secret"},
+		"prometheus-wrong-secret":    {trafficv1alpha1.ReasonUnauthorized, "the OAuth2 token endpoint refused a token: HTTP 401 Unauthorized (invalid_client)"},
+		"prometheus-sigv4-wrong-key": {trafficv1alpha1.ReasonUnauthorized, "HTTP 403 Forbidden); give the identity of the token, of username or of the SigV4 access key"},
 	} {
 		f.waitForPolicy(t, m.ns, "uses-"+name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 			c := condition(p, trafficv1alpha1.ConditionPrometheusReachable)
@@ -125,8 +144,12 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 		t.Errorf("the OAuth2 front let %d of %d queries through; want all, and some", oauth.forwarded.Load(), oauth.requests.Load())
 	}
 
+	if sigv4.forwarded.Load() == 0 || sigv4.forwarded.Load() == sigv4.requests.Load() {
+		t.Errorf("the SigV4 front let %d of %d queries through; want the good key's, and not the wrong one's", sigv4.forwarded.Load(), sigv4.requests.Load())
+	}
+
 	// The check command reads the same Secrets and queries through them.
-	for _, name := range []string{"prometheus-mtls", "prometheus-oauth2"} {
+	for _, name := range []string{"prometheus-mtls", "prometheus-oauth2", "prometheus-sigv4"} {
 		r := runCheckJSON(t, bed.Hub.KubeconfigPath, "check", "uses-"+name, "-n", m.ns)
 		if c1 := reportRow(t, r, m.c1); c1.Result == trafficv1alpha1.EvaluationError {
 			t.Errorf("check through %s: cluster1's query failed: %+v", name, c1)
@@ -145,6 +168,8 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 		"the header value in base64":        base64.StdEncoding.EncodeToString([]byte(headerValue)),
 		"a token the token endpoint issued": tokens.first(),
 		"the client credentials (basic)":    base64.StdEncoding.EncodeToString([]byte("traffic-migration:" + url.QueryEscape(clientSecret))),
+		"the SigV4 secret key":              sigv4Secret,
+		"the SigV4 secret key in base64":    base64.StdEncoding.EncodeToString([]byte(sigv4Secret)),
 	}
 	search := func(haystack string) (found []string) {
 		for name, needle := range needles {
@@ -394,4 +419,60 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err := json.NewEncoder(w).Encode(v); err != nil {
 		panic(fmt.Sprintf("encode: %v", err))
 	}
+}
+
+// sigv4Only admits the requests that carry a valid AWS Signature Version 4 of service
+// aps in region by accessKey, as Amazon Managed Service for Prometheus checks them, and
+// answers the others 403: the request, restricted to the headers it says it signed, is
+// signed again at its X-Amz-Date with the AWS SDK's signer and secretKey, and the two
+// signatures must be the same; the date must be within 5 minutes.
+func sigv4Only(accessKey, secretKey, region string) func(http.ResponseWriter, *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if sigv4Valid(r, accessKey, secretKey, region) {
+			return true
+		}
+		w.WriteHeader(http.StatusForbidden)
+		return false
+	}
+}
+
+func sigv4Valid(r *http.Request, accessKey, secretKey, region string) bool {
+	auth := r.Header.Get("Authorization")
+	fields, ok := strings.CutPrefix(auth, "AWS4-HMAC-SHA256 ")
+	if !ok {
+		return false
+	}
+	parts := map[string]string{}
+	for _, f := range strings.Split(fields, ", ") {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			parts[k] = v
+		}
+	}
+	if !strings.HasPrefix(parts["Credential"], accessKey+"/") || !strings.HasSuffix(parts["Credential"], "/"+region+"/aps/aws4_request") {
+		return false
+	}
+	at, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+	if err != nil || time.Since(at).Abs() > 5*time.Minute {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	again, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+r.Host+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	for _, h := range strings.Split(parts["SignedHeaders"], ";") {
+		if h != "host" && h != "content-length" {
+			again.Header[http.CanonicalHeaderKey(h)] = r.Header.Values(h)
+		}
+	}
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: accessKey, SecretAccessKey: secretKey}
+	if err := v4.NewSigner().SignHTTP(r.Context(), creds, again, hex.EncodeToString(sum[:]), "aps", region, at); err != nil {
+		return false
+	}
+	return again.Header.Get("Authorization") == auth
 }

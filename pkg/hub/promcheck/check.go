@@ -265,7 +265,7 @@ func classifyStatus(e *HTTPStatusError) (reason, message string) {
 	case code == http.StatusUnauthorized:
 		return v1alpha1.ReasonUnauthorized, fmt.Sprintf("Prometheus rejected the credentials (%s); check token, or username and password, in the Prometheus Secret, and X-Scope-OrgID for a multi-tenant store", status)
 	case code == http.StatusForbidden:
-		return v1alpha1.ReasonUnauthorized, fmt.Sprintf("Prometheus refused the query (%s); give the identity of the token, or of username, the right to query metrics (on OpenShift the cluster-monitoring-view role), or check X-Scope-OrgID", status)
+		return v1alpha1.ReasonUnauthorized, fmt.Sprintf("Prometheus refused the query (%s); give the identity of the token, of username or of the SigV4 access key the right to query metrics (on OpenShift the cluster-monitoring-view role, on Amazon Managed Service for Prometheus aps:QueryMetrics), check sigv4Region and sigv4SecretKey (a wrong signature is refused so too), or check X-Scope-OrgID", status)
 	case e.APIErrorType != "":
 		reason, message = classifyAPIError(e.APIErrorType, e.APIError)
 		return reason, fmt.Sprintf("%s (%s)", message, status)

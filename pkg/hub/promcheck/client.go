@@ -135,6 +135,9 @@ func promQuerierOn(cfg Config, transport http.RoundTripper) (*promQuerier, error
 	}
 	// The custom headers go first, so that the manager's own (credentials, tenant)
 	// are set last and cannot be overridden.
+	if cfg.creds().sigv4 != nil {
+		transport = newSigV4RoundTripper(cfg, transport)
+	}
 	var rt http.RoundTripper = &authRoundTripper{next: transport, cfg: cfg, maxBytes: maxBytes}
 	if o := cfg.creds().oauth2; o != nil {
 		var err error

@@ -71,7 +71,8 @@ const (
 const DefaultQueryTimeout = 10 * time.Second
 
 // knownKeys are the keys ConfigFromSecret reads, sorted.
-var knownKeys = []string{KeyTenant, KeyCA, KeyInsecureSkipVerify, KeyOAuth2ClientID, KeyOAuth2ClientSecret, KeyOAuth2Scopes, KeyOAuth2TokenURL, KeyPassword, KeyClientCert, KeyClientKey, KeyToken, KeyURL, KeyUsername}
+var knownKeys = []string{KeyTenant, KeyCA, KeyInsecureSkipVerify, KeyOAuth2ClientID, KeyOAuth2ClientSecret, KeyOAuth2Scopes, KeyOAuth2TokenURL, KeyPassword,
+	KeySigV4AccessKey, KeySigV4Region, KeySigV4SecretKey, KeySigV4SessionToken, KeyClientCert, KeyClientKey, KeyToken, KeyURL, KeyUsername}
 
 // Config says how to reach and authenticate to Prometheus. It is built from the
 // policy's Secret by ConfigFromSecret, which checks every key, so that a mistake in
@@ -132,6 +133,8 @@ type credentials struct {
 	clientCert *tls.Certificate
 	// oauth2 is the client credentials grant, nil when not used.
 	oauth2 *oauth2Creds
+	// sigv4 are the SigV4 credentials, nil when not used.
+	sigv4 *sigv4Creds
 	// headers are the custom headers of the header.<Name> keys, by canonical name.
 	headers map[string]string
 }
@@ -232,6 +235,12 @@ func ConfigFromSecret(secret *corev1.Secret) (Config, error) {
 	}
 	if creds.oauth2 != nil && (creds.token != "" || creds.username != "") {
 		return Config{}, keyError(KeyOAuth2ClientID, "OAuth2 and token or username/password are set; use one way to authenticate and delete the other")
+	}
+	if err := readSigV4(trimmed, &creds); err != nil {
+		return Config{}, err
+	}
+	if creds.sigv4 != nil && (creds.token != "" || creds.username != "" || creds.oauth2 != nil) {
+		return Config{}, keyError(KeySigV4AccessKey, "SigV4 and token, username/password or OAuth2 are set; use one way to authenticate and delete the other")
 	}
 	headers, err := readHeaders(secret, get)
 	if err != nil {
@@ -364,6 +373,8 @@ func (c Config) authKind() string {
 		return "basic"
 	case creds.oauth2 != nil:
 		return "oauth2 client credentials"
+	case creds.sigv4 != nil:
+		return "sigv4 (region " + creds.sigv4.region + ")"
 	}
 	return "none"
 }

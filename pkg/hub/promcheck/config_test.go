@@ -17,6 +17,8 @@ import (
 const (
 	testToken    = "s3cr3t-t0ken-value"
 	testPassword = "pa55w0rd-value"
+	// testSigV4SecretKey is a secret access key, in AWS's documented example's shape.
+	testSigV4SecretKey = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 )
 
 // secretWith builds a Prometheus Secret holding the given key/value pairs in data.
@@ -34,7 +36,7 @@ func secretWith(kv ...string) *corev1.Secret {
 // secretParts are the strings that no error and no printed Config may contain: the
 // token, the password and the body of the CA.
 func secretParts(caPEM []byte) []string {
-	parts := []string{testToken, testPassword, "pa55w0rd", "s3cr3t"}
+	parts := []string{testToken, testPassword, testSigV4SecretKey, "pa55w0rd", "s3cr3t"}
 	if block, _ := pem.Decode(caPEM); block != nil {
 		// A line of the base64 body is enough to spot a leak of the CA.
 		body := strings.Split(string(caPEM), "\n")[1]
@@ -206,6 +208,27 @@ func TestConfigFromSecret(t *testing.T) {
 		"no secret": {
 			wantErr: "no Prometheus Secret",
 		},
+		"sigv4": {
+			secret:   secretWith(KeyURL, "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1", KeySigV4Region, "us-east-1", KeySigV4AccessKey, "AKIDEXAMPLE", KeySigV4SecretKey, testSigV4SecretKey),
+			want:     Config{URL: "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1"},
+			wantAuth: "sigv4 (region us-east-1)",
+		},
+		"sigv4 without its secret key": {
+			secret:  secretWith(KeyURL, "https://p.example", KeySigV4Region, "us-east-1", KeySigV4AccessKey, "AKIDEXAMPLE"),
+			wantKey: KeySigV4SecretKey, wantErr: "never signs with its own AWS identity",
+		},
+		"sigv4 session token alone": {
+			secret:  secretWith(KeyURL, "https://p.example", KeySigV4SessionToken, "tok"),
+			wantKey: KeySigV4SessionToken, wantErr: "set without sigv4Region",
+		},
+		"sigv4 with a region that is none": {
+			secret:  secretWith(KeyURL, "https://p.example", KeySigV4Region, "US East", KeySigV4AccessKey, "AKIDEXAMPLE", KeySigV4SecretKey, testSigV4SecretKey),
+			wantKey: KeySigV4Region, wantErr: "not an AWS region name",
+		},
+		"sigv4 and a token": {
+			secret:  secretWith(KeyURL, "https://p.example", KeyToken, testToken, KeySigV4Region, "us-east-1", KeySigV4AccessKey, "AKIDEXAMPLE", KeySigV4SecretKey, testSigV4SecretKey),
+			wantKey: KeySigV4AccessKey, wantErr: "use one way to authenticate",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -265,6 +288,7 @@ func TestConfigDoesNotPrintSecrets(t *testing.T) {
 	tests := map[string]*corev1.Secret{
 		"token": secretWith(KeyURL, "https://p.example", KeyToken, testToken, KeyCA, string(caPEM)),
 		"basic": secretWith(KeyURL, "https://p.example", KeyUsername, "admin", KeyPassword, testPassword, KeyCA, string(caPEM)),
+		"sigv4": secretWith(KeyURL, "https://p.example", KeySigV4Region, "eu-west-1", KeySigV4AccessKey, "AKIDEXAMPLE", KeySigV4SecretKey, testSigV4SecretKey, KeyCA, string(caPEM)),
 	}
 	for name, secret := range tests {
 		t.Run(name, func(t *testing.T) {
