@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
@@ -22,13 +23,21 @@ type managerProcess struct {
 // Secret: TestNotifications makes the namespace and them.
 const notificationsNamespace = "traffic-migration-notifications"
 
+// statusFlushInterval is the longest the suite's manager keeps a status with only new
+// check results in memory.
+const statusFlushInterval = 3 * time.Second
+
 // startManager starts the manager against the hub at the highest log verbosity, so
 // that tests can search its log for what must never be logged. It may ask the name
 // servers the bed runs (their one address, not the loopback's other addresses:
-// TestDNSNameserverAllowlist counts on it).
+// TestDNSNameserverAllowlist counts on it). Its budget of status writes that carry
+// only check results is all but spent (--status-write-qps), so that every test, the
+// kill, restart and leader tests included, runs with statuses kept in memory between
+// writes, as on a hub with a thousand draining policies; they wait at most
+// statusFlushInterval.
 func startManager(ctx context.Context) (*managerProcess, error) {
 	m, err := bed.StartManager(ctx, testbed.ManagerOptions{Args: []string{"-v=10", "--notifications-namespace=" + notificationsNamespace,
-		"--dns-nameserver-allowlist=" + bed.ListenHost()}})
+		"--dns-nameserver-allowlist=" + bed.ListenHost(), "--status-write-qps=0.01", "--status-flush-interval=" + statusFlushInterval.String()}})
 	if err != nil {
 		return nil, err
 	}
