@@ -138,7 +138,7 @@ func NewController(
 		recorder:      recorder,
 		endpoints:     endpoints,
 		limits:        limits,
-		prometheus:    promcheck.NewClients(kubeClient.CoreV1(), clk, limits.prometheusClient),
+		prometheus:    promcheck.NewClients(kubeClient.CoreV1(), clk, limits.prometheusClient).WithMaxAge(promcheck.SecretMaxAge),
 		metrics:       metrics,
 		clock:         clk,
 		expectations:  newExpectations(clk),

@@ -254,7 +254,8 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 // querierFor returns the Prometheus client of the policy's Secret, or the evaluation
 // that every due cluster gets when the Secret is missing, may not be read or is
 // invalid. The Secret is read from the API, not from a cache of all Secrets: the
-// manager reads only the Secrets that policies name, in the policies' namespaces.
+// manager reads only the Secrets that policies name, in the policies' namespaces, and
+// each at most every promcheck.SecretMaxAge while it can be read.
 func (c *Controller) querierFor(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy) (promcheck.Querier, *promcheck.Check) {
 	q, err := c.prometheus.Get(ctx, policy.Namespace, policy.Spec.PrometheusSecret.Name)
 	var problem *promcheck.SecretError

@@ -57,18 +57,29 @@ func (e *SecretError) Error() string {
 // Unwrap returns the cause.
 func (e *SecretError) Unwrap() error { return e.Err }
 
+// SecretMaxAge is how long the manager uses a Prometheus Secret as it last read it
+// before it reads it again (Clients.WithMaxAge): at a thousand draining policies, a GET
+// per check round would take the API server's rate limit (--kube-api-qps) from the
+// checks themselves, and hold them to it. A changed Secret takes effect within it; a
+// Secret that cannot be read is read again at every round.
+const SecretMaxAge = 30 * time.Second
+
 // Clients is the one way from a policy's Prometheus Secret to a client, for the
 // manager and the commands alike. It reads the Secret by GET, with no logger (client-go
 // logs response bodies at high verbosity with the request context's logger, so the
 // Secret's data never reaches a log), checks it (ConfigFromSecret), and keeps one
 // client per version of the Secret, by its UID and resourceVersion: queries reuse
-// connections, and a changed or re-created Secret takes effect at its next read.
+// connections, and a changed or re-created Secret takes effect at its next read, which
+// is at every Get, or once the last read is older than WithMaxAge's.
 type Clients struct {
 	secrets corev1client.SecretsGetter
 	clock   clock.PassiveClock
 	// build builds the client of a Config read from a Secret, with the reader's own
 	// bounds (timeout, answer limits, allowlist).
 	build func(Config) (Client, error)
+	// maxAge is how long a Secret as read answers Get without a new read; zero reads
+	// it at every Get.
+	maxAge time.Duration
 
 	mu      sync.Mutex
 	entries map[string]clientEntry // by "<namespace>/<name>" of the Secret
@@ -79,6 +90,8 @@ type clientEntry struct {
 	resourceVersion string
 	client          Client
 	used            time.Time
+	// read is when the Secret was last read and found at this version.
+	read time.Time
 }
 
 // NewClients reads Secrets through secrets and builds their clients with build, which
@@ -88,9 +101,29 @@ func NewClients(secrets corev1client.SecretsGetter, clk clock.PassiveClock, buil
 	return &Clients{secrets: secrets, clock: clk, build: build, entries: map[string]clientEntry{}}
 }
 
-// Get reads the Secret namespace/name and returns its client. Every error is a
-// *SecretError. A Secret found deleted lets go of its client.
+// WithMaxAge makes Get answer from the Secret as last read while that read is younger
+// than maxAge, and returns c.
+func (c *Clients) WithMaxAge(maxAge time.Duration) *Clients {
+	c.maxAge = maxAge
+	return c
+}
+
+// Get reads the Secret namespace/name (or takes it as last read, within WithMaxAge)
+// and returns its client. Every error is a *SecretError. A Secret found deleted lets
+// go of its client.
 func (c *Clients) Get(ctx context.Context, namespace, name string) (Client, error) {
+	if c.maxAge > 0 {
+		c.mu.Lock()
+		e, ok := c.entries[namespace+"/"+name]
+		now := c.clock.Now()
+		if ok && now.Sub(e.read) < c.maxAge {
+			e.used = now
+			c.entries[namespace+"/"+name] = e
+			c.mu.Unlock()
+			return e.client, nil
+		}
+		c.mu.Unlock()
+	}
 	quiet := klog.NewContext(ctx, logr.Discard())
 	secret, err := c.secrets.Secrets(namespace).Get(quiet, name, metav1.GetOptions{})
 	if err != nil {
@@ -122,7 +155,7 @@ func (c *Clients) ForSecret(secret *corev1.Secret) (Client, error) {
 	}
 	key := secret.Namespace + "/" + secret.Name
 	if e, ok := c.entries[key]; ok && e.uid == secret.UID && e.resourceVersion == secret.ResourceVersion {
-		e.used = now
+		e.used, e.read = now, now
 		c.entries[key] = e
 		return e.client, nil
 	}
@@ -135,7 +168,7 @@ func (c *Clients) ForSecret(secret *corev1.Secret) (Client, error) {
 	if err != nil {
 		return nil, &SecretError{Namespace: secret.Namespace, Name: secret.Name, Reason: ConfigErrorReason(err), Err: err}
 	}
-	c.entries[key] = clientEntry{uid: secret.UID, resourceVersion: secret.ResourceVersion, client: client, used: now}
+	c.entries[key] = clientEntry{uid: secret.UID, resourceVersion: secret.ResourceVersion, client: client, used: now, read: now}
 	return client, nil
 }
 

@@ -164,3 +164,49 @@ func mustAllowlist(t *testing.T, entries ...string) *Allowlist {
 	}
 	return a
 }
+
+// TestClientsMaxAge: with a maximum age, Get answers from the Secret as last read
+// until that read is older than it, then reads it again and takes its new version; a
+// Secret that could not be read is read again at every Get.
+func TestClientsMaxAge(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	kube := fake.NewClientset(testSecret("prom", "uid-1", "1", "http://a:9090"))
+	clients := NewClients(kube.CoreV1(), clk, NewClient).WithMaxAge(30 * time.Second)
+	ctx := context.Background()
+	reads := func() int {
+		n := 0
+		for _, a := range kube.Actions() {
+			if a.GetVerb() == "get" && a.GetResource().Resource == "secrets" {
+				n++
+			}
+		}
+		return n
+	}
+	first, err := clients.Get(ctx, "ns", "prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().Secrets("ns").Update(ctx, testSecret("prom", "uid-1", "2", "http://b:9090"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(29 * time.Second)
+	if again, err := clients.Get(ctx, "ns", "prom"); err != nil || again != first || reads() != 1 {
+		t.Errorf("within the maximum age: client reused %v, err %v, %d reads; want the first client from 1 read", again == first, err, reads())
+	}
+	clk.Step(2 * time.Second)
+	if changed, err := clients.Get(ctx, "ns", "prom"); err != nil || changed == first || reads() != 2 {
+		t.Errorf("past the maximum age: new client %v, err %v, %d reads; want the changed Secret's client from a second read", changed != first, err, reads())
+	}
+	if err := kube.CoreV1().Secrets("ns").Delete(ctx, "prom", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(31 * time.Second)
+	for i := 0; i < 2; i++ {
+		if _, err := clients.Get(ctx, "ns", "prom"); err == nil {
+			t.Fatalf("read %d: a deleted Secret gives a client", i)
+		}
+	}
+	if got := reads(); got != 4 {
+		t.Errorf("%d reads, want the deleted Secret read at each Get (4 in all)", got)
+	}
+}
