@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/test/fixture"
@@ -208,12 +209,18 @@ func TestDNSNameserverAllowlist(t *testing.T) {
 	}
 
 	// The allowed server alone: the switch ends, and cluster1's clock starts.
-	current, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
+	// The manager writes the status meanwhile: a conflict is retried on the policy as
+	// it is then.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current.Spec.DNS.Verify.Nameservers = []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(dns.Addr())}
+		_, err = f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Update(ctx, current, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	current.Spec.DNS.Verify.Nameservers = []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(dns.Addr())}
-	if _, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Update(ctx, current, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitAnswer(ctx, t, dns, hostname, "192.0.2.32")
