@@ -20,6 +20,7 @@ require (
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/oauth2 v0.38.0
 	golang.org/x/term v0.47.0
+	golang.org/x/time v0.15.0
 	helm.sh/helm/v3 v3.20.2
 	k8s.io/api v0.35.2
 	k8s.io/apiextensions-apiserver v0.35.2
@@ -151,7 +152,6 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	golang.org/x/time v0.15.0 // indirect
 	gomodules.xyz/envconfig v1.3.1-0.20190308184047-426f31af0d45 // indirect
 	gomodules.xyz/notify v0.1.1 // indirect
 	google.golang.org/api v0.264.0 // indirect

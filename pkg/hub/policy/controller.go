@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	kevents "k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -87,7 +86,7 @@ type Controller struct {
 	memory *memories
 	// statusBudget is the budget of status writes that carry only check results
 	// (limits.StatusWrites); nil writes every check.
-	statusBudget flowcontrol.RateLimiter
+	statusBudget writeBudget
 }
 
 // Informers are the informers the controller reads. The ManagedClusterAddOn informer
@@ -143,7 +142,7 @@ func NewController(
 		clock:         clk,
 		expectations:  newExpectations(clk),
 		memory:        newMemories(),
-		statusBudget:  limits.StatusWrites.budget(),
+		statusBudget:  limits.StatusWrites.budget(clk),
 	}
 	c.querySlots = slots.New(maxParallelQueries, fastQuery, clk)
 	c.evaluations = newEvaluator(c.evaluate, c.memory)

@@ -66,7 +66,9 @@
 // would hold the checks to the API server's rate limit), a status that differs from
 // the written one only in what checks report of a row (values, times, query, detail,
 // history, estimate, message: checkResultsOnly) is written while a budget of such
-// writes allows (StatusWrites), and otherwise kept in memory. The invariants:
+// writes allows (StatusWrites), and otherwise kept in memory. The budget is shared by
+// namespace as the query slots are (writebudget.go): a tenant alone has all of it, and
+// a tenant within a quarter of it is never held back by another. The invariants:
 //
 //   - A change of the proxy, a phase, a drain's start, DNS withdrawal, stall, removal,
 //     run of passes, check result, condition or generation is written at once: what

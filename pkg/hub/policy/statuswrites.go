@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/clock"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 )
@@ -18,7 +18,8 @@ import (
 // interval whatever the API server's rate limit lets through (docs/running.md).
 //
 // A status that differs from the written one only in the rows' check results (see
-// checkResultsOnly) is written while the budget (QPS) allows; otherwise it is kept in
+// checkResultsOnly) is written while the budget (QPS, shared fairly by namespace:
+// fairBudget) allows; otherwise it is kept in
 // memory, the policy's next syncs decide from it, and it is written with the policy's
 // next change, or once it has waited FlushInterval. A change of the decision (the
 // proxy's clusters, a phase, a drain's start, DNS withdrawal or removal time), of a
@@ -26,8 +27,8 @@ import (
 // loses only what a restart checks again: the values, times and history of checks
 // whose result and run of passes did not change.
 type StatusWrites struct {
-	// QPS is the budget of such writes over all policies, per second; zero writes
-	// every check (no budget).
+	// QPS is the budget of such writes over all policies, per second, shared fairly
+	// by namespace; zero writes every check (no budget).
 	QPS float32
 	// FlushInterval is the longest a policy's new check results wait in memory.
 	FlushInterval time.Duration
@@ -36,13 +37,13 @@ type StatusWrites struct {
 // enabled reports whether check results may wait in memory.
 func (s StatusWrites) enabled() bool { return s.QPS > 0 && s.FlushInterval > 0 }
 
-// budget is the token bucket of StatusWrites.QPS, with a burst of one second's worth
-// (at least one); nil when every check is written.
-func (s StatusWrites) budget() flowcontrol.RateLimiter {
+// budget is the budget of StatusWrites.QPS, shared fairly by namespace (fairBudget);
+// nil when every check is written.
+func (s StatusWrites) budget(clk clock.PassiveClock) writeBudget {
 	if !s.enabled() {
 		return nil
 	}
-	return flowcontrol.NewTokenBucketRateLimiter(s.QPS, max(1, int(s.QPS)))
+	return newFairBudget(s.QPS, clk)
 }
 
 // unwrittenStatus is a policy's status as its last sync decided it, kept in memory
@@ -90,7 +91,7 @@ func (c *Controller) writeStatus(ctx context.Context, written *trafficv1alpha1.T
 			}
 			since = m.statusWritten
 		})
-		if flushAt = since.Add(c.limits.StatusWrites.FlushInterval); now.Before(flushAt) && !c.statusBudget.TryAccept() {
+		if flushAt = since.Add(c.limits.StatusWrites.FlushInterval); now.Before(flushAt) && !c.statusBudget.TryAccept(written.Namespace) {
 			c.memory.with(key, func(m *memory) {
 				m.unwritten = &unwrittenStatus{basedOn: written.ResourceVersion, status: *status.DeepCopy()}
 			})

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/flowcontrol"
 	clocktesting "k8s.io/utils/clock/testing"
 	"open-cluster-management.io/api/client/cluster/clientset/versioned/fake"
 
@@ -93,7 +92,7 @@ func TestStatusWritesWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Controller{policyClient: policyClient, clock: clk, memory: newMemories(), metrics: NewMetrics(nil),
-		expectations: newExpectations(clk), statusBudget: flowcontrol.NewFakeNeverRateLimiter(),
+		expectations: newExpectations(clk), statusBudget: spentBudget{},
 		limits: Limits{StatusWrites: StatusWrites{QPS: 1, FlushInterval: time.Minute}}}
 	key := keyOf(created)
 	get := func() *trafficv1alpha1.TrafficMigrationPolicy {
@@ -190,5 +189,58 @@ func TestStatusWritesWait(t *testing.T) {
 	changed.ResourceVersion += "0"
 	if kept := c.withUnwritten(key, changed); kept != changed {
 		t.Errorf("the sync decided from a status kept for resourceVersion %s of the policy, now at %s", before.ResourceVersion, changed.ResourceVersion)
+	}
+}
+
+// spentBudget is a write budget always spent.
+type spentBudget struct{}
+
+func (spentBudget) TryAccept(string) bool { return false }
+
+// TestFairBudget checks that the status-write budget is shared by namespace: a tenant
+// alone gets the whole rate, and one that asks for at most its share gets all of it
+// beside a tenant that asks for ten times the whole budget.
+func TestFairBudget(t *testing.T) {
+	const qps = 20
+	for _, tc := range []struct {
+		name string
+		// hogs is how many writes the noisy tenant asks for every 10 ms.
+		hogs int
+		// quiet is how many writes a second the quiet tenant asks for.
+		quiet int
+		// wantHog is at least how many of the noisy tenant's writes go through in the
+		// 10 s, wantQuiet exactly how many of the quiet one's.
+		wantHog, wantQuiet int
+	}{
+		{name: "alone", hogs: 2, quiet: 0, wantHog: 10 * qps},
+		{name: "beside a tenant within its share", hogs: 2, quiet: qps / 4, wantHog: 10 * qps * 3 / 4, wantQuiet: 10 * qps / 4},
+		{name: "a tenant within its share alone", hogs: 0, quiet: qps / 4, wantQuiet: 10 * qps / 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+			b := newFairBudget(qps, clk)
+			hog, quiet := 0, 0
+			for step := range 1000 {
+				clk.SetTime(clk.Now().Add(10 * time.Millisecond))
+				for range tc.hogs {
+					if b.TryAccept("noisy") {
+						hog++
+					}
+				}
+				if tc.quiet > 0 && step%(100/tc.quiet) == 0 && b.TryAccept("quiet") {
+					quiet++
+				}
+			}
+			if quiet != tc.wantQuiet {
+				t.Errorf("the quiet tenant wrote %d times in 10 s, want all %d it asked for", quiet, tc.wantQuiet)
+			}
+			if hog < tc.wantHog {
+				t.Errorf("the noisy tenant wrote %d times in 10 s, want at least %d", hog, tc.wantHog)
+			}
+			// The burst is one second's worth.
+			if total := hog + quiet; total > 11*qps {
+				t.Errorf("%d writes in 10 s, more than the budget of %d a second allows", total, qps)
+			}
+		})
 	}
 }

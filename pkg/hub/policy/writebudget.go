@@ -1,0 +1,98 @@
+// Copyright Contributors to the Open Cluster Management project
+// SPDX-License-Identifier: Apache-2.0
+
+package policy
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/utils/clock"
+)
+
+// writeBudget lets a write through, or says it must wait; tenant is the policy's
+// namespace.
+type writeBudget interface {
+	TryAccept(tenant string) bool
+}
+
+// fairBudget is a budget of writes per second shared fairly by tenants (namespaces),
+// as the query slots are (package slots): a tenant with many policies, or many
+// checks, does not spend the budget of the others.
+//
+//   - Each tenant has a share of a quarter of the rate, with a quarter of the burst:
+//     within it, a write goes through whenever the whole budget has a token.
+//   - Beyond its share, a tenant borrows from the whole budget only while more than a
+//     share's worth of burst is left, so a tenant that comes later always finds its
+//     share there.
+//
+// So one tenant alone gets the whole rate, and a tenant that writes at most its share
+// is never held back by another, however many writes the other asks for. Within a
+// tenant writes go in the order asked; each policy's kept status is written after
+// StatusWrites.FlushInterval at the latest, budget or not.
+type fairBudget struct {
+	clock      clock.PassiveClock
+	share      rate.Limit
+	shareBurst int
+	// reserve is what a tenant beyond its share leaves in the whole budget.
+	reserve float64
+
+	mu        sync.Mutex
+	all       *rate.Limiter
+	tenants   map[string]*rate.Limiter
+	lastPrune time.Time
+}
+
+// newFairBudget returns a budget of qps writes per second, with a burst of one
+// second's worth (at least two, so that one can be lent).
+func newFairBudget(qps float32, clk clock.PassiveClock) *fairBudget {
+	burst := max(2, int(qps))
+	shareBurst := max(1, burst/4)
+	return &fairBudget{
+		clock:      clk,
+		share:      rate.Limit(qps / 4),
+		shareBurst: shareBurst,
+		reserve:    float64(shareBurst),
+		all:        rate.NewLimiter(rate.Limit(qps), burst),
+		tenants:    map[string]*rate.Limiter{},
+		lastPrune:  clk.Now(),
+	}
+}
+
+// TryAccept spends a token of the tenant's, and reports whether it could.
+func (b *fairBudget) TryAccept(tenant string) bool {
+	now := b.clock.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.prune(now)
+	own, ok := b.tenants[tenant]
+	if !ok {
+		own = rate.NewLimiter(b.share, b.shareBurst)
+		b.tenants[tenant] = own
+	}
+	left := b.all.TokensAt(now)
+	switch {
+	case left < 1:
+		return false
+	case own.TokensAt(now) >= 1:
+		own.AllowN(now, 1)
+	case left < 1+b.reserve:
+		return false
+	}
+	return b.all.AllowN(now, 1)
+}
+
+// prune forgets, once a minute, the tenants whose share is full again: a new one
+// would be the same.
+func (b *fairBudget) prune(now time.Time) {
+	if now.Sub(b.lastPrune) < time.Minute {
+		return
+	}
+	b.lastPrune = now
+	for name, own := range b.tenants {
+		if own.TokensAt(now) >= float64(b.shareBurst) {
+			delete(b.tenants, name)
+		}
+	}
+}
