@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"sigs.k8s.io/yaml"
 
@@ -41,7 +40,7 @@ type demo struct {
 	cfg       config
 	con       *console
 	bed       *testbed.Bed
-	hub       *hubClients
+	hub       *fixture.HubClients
 	spokes    map[string]gatewayclient.Interface
 	traefik   map[string]*testbed.Traefik // each spoke's Gateway API implementation
 	clusterOf map[netip.Addr]string       // the spokes by their nodes' addresses
@@ -217,7 +216,7 @@ func (d *demo) startFleet(ctx context.Context, dir string) error {
 	}
 	d.con.step("$ clusteradm %s", strings.Join(enable, " "))
 
-	if d.hub, err = newHubClients(d.bed.Hub.Config); err != nil {
+	if d.hub, err = fixture.NewHubClients(d.bed.Hub.Config); err != nil {
 		return err
 	}
 	// DNS before the policy: the policy asks its CoreDNS, the zone's authoritative
@@ -295,7 +294,7 @@ func (d *demo) waitSteady(ctx context.Context) error {
 	d.con.step("traffic-migration agents running on %s and %s: pods of the Deployment %s/%s that the add-on put there through ManifestWork, with the hub kubeconfig OCM wrote to each spoke",
 		cluster1, cluster2, testbed.AgentAddonNamespace, agentDeployment)
 	d.con.step("waiting for OCM to mark the add-on Available on both clusters (from the agents' Deployments, as the work agents report them) and for the policy to be Ready")
-	if err := waitForFleet(ctx, d.con, d.bed, d.hub); err != nil {
+	if err := waitForFleet(ctx, d.con, d.hub); err != nil {
 		return err
 	}
 	return sleep(ctx, time.Until(warmedUp))
@@ -381,7 +380,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // summarize reads the outcome from the policy's status and the fleet.
-func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewayclient.Interface, v *view, moveAt time.Time, fleet *clients.Fleet, cfg config) (*summary, error) {
+func summarize(ctx context.Context, hub *fixture.HubClients, spokes map[string]gatewayclient.Interface, v *view, moveAt time.Time, fleet *clients.Fleet, cfg config) (*summary, error) {
 	s := &summary{
 		Form: cfg.name, Clients: cfg.clients, MinDrainDuration: cfg.minDrainDuration, MaxPercent: cfg.maxPercent,
 		ChecksNeeded: cfg.consecutiveSuccesses, Requests: fleet.Counts(),
@@ -393,11 +392,11 @@ func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewaycl
 	s.DNSTTL = dnsRecordTTL
 	s.LongestClientTTL = slices.Max(clients.TTLs(cfg.clients, cfg.shortTTL, cfg.longTTL, cfg.longClients))
 
-	policy, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, policyName, metav1.GetOptions{})
+	policy, err := hub.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, policyName, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("read the policy: %w", err)
 	}
-	proxy, err := fixture.DecisionClusters(ctx, hub.cluster, namespace, proxyName)
+	proxy, err := fixture.DecisionClusters(ctx, hub.Cluster, namespace, proxyName)
 	if err != nil {
 		return nil, err
 	}
@@ -424,15 +423,11 @@ func summarize(ctx context.Context, hub *hubClients, spokes map[string]gatewaycl
 // waitForFleet waits until the fleet is in its steady state before the move: both
 // agents available and reporting the Gateway (cluster1's ready), the policy Ready with
 // cluster1 Active, and Prometheus seeing all the traffic on cluster1.
-func waitForFleet(ctx context.Context, con *console, bed *testbed.Bed, hub *hubClients) error {
-	addons, err := addonclient.NewForConfig(bed.Hub.Config)
-	if err != nil {
-		return err
-	}
+func waitForFleet(ctx context.Context, con *console, hub *fixture.HubClients) error {
 	gatewayCondition := trafficv1alpha1.GatewayConditionType(namespace, gatewayName)
 	for _, c := range []string{cluster1, cluster2} {
 		err := waitFor(ctx, "the add-on of "+c+" to be Available with the agent's report", func(ctx context.Context) error {
-			a, err := addons.AddonV1alpha1().ManagedClusterAddOns(c).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
+			a, err := hub.Addon.AddonV1alpha1().ManagedClusterAddOns(c).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -452,8 +447,8 @@ func waitForFleet(ctx context.Context, con *console, bed *testbed.Bed, hub *hubC
 		}
 	}
 	con.step("ManagedClusterAddOns Available (the agents' Deployments are available), and the agents report: cluster1's Gateway Programmed, cluster2 has none yet")
-	err = waitFor(ctx, "the policy to be Ready with cluster1 Active", func(ctx context.Context) error {
-		p, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, policyName, metav1.GetOptions{})
+	err := waitFor(ctx, "the policy to be Ready with cluster1 Active", func(ctx context.Context) error {
+		p, err := hub.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, policyName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

@@ -13,15 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
-	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
@@ -46,32 +41,6 @@ const (
 // regions are the clusters' regions, the label the real Placement selects on.
 var regions = map[string]string{cluster1: "us-east", cluster2: "us-west"}
 
-// hubClients are the hub's APIs as the demo uses them.
-type hubClients struct {
-	kube    kubernetes.Interface
-	cluster clusterclient.Interface
-	work    workclient.Interface
-	traffic trafficclient.Interface
-}
-
-func newHubClients(cfg *rest.Config) (*hubClients, error) {
-	var h hubClients
-	var err error
-	if h.kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	if h.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	if h.work, err = workclient.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	if h.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	return &h, nil
-}
-
 // The Gateway's traffic as Traefik counts it: every request that reaches the web
 // entry point of a spoke's Traefik, with the cluster label that the spoke's metrics
 // agent puts on everything it writes to the hub's Prometheus.
@@ -88,23 +57,23 @@ const (
 // namespace, the real Placement selecting cluster1's region, the Prometheus Secret,
 // the TrafficMigrationPolicy, and the ManifestWorkReplicaSet that puts the Gateway on
 // the clusters of the PROXY Placement.
-func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.TrafficMigrationPolicy, prometheusURL string) error {
+func prepareHub(ctx context.Context, h *fixture.HubClients, policy *trafficv1alpha1.TrafficMigrationPolicy, prometheusURL string) error {
 	for cluster, region := range regions {
 		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, regionLabel, region)
-		if _, err := h.cluster.ClusterV1().ManagedClusters().Patch(ctx, cluster, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		if _, err := h.Cluster.ClusterV1().ManagedClusters().Patch(ctx, cluster, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return fmt.Errorf("label ManagedCluster %s: %w", cluster, err)
 		}
 	}
 	withRegion := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 		{Key: regionLabel, Operator: metav1.LabelSelectorOpExists},
 	}}
-	if err := fixture.CreateClusterSet(ctx, h.cluster, clusterSetName, withRegion); err != nil {
+	if err := fixture.CreateClusterSet(ctx, h.Cluster, clusterSetName, withRegion); err != nil {
 		return err
 	}
-	if _, err := h.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+	if _, err := h.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace %s: %w", namespace, err)
 	}
-	if err := fixture.BindClusterSet(ctx, h.cluster, namespace, clusterSetName); err != nil {
+	if err := fixture.BindClusterSet(ctx, h.Cluster, namespace, clusterSetName); err != nil {
 		return err
 	}
 	placement := &clusterv1beta1.Placement{
@@ -114,17 +83,17 @@ func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.Traf
 			Predicates:  regionPredicates(regions[cluster1]),
 		},
 	}
-	if _, err := h.cluster.ClusterV1beta1().Placements(namespace).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
+	if _, err := h.Cluster.ClusterV1beta1().Placements(namespace).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create Placement %s: %w", placementName, err)
 	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: namespace},
 		StringData: map[string]string{"url": prometheusURL},
 	}
-	if _, err := h.kube.CoreV1().Secrets(namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+	if _, err := h.Kube.CoreV1().Secrets(namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create Secret %s: %w", secretName, err)
 	}
-	if _, err := h.traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+	if _, err := h.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Create(ctx, policy, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create TrafficMigrationPolicy %s: %w", policy.Name, err)
 	}
 	// The Gateway (of Traefik's GatewayClass, for the demo's name) and its HTTPRoute to
@@ -135,7 +104,7 @@ func prepareHub(ctx context.Context, h *hubClients, policy *trafficv1alpha1.Traf
 	if err != nil {
 		return err
 	}
-	if _, err := h.work.WorkV1alpha1().ManifestWorkReplicaSets(namespace).Create(ctx, mwrs, metav1.CreateOptions{}); err != nil {
+	if _, err := h.Work.WorkV1alpha1().ManifestWorkReplicaSets(namespace).Create(ctx, mwrs, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create ManifestWorkReplicaSet %s: %w", mwrsName, err)
 	}
 	return nil
@@ -148,14 +117,14 @@ func regionPredicates(region string) []clusterv1beta1.ClusterPredicate {
 
 // movePlacement edits the real Placement to select another region, as the
 // administrator does, retrying on a write conflict.
-func movePlacement(ctx context.Context, h *hubClients, region string) error {
+func movePlacement(ctx context.Context, h *fixture.HubClients, region string) error {
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		p, err := h.cluster.ClusterV1beta1().Placements(namespace).Get(ctx, placementName, metav1.GetOptions{})
+		p, err := h.Cluster.ClusterV1beta1().Placements(namespace).Get(ctx, placementName, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		p.Spec.Predicates = regionPredicates(region)
-		_, err = h.cluster.ClusterV1beta1().Placements(namespace).Update(ctx, p, metav1.UpdateOptions{})
+		_, err = h.Cluster.ClusterV1beta1().Placements(namespace).Update(ctx, p, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			return false, nil
 		}

@@ -34,6 +34,7 @@ import (
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/test/clients"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 )
 
 const (
@@ -116,16 +117,16 @@ type view struct {
 	done         chan struct{}
 }
 
-func newView(con *console, hub *hubClients, spokes map[string]gatewayclient.Interface, prometheusURL string,
+func newView(con *console, hub *fixture.HubClients, spokes map[string]gatewayclient.Interface, prometheusURL string,
 	fleet *clients.Fleet, clusterOf map[netip.Addr]string, lookup clients.LookupFunc, cfg config) (*view, error) {
 	c, err := promapi.NewClient(promapi.Config{Address: prometheusURL})
 	if err != nil {
 		return nil, err
 	}
 	v := &view{con: con, prom: promv1.NewAPI(c), clients: fleet, clusterOf: clusterOf, lookup: lookup, cfg: cfg, done: make(chan struct{}),
-		hubInformers:     clusterinformers.NewSharedInformerFactoryWithOptions(hub.cluster, 0, clusterinformers.WithNamespace(namespace)),
-		workInformers:    workinformers.NewSharedInformerFactory(hub.work, 0),
-		trafficInformers: trafficinformers.NewSharedInformerFactoryWithOptions(hub.traffic, 0, trafficinformers.WithNamespace(namespace)),
+		hubInformers:     clusterinformers.NewSharedInformerFactoryWithOptions(hub.Cluster, 0, clusterinformers.WithNamespace(namespace)),
+		workInformers:    workinformers.NewSharedInformerFactory(hub.Work, 0),
+		trafficInformers: trafficinformers.NewSharedInformerFactoryWithOptions(hub.Traffic, 0, trafficinformers.WithNamespace(namespace)),
 		gatewayInformers: map[string]gatewayinformers.SharedInformerFactory{},
 		gateways:         map[string]gatewaylisters.GatewayLister{},
 	}

@@ -102,15 +102,13 @@ type addonTest struct {
 func TestAddOn(t *testing.T) {
 	a := &addonTest{
 		parent:     t,
+		traffic:    hub.Traffic,
 		gateways:   map[string]gatewayclient.Interface{},
 		traefik:    map[string]*testbed.Traefik{},
 		clusterIDs: map[string]string{},
 	}
-	var err error
-	if a.traffic, err = trafficclient.NewForConfig(bed.Hub.Config); err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []string{cluster1, cluster2} {
+		var err error
 		if a.gateways[c], err = gatewayclient.NewForConfig(bed.Spokes[c].Config); err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +119,7 @@ func TestAddOn(t *testing.T) {
 		a.clusterIDs[c] = string(ns.UID)
 	}
 	a.pods = watchPods(t,
-		watchedNamespace{cluster: hubName, client: hub.kube, namespace: managerNamespace},
+		watchedNamespace{cluster: hubName, client: hub.Kube, namespace: managerNamespace},
 		watchedNamespace{cluster: cluster1, client: spokes[cluster1], namespace: testbed.AgentAddonNamespace},
 		watchedNamespace{cluster: cluster2, client: spokes[cluster2], namespace: testbed.AgentAddonNamespace},
 	)
@@ -165,7 +163,7 @@ func (a *addonTest) install(t *testing.T) {
 
 	// The add-on as the add-on framework reads it (v1beta1, through the conversion
 	// webhook): enabled per cluster, with the default AddOnDeploymentConfig.
-	cma, err := hub.addon.AddonV1beta1().ClusterManagementAddOns().Get(ctx, addonName, metav1.GetOptions{})
+	cma, err := hub.Addon.AddonV1beta1().ClusterManagementAddOns().Get(ctx, addonName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +173,7 @@ func (a *addonTest) install(t *testing.T) {
 	if d := cma.Spec.DefaultConfigs; len(d) != 1 || d[0].Resource != "addondeploymentconfigs" || d[0].Namespace != addonConfigNamespace || d[0].Name != addonName {
 		t.Errorf("ClusterManagementAddOn default configs %+v, want the AddOnDeploymentConfig %s/%s", d, addonConfigNamespace, addonName)
 	}
-	if _, err := hub.addon.AddonV1alpha1().AddOnDeploymentConfigs(addonConfigNamespace).Get(ctx, addonName, metav1.GetOptions{}); err != nil {
+	if _, err := hub.Addon.AddonV1alpha1().AddOnDeploymentConfigs(addonConfigNamespace).Get(ctx, addonName, metav1.GetOptions{}); err != nil {
 		t.Errorf("the default AddOnDeploymentConfig: %v", err)
 	}
 
@@ -207,7 +205,7 @@ func (a *addonTest) enable(t *testing.T) {
 		// OCM's addon manager makes the ClusterManagementAddOn its owner, which the add-on
 		// framework waits for before it deploys or registers anything.
 		eventually(t, "ManagedClusterAddOn of "+c+" owned by its ClusterManagementAddOn", func(ctx context.Context) error {
-			mca, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(c).Get(ctx, addonName, metav1.GetOptions{})
+			mca, err := hub.Addon.AddonV1alpha1().ManagedClusterAddOns(c).Get(ctx, addonName, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -488,7 +486,7 @@ func (a *addonTest) metricsLabels(t *testing.T) {
 			"--namespace", testbed.AgentAddonNamespace, "--config-file", file); err != nil {
 			t.Fatal(err)
 		}
-		mca, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(c).Get(ctx, addonName, metav1.GetOptions{})
+		mca, err := hub.Addon.AddonV1alpha1().ManagedClusterAddOns(c).Get(ctx, addonName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

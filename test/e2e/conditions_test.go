@@ -77,7 +77,7 @@ func keys[V any](m map[string]V) []string {
 
 // addonCondition reads a condition of a cluster's ManagedClusterAddOn; nil if it has none.
 func addonCondition(ctx context.Context, cluster, condType string) (*metav1.Condition, error) {
-	mca, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, addonName, metav1.GetOptions{})
+	mca, err := hub.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, addonName, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}

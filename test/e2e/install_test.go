@@ -102,7 +102,7 @@ func checkGoMemoryLimit(t *testing.T, pod *corev1.Pod) {
 	// As the library computes it: the ratio times the limit, rounded down.
 	// The line carries the logger's name between the message and the value.
 	want := regexp.MustCompile(fmt.Sprintf(`"GOMEMLIMIT is updated" .*GOMEMLIMIT=%d( |$)`, uint64(float64(limit.Value())*0.9)))
-	logs, err := hub.kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
+	logs, err := hub.Kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
 		Container: "manager", LimitBytes: ptr.To[int64](1 << 16),
 	}).DoRaw(t.Context())
 	if err != nil {
@@ -117,7 +117,7 @@ func checkGoMemoryLimit(t *testing.T, pod *corev1.Pod) {
 // leader returns the manager's pod that holds the leader Lease: the Lease's holder is
 // <pod name>_<uuid>, as the manager's hostname in a pod is the pod's name.
 func leader(ctx context.Context) (string, error) {
-	lease, err := hub.kube.CoordinationV1().Leases(managerNamespace).Get(ctx, managerLease, metav1.GetOptions{})
+	lease, err := hub.Kube.CoordinationV1().Leases(managerNamespace).Get(ctx, managerLease, metav1.GetOptions{})
 	if err != nil {
 		return "", err
 	}
@@ -160,7 +160,7 @@ func (a *addonTest) killLeader(t *testing.T) {
 	t.Helper()
 	ctx := t.Context()
 	old := a.waitLeader(t)
-	if err := hub.kube.CoreV1().Pods(managerNamespace).Delete(ctx, old, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+	if err := hub.Kube.CoreV1().Pods(managerNamespace).Delete(ctx, old, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatalf("kill the leader's pod %s: %v", old, err)
 	}
 	t.Logf("killed the leader's pod %s", old)

@@ -19,10 +19,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
-	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -42,12 +40,7 @@ var image string
 var bed *testbed.Bed
 
 // hub is the hub's API as the tests use it.
-var hub struct {
-	kube    kubernetes.Interface
-	cluster clusterclient.Interface
-	work    workclient.Interface
-	addon   addonclient.Interface
-}
+var hub *fixture.HubClients
 
 // spokes are the spokes' APIs by cluster name.
 var spokes = map[string]kubernetes.Interface{}
@@ -79,18 +72,8 @@ func suite() (testbed.OCMSuite, error) {
 }
 
 func newClients() error {
-	cfg := bed.Hub.Config
 	var err error
-	if hub.kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return err
-	}
-	if hub.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
-		return err
-	}
-	if hub.work, err = workclient.NewForConfig(cfg); err != nil {
-		return err
-	}
-	if hub.addon, err = addonclient.NewForConfig(cfg); err != nil {
+	if hub, err = fixture.NewHubClients(bed.Hub.Config); err != nil {
 		return err
 	}
 	for name, spoke := range bed.Spokes {

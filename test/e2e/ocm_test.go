@@ -62,7 +62,7 @@ func TestClustersJoinedWithClusteradm(t *testing.T) {
 	for _, name := range []string{cluster1, cluster2} {
 		t.Run(name, func(t *testing.T) {
 			eventually(t, "ManagedCluster "+name+" accepted, joined and available", func(ctx context.Context) error {
-				mc, err := hub.cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+				mc, err := hub.Cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
@@ -77,7 +77,7 @@ func TestClustersJoinedWithClusteradm(t *testing.T) {
 				return nil
 			})
 
-			csrs, err := hub.kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{
+			csrs, err := hub.Kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{
 				LabelSelector: clusterv1.ClusterNameLabelKey + "=" + name,
 			})
 			if err != nil {
@@ -182,11 +182,11 @@ func TestManifestWorkAppliedOnSpoke(t *testing.T) {
 			Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}},
 		}},
 	}
-	if _, err := hub.work.WorkV1().ManifestWorks(cluster1).Create(ctx, work, metav1.CreateOptions{}); err != nil {
+	if _, err := hub.Work.WorkV1().ManifestWorks(cluster1).Create(ctx, work, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = hub.work.WorkV1().ManifestWorks(cluster1).Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = hub.Work.WorkV1().ManifestWorks(cluster1).Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 
 	eventually(t, "the ConfigMap applied on "+cluster1, func(ctx context.Context) error {
@@ -200,7 +200,7 @@ func TestManifestWorkAppliedOnSpoke(t *testing.T) {
 		return nil
 	})
 	eventually(t, "the ManifestWork Applied", func(ctx context.Context) error {
-		got, err := hub.work.WorkV1().ManifestWorks(cluster1).Get(ctx, name, metav1.GetOptions{})
+		got, err := hub.Work.WorkV1().ManifestWorks(cluster1).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -216,14 +216,14 @@ func TestManifestWorkAppliedOnSpoke(t *testing.T) {
 		t.Errorf("the ConfigMap of a ManifestWork for %s is on %s too (err %v)", cluster1, cluster2, err)
 	}
 
-	if err := hub.work.WorkV1().ManifestWorks(cluster1).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+	if err := hub.Work.WorkV1().ManifestWorks(cluster1).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the ConfigMap removed from "+cluster1+" and the ManifestWork gone", func(ctx context.Context) error {
 		if _, err := spoke1.CoreV1().ConfigMaps(metav1.NamespaceDefault).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the ConfigMap is still there (err %v)", err)
 		}
-		if _, err := hub.work.WorkV1().ManifestWorks(cluster1).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := hub.Work.WorkV1().ManifestWorks(cluster1).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the ManifestWork is still there (err %v)", err)
 		}
 		return nil
@@ -235,7 +235,7 @@ func TestManifestWorkAppliedOnSpoke(t *testing.T) {
 // clusteradm writes) and v1beta1 (which the add-on framework reads).
 func TestAddOnConversion(t *testing.T) {
 	ctx := t.Context()
-	addon := hub.addon
+	addon := hub.Addon
 	suffix := rand.String(5)
 
 	t.Run("ManagedClusterAddOn v1alpha1 to v1beta1", func(t *testing.T) {

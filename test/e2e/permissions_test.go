@@ -63,7 +63,7 @@ func (a *addonTest) hubPermissions(t *testing.T) {
 		}
 	}
 	// The add-on framework grants the permissions shortly after registering the agent.
-	checkAccess(t, hub.kube, a.agentUser, groups, allowed, denied)
+	checkAccess(t, hub.Kube, a.agentUser, groups, allowed, denied)
 }
 
 // spokePermissions asks each spoke what the agent's pod identity there, its
@@ -198,5 +198,5 @@ func managerLeasePermissions(t *testing.T) {
 		lease("get", managerNamespace, "another"), lease("update", managerNamespace, "another"),
 		lease("update", "kube-system", managerLease), lease("create", "kube-system", ""),
 	}
-	checkAccess(t, hub.kube, user, groups, allowed, denied)
+	checkAccess(t, hub.Kube, user, groups, allowed, denied)
 }

@@ -51,21 +51,21 @@ func (a *addonTest) seedStory(t *testing.T) {
 
 	// The hub: the Placement's namespace, bound to a cluster set of both clusters,
 	// which carry their regions.
-	if _, err := hub.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gatewaySystem}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := hub.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gatewaySystem}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	regions := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 		{Key: regionLabel, Operator: metav1.LabelSelectorOpExists},
 	}}
-	if err := fixture.CreateClusterSet(ctx, hub.cluster, clusterSetName, regions); err != nil {
+	if err := fixture.CreateClusterSet(ctx, hub.Cluster, clusterSetName, regions); err != nil {
 		t.Fatal(err)
 	}
-	if err := fixture.BindClusterSet(ctx, hub.cluster, gatewaySystem, clusterSetName); err != nil {
+	if err := fixture.BindClusterSet(ctx, hub.Cluster, gatewaySystem, clusterSetName); err != nil {
 		t.Fatal(err)
 	}
 	for c, region := range map[string]string{cluster1: "east", cluster2: "west"} {
 		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, regionLabel, region)
-		if _, err := hub.cluster.ClusterV1().ManagedClusters().Patch(ctx, c, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		if _, err := hub.Cluster.ClusterV1().ManagedClusters().Patch(ctx, c, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,7 +87,7 @@ func (a *addonTest) seedStory(t *testing.T) {
 		waitRemoteWritten(t, clusterLabelValues[c])
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "prometheus", Namespace: gatewaySystem}, StringData: map[string]string{"url": bed.Prometheus.URL}}
-	if _, err := hub.kube.CoreV1().Secrets(gatewaySystem).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+	if _, err := hub.Kube.CoreV1().Secrets(gatewaySystem).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -95,7 +95,7 @@ func (a *addonTest) seedStory(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: placementName, Namespace: gatewaySystem},
 		Spec:       clusterv1beta1.PlacementSpec{Predicates: regionPredicates("east")},
 	}
-	if _, err := hub.cluster.ClusterV1beta1().Placements(gatewaySystem).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
+	if _, err := hub.Cluster.ClusterV1beta1().Placements(gatewaySystem).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitDecisions(t, placementName, cluster1)
@@ -139,7 +139,7 @@ func (a *addonTest) seedStory(t *testing.T) {
 
 	// The Gateway and its route follow the proxy Placement: on cluster1 only, where
 	// Traefik programs the Gateway and routes its requests to cluster1's backend.
-	if _, err := hub.work.WorkV1alpha1().ManifestWorkReplicaSets(gatewaySystem).Create(ctx, gatewayReplicaSet(t), metav1.CreateOptions{}); err != nil {
+	if _, err := hub.Work.WorkV1alpha1().ManifestWorkReplicaSets(gatewaySystem).Create(ctx, gatewayReplicaSet(t), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitAddonCondition(t, cluster1, gatewayCondition, hasMessage(metav1.ConditionTrue, trafficv1alpha1.AgentReasonProgrammed, "Addresses: "+a.traefik[cluster1].Address))
@@ -162,12 +162,12 @@ func (a *addonTest) seedStory(t *testing.T) {
 
 	// The admin moves the Gateway to cluster2, whose Gateway is not programmed yet.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		p, err := hub.cluster.ClusterV1beta1().Placements(gatewaySystem).Get(ctx, placementName, metav1.GetOptions{})
+		p, err := hub.Cluster.ClusterV1beta1().Placements(gatewaySystem).Get(ctx, placementName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		p.Spec.Predicates = regionPredicates("west")
-		_, err = hub.cluster.ClusterV1beta1().Placements(gatewaySystem).Update(ctx, p, metav1.UpdateOptions{})
+		_, err = hub.Cluster.ClusterV1beta1().Placements(gatewaySystem).Update(ctx, p, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
@@ -225,7 +225,7 @@ func (a *addonTest) seedStory(t *testing.T) {
 	var removedEarly []string
 	var dnsMovedEarly error
 	a.waitPolicy(t, "cluster1 kept for two more checks", func(p *trafficv1alpha1.TrafficMigrationPolicy) error {
-		got, err := fixture.DecisionClusters(ctx, hub.cluster, gatewaySystem, proxyName)
+		got, err := fixture.DecisionClusters(ctx, hub.Cluster, gatewaySystem, proxyName)
 		if err != nil {
 			return err
 		}
@@ -339,7 +339,7 @@ func waitDecisions(t *testing.T, placement string, want ...string) {
 	t.Helper()
 	slices.Sort(want)
 	eventually(t, fmt.Sprintf("Placement %s deciding %v", placement, want), func(ctx context.Context) error {
-		got, err := fixture.DecisionClusters(ctx, hub.cluster, gatewaySystem, placement)
+		got, err := fixture.DecisionClusters(ctx, hub.Cluster, gatewaySystem, placement)
 		if err != nil {
 			return err
 		}

@@ -151,7 +151,7 @@ func onePod(t *testing.T, what, labels, ref string) *corev1.Pod {
 	t.Helper()
 	var pod *corev1.Pod
 	eventually(t, what+"'s one pod Ready, from "+ref, func(ctx context.Context) error {
-		pods, err := hub.kube.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels})
+		pods, err := hub.Kube.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels})
 		if err != nil {
 			return err
 		}

@@ -17,10 +17,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 
-	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -45,12 +43,7 @@ var (
 var bed *testbed.Bed
 
 // hub is the hub's API as the tests use it.
-var hub struct {
-	kube    kubernetes.Interface
-	cluster clusterclient.Interface
-	addon   addonclient.Interface
-	traffic trafficclient.Interface
-}
+var hub *fixture.HubClients
 
 // spoke1 is cluster1's API.
 var spoke1 kubernetes.Interface
@@ -89,18 +82,8 @@ func suite() (testbed.OCMSuite, error) {
 }
 
 func newClients() error {
-	cfg := bed.Hub.Config
 	var err error
-	if hub.kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return err
-	}
-	if hub.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
-		return err
-	}
-	if hub.addon, err = addonclient.NewForConfig(cfg); err != nil {
-		return err
-	}
-	if hub.traffic, err = trafficclient.NewForConfig(cfg); err != nil {
+	if hub, err = fixture.NewHubClients(bed.Hub.Config); err != nil {
 		return err
 	}
 	spoke1, err = kubernetes.NewForConfig(bed.Spokes[cluster1].Config)

@@ -38,11 +38,11 @@ func installByPlacement(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: agentsPlacement, Namespace: policyNamespace},
 		Spec:       clusterv1beta1.PlacementSpec{Predicates: fixture.SelectorPredicates(map[string]string{agentsLabel: "true"})},
 	}
-	if _, err := hub.cluster.ClusterV1beta1().Placements(policyNamespace).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
+	if _, err := hub.Cluster.ClusterV1beta1().Placements(policyNamespace).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	upgradeChart(t, placementsStrategy)
-	cma, err := hub.addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addonName, metav1.GetOptions{})
+	cma, err := hub.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addonName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func installByPlacement(t *testing.T) {
 	setClusterLabel(t, cluster1, agentsLabel, "true")
 	waitDecisions(t, agentsPlacement, cluster1)
 	eventually(t, "the ManagedClusterAddOn of cluster1, made by OCM's addon manager", func(ctx context.Context) error {
-		mca, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(cluster1).Get(ctx, addonName, metav1.GetOptions{})
+		mca, err := hub.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster1).Get(ctx, addonName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -69,7 +69,7 @@ func installByPlacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAddonCondition(t, cluster1, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
-	if _, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(cluster2).Get(ctx, addonName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := hub.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster2).Get(ctx, addonName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("cluster2, which the Placement does not select, has the add-on: %v", err)
 	}
 
@@ -77,7 +77,7 @@ func installByPlacement(t *testing.T) {
 	setClusterLabel(t, cluster1, agentsLabel, "")
 	waitDecisions(t, agentsPlacement)
 	eventually(t, "the add-on gone from cluster1 once the Placement no longer selects it", func(ctx context.Context) error {
-		_, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(cluster1).Get(ctx, addonName, metav1.GetOptions{})
+		_, err := hub.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster1).Get(ctx, addonName, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("its ManagedClusterAddOn: %v", err)
 		}
@@ -94,7 +94,7 @@ func installByPlacement(t *testing.T) {
 func waitAddonCondition(t *testing.T, cluster, condType string) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("%s True on the add-on of %s", condType, cluster), func(ctx context.Context) error {
-		mca, err := hub.addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, addonName, metav1.GetOptions{})
+		mca, err := hub.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, addonName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

@@ -313,7 +313,7 @@ func uninstall(t *testing.T) {
 	if row == nil || row.Phase != trafficv1alpha1.ClusterDraining || !row.DrainStartTime.Equal(drainState.row.DrainStartTime) || len(row.History) == 0 {
 		t.Errorf("cluster2's row after helm uninstall: %+v, want it draining since %v, with its history", row, drainState.row.DrainStartTime)
 	}
-	clusters, err := fixture.DecisionClusters(t.Context(), hub.cluster, policyNamespace, proxyName)
+	clusters, err := fixture.DecisionClusters(t.Context(), hub.Cluster, policyNamespace, proxyName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,21 +89,21 @@ func hasHistory(t *testing.T, ctx context.Context) bool {
 // drains, and stays draining, under the previous release's manager.
 func drain(t *testing.T) {
 	ctx := t.Context()
-	if _, err := hub.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: policyNamespace}}, metav1.CreateOptions{}); err != nil {
+	if _, err := hub.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: policyNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	regions := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: regionLabel, Operator: metav1.LabelSelectorOpExists}}}
-	if err := fixture.CreateClusterSet(ctx, hub.cluster, clusterSet, regions); err != nil {
+	if err := fixture.CreateClusterSet(ctx, hub.Cluster, clusterSet, regions); err != nil {
 		t.Fatal(err)
 	}
-	if err := fixture.BindClusterSet(ctx, hub.cluster, policyNamespace, clusterSet); err != nil {
+	if err := fixture.BindClusterSet(ctx, hub.Cluster, policyNamespace, clusterSet); err != nil {
 		t.Fatal(err)
 	}
 	for c, region := range map[string]string{cluster1: "east", cluster2: "west"} {
 		setClusterLabel(t, c, regionLabel, region)
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "prometheus", Namespace: policyNamespace}, StringData: map[string]string{"url": bed.Prometheus.URL}}
-	if _, err := hub.kube.CoreV1().Secrets(policyNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+	if _, err := hub.Kube.CoreV1().Secrets(policyNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	placement := &clusterv1beta1.Placement{
@@ -112,7 +112,7 @@ func drain(t *testing.T) {
 			LabelSelector: *regions,
 		}}}},
 	}
-	if _, err := hub.cluster.ClusterV1beta1().Placements(policyNamespace).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
+	if _, err := hub.Cluster.ClusterV1beta1().Placements(policyNamespace).Create(ctx, placement, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitDecisions(t, placementName, cluster1, cluster2)
@@ -131,18 +131,18 @@ func drain(t *testing.T) {
 			MinDrainDuration:      &metav1.Duration{Duration: time.Second},
 		},
 	}
-	if _, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(policyNamespace).Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+	if _, err := hub.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(policyNamespace).Create(ctx, policy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitDecisions(t, proxyName, cluster1, cluster2)
 
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		p, err := hub.cluster.ClusterV1beta1().Placements(policyNamespace).Get(ctx, placementName, metav1.GetOptions{})
+		p, err := hub.Cluster.ClusterV1beta1().Placements(policyNamespace).Get(ctx, placementName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		p.Spec.Predicates = fixture.SelectorPredicates(map[string]string{regionLabel: "east"})
-		_, err = hub.cluster.ClusterV1beta1().Placements(policyNamespace).Update(ctx, p, metav1.UpdateOptions{})
+		_, err = hub.Cluster.ClusterV1beta1().Placements(policyNamespace).Update(ctx, p, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
@@ -211,7 +211,7 @@ func upgrade(t *testing.T) {
 	t.Logf("manager pod %s runs %s", pod.Name, image)
 	// The new pod leads: the Lease's holder is <pod name>_<uuid>.
 	eventually(t, "the new manager pod holding the leader Lease", func(ctx context.Context) error {
-		lease, err := hub.kube.CoordinationV1().Leases(releaseNamespace).Get(ctx, managerName, metav1.GetOptions{})
+		lease, err := hub.Kube.CoordinationV1().Leases(releaseNamespace).Get(ctx, managerName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -225,7 +225,7 @@ func upgrade(t *testing.T) {
 	// once the single manager of the previous release had let the Lease go.
 	addonPod := onePod(t, "the add-on manager", addonManagerLabels, image)
 	eventually(t, "the add-on manager starting the framework after the handover", func(ctx context.Context) error {
-		log, err := hub.kube.CoreV1().Pods(releaseNamespace).GetLogs(addonPod.Name, &corev1.PodLogOptions{Container: "manager"}).DoRaw(ctx)
+		log, err := hub.Kube.CoreV1().Pods(releaseNamespace).GetLogs(addonPod.Name, &corev1.PodLogOptions{Container: "manager"}).DoRaw(ctx)
 		if err != nil {
 			return err
 		}
@@ -278,7 +278,7 @@ func setClusterLabel(t *testing.T, cluster, key, value string) {
 	t.Helper()
 	ctx := t.Context()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		mc, err := hub.cluster.ClusterV1().ManagedClusters().Get(ctx, cluster, metav1.GetOptions{})
+		mc, err := hub.Cluster.ClusterV1().ManagedClusters().Get(ctx, cluster, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -290,7 +290,7 @@ func setClusterLabel(t *testing.T, cluster, key, value string) {
 		} else {
 			mc.Labels[key] = value
 		}
-		_, err = hub.cluster.ClusterV1().ManagedClusters().Update(ctx, mc, metav1.UpdateOptions{})
+		_, err = hub.Cluster.ClusterV1().ManagedClusters().Update(ctx, mc, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
@@ -303,7 +303,7 @@ func waitDecisions(t *testing.T, placement string, clusters ...string) {
 	t.Helper()
 	want := slices.Sorted(slices.Values(clusters))
 	eventually(t, fmt.Sprintf("decisions of %s listing %v", placement, want), func(ctx context.Context) error {
-		got, err := fixture.DecisionClusters(ctx, hub.cluster, policyNamespace, placement)
+		got, err := fixture.DecisionClusters(ctx, hub.Cluster, policyNamespace, placement)
 		if err != nil {
 			return err
 		}
@@ -316,7 +316,7 @@ func waitDecisions(t *testing.T, placement string, clusters ...string) {
 
 func getPolicy(t *testing.T) *trafficv1alpha1.TrafficMigrationPolicy {
 	t.Helper()
-	p, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(policyNamespace).Get(t.Context(), policyName, metav1.GetOptions{})
+	p, err := hub.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(policyNamespace).Get(t.Context(), policyName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func waitRow(t *testing.T, what string, check func(*trafficv1alpha1.ClusterStatu
 	t.Helper()
 	var row *trafficv1alpha1.ClusterStatus
 	eventually(t, what, func(ctx context.Context) error {
-		p, err := hub.traffic.TrafficV1alpha1().TrafficMigrationPolicies(policyNamespace).Get(ctx, policyName, metav1.GetOptions{})
+		p, err := hub.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(policyNamespace).Get(ctx, policyName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -359,7 +359,7 @@ type proxyWatch struct {
 func watchProxy(t *testing.T, clusters ...string) *proxyWatch {
 	t.Helper()
 	w := &proxyWatch{}
-	factory := clusterinformers.NewSharedInformerFactoryWithOptions(hub.cluster, 0,
+	factory := clusterinformers.NewSharedInformerFactoryWithOptions(hub.Cluster, 0,
 		clusterinformers.WithNamespace(policyNamespace),
 		clusterinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = clusterv1beta1.PlacementLabel + "=" + proxyName }))
 	inf := factory.Cluster().V1beta1().PlacementDecisions().Informer()

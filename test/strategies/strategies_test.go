@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
@@ -521,10 +520,6 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) *testbed.DN
 	if _, err := h.Kube.CoreV1().Secrets(namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	work, err := workclient.NewForConfig(bed.Hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	onCluster1 := map[string]string{regionLabel: regions[cluster1]}
 	for _, r := range rs {
 		if err := h.CreatePlacement(ctx, namespace, r.name, onCluster1); err != nil {
@@ -546,7 +541,7 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) *testbed.DN
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := work.WorkV1alpha1().ManifestWorkReplicaSets(namespace).Create(ctx, mwrs, metav1.CreateOptions{}); err != nil {
+		if _, err := h.Work.WorkV1alpha1().ManifestWorkReplicaSets(namespace).Create(ctx, mwrs, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
