@@ -54,19 +54,17 @@ type Options struct {
 	now func() time.Time
 }
 
-// NewOptions returns the default options, writing to out and errOut.
-func NewOptions(out, errOut io.Writer) *Options {
-	o := &Options{Hub: hubclient.NewOptions(nil, "check"), Out: out, ErrOut: errOut, Timeout: 10 * time.Second, now: time.Now}
-	return o
+// NewOptions returns the default options, reading the hub through hub, the flags the
+// root command shares with its commands (nil gives them flags of their own), and
+// writing to out and errOut.
+func NewOptions(hub *hubclient.Flags, out, errOut io.Writer) *Options {
+	return &Options{Hub: hubclient.NewOptions(hub, "check"), Out: out, ErrOut: errOut, Timeout: 10 * time.Second, now: time.Now}
 }
 
 // NewCommand returns the check command. hub are the flags for the hub that the root
 // command shares with its commands; nil gives the command flags of its own.
 func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
-	o := NewOptions(out, errOut)
-	if hub != nil {
-		o.Hub.Flags = hub
-	}
+	o := NewOptions(hub, out, errOut)
 	cmd := &cobra.Command{
 		Use:   "check [NAME | -f FILE]",
 		Short: "Run a policy's metrics check now, as a dry run, for every cluster it concerns",

@@ -50,7 +50,7 @@ func TestQuerierFromSecret(t *testing.T) {
 		"bad flag":         {kube: forbidden, url: "q:9090", wantErrors: []string{`--prometheus-url: Secret key "url"`}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			o := NewOptions(io.Discard, io.Discard)
+			o := NewOptions(nil, io.Discard, io.Discard)
 			o.PrometheusURL = tc.url
 			q, from, err := o.querier(context.Background(), &hubclient.Clients{Kube: tc.kube}, policy)
 			if tc.wantErrors == nil {

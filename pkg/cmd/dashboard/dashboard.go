@@ -52,20 +52,17 @@ type Options struct {
 	listening func(addr string)
 }
 
-// NewOptions returns the default options, writing to out and errOut.
-func NewOptions(out, errOut io.Writer) *Options {
-	o := &Options{Hub: hubclient.NewOptions(nil, "dashboard"), Address: DefaultAddress, Out: out, ErrOut: errOut, listening: func(string) {}}
-	return o
+// NewOptions returns the default options, reading the hub through hub, the flags the
+// root command shares with its commands (nil gives them flags of their own), and
+// writing to out and errOut.
+func NewOptions(hub *hubclient.Flags, out, errOut io.Writer) *Options {
+	return &Options{Hub: hubclient.NewOptions(hub, "dashboard"), Address: DefaultAddress, Out: out, ErrOut: errOut, listening: func(string) {}}
 }
 
 // NewCommand returns the dashboard command. hub are the flags for the hub that the
 // root command shares with its commands; nil gives the command flags of its own.
 func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
-	o := NewOptions(out, errOut)
-	if hub != nil {
-		o.Hub.Flags = hub
-	}
-	return newCommand(o)
+	return newCommand(NewOptions(hub, out, errOut))
 }
 
 func newCommand(o *Options) *cobra.Command {

@@ -237,13 +237,13 @@ func TestEventsFollowChanges(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	for addr, ok := range map[string]bool{"localhost:3100": true, ":3100": true, "localhost": false, "localhost:": false} {
-		o := NewOptions(io.Discard, io.Discard)
+		o := NewOptions(nil, io.Discard, io.Discard)
 		o.Address = addr
 		if err := o.Validate(); (err == nil) != ok {
 			t.Errorf("--address %q: %v", addr, err)
 		}
 	}
-	o := NewOptions(io.Discard, io.Discard)
+	o := NewOptions(nil, io.Discard, io.Discard)
 	o.AllNamespaces, o.Hub.Namespace = true, "gw"
 	if err := o.Validate(); err == nil {
 		t.Error("--namespace with --all-namespaces should be refused")

@@ -78,7 +78,7 @@ func TestRunRefusesWhatItCannotRead(t *testing.T) {
 	traffic.PrependReactor("list", "trafficmigrationpolicies", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "traffic.open-cluster-management.io", Resource: "trafficmigrationpolicies"}, "", errors.New("no"))
 	})
-	o := NewOptions(io.Discard, io.Discard)
+	o := NewOptions(nil, io.Discard, io.Discard)
 	o.AllNamespaces = true
 	o.Hub.Load = func() (*hubclient.Clients, string, error) {
 		return &hubclient.Clients{Traffic: traffic, Kube: fake.NewClientset()}, "default", nil
@@ -94,7 +94,7 @@ func TestRunRefusesWhatItCannotRead(t *testing.T) {
 func TestRunServesUntilCancelled(t *testing.T) {
 	traffic := trafficfake.NewSimpleClientset(drainingPolicy())
 	var out strings.Builder
-	o := NewOptions(&out, io.Discard)
+	o := NewOptions(nil, &out, io.Discard)
 	o.Address = "127.0.0.1:0"
 	o.Hub.Load = func() (*hubclient.Clients, string, error) {
 		return &hubclient.Clients{Traffic: traffic, Kube: fake.NewClientset()}, "gw", nil

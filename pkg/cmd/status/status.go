@@ -52,10 +52,11 @@ type Options struct {
 	terminal func() bool
 }
 
-// NewOptions returns the default options, writing to out and errOut, with flags of
-// their own for the hub.
-func NewOptions(out, errOut io.Writer) *Options {
-	o := &Options{Hub: hubclient.NewOptions(nil, "status"), Out: out, ErrOut: errOut, now: time.Now}
+// NewOptions returns the default options, reading the hub through hub, the flags the
+// root command shares with its commands (nil gives them flags of their own), and
+// writing to out and errOut.
+func NewOptions(hub *hubclient.Flags, out, errOut io.Writer) *Options {
+	o := &Options{Hub: hubclient.NewOptions(hub, "status"), Out: out, ErrOut: errOut, now: time.Now}
 	o.terminal = func() bool { return isTerminal(o.Out) }
 	return o
 }
@@ -63,11 +64,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 // NewCommand returns the status command. hub are the flags for the hub that the root
 // command shares with its commands; nil gives the command flags of its own.
 func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
-	o := NewOptions(out, errOut)
-	if hub != nil {
-		o.Hub.Flags = hub
-	}
-	return newCommand(o)
+	return newCommand(NewOptions(hub, out, errOut))
 }
 
 func newCommand(o *Options) *cobra.Command {

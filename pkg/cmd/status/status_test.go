@@ -108,7 +108,7 @@ func (h *hub) run(t *testing.T, args ...string) (string, error) {
 func (h *hub) options(out, errOut interface {
 	Write([]byte) (int, error)
 }) *Options {
-	o := NewOptions(out, errOut)
+	o := NewOptions(nil, out, errOut)
 	o.now = func() time.Time { return now }
 	o.Hub.Load = func() (*hubclient.Clients, string, error) {
 		namespace := testNamespace
