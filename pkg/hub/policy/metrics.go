@@ -49,10 +49,8 @@ type Metrics struct {
 // NewMetrics makes the controller's metrics and registers them with reg, if not nil.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "traffic_migration_evaluations_total",
-			Help: "Metrics checks of draining clusters, by policy and result (Pass, Fail, NoData, Error).",
-		}, []string{"namespace", "policy", "result"}),
+		evaluations: counterVec("traffic_migration_evaluations_total", policyLabels("result"),
+			"Metrics checks of draining clusters, by policy and result (Pass, Fail, NoData, Error)."),
 		queryDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "traffic_migration_query_duration_seconds",
 			Help:    "How long one Prometheus query of a check took.",
@@ -63,55 +61,33 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "How long a check's Prometheus query waited for one of the manager's query slots, by the policy's namespace.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
 		}, []string{"namespace"}),
-		draining: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "traffic_migration_draining_clusters",
-			Help: "Clusters that left a policy's real Placement and are still in its proxy.",
-		}, []string{"namespace", "policy"}),
-		removals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "traffic_migration_removals_total",
-			Help: "Clusters removed from proxy Placements, by policy and reason.",
-		}, []string{"namespace", "policy", "reason"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "traffic_migration_errors_total",
-			Help: "Checks that could not give a result, and failed writes, by reason.",
-		}, []string{"reason"}),
-		conditions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "traffic_migration_policy_condition",
-			Help: "1 for each condition of a policy's status, with its type, status and reason.",
-		}, []string{"namespace", "policy", "type", "status", "reason"}),
-		clusters: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "traffic_migration_clusters",
-			Help: "Clusters in a policy's status, by phase (Active, Draining, Held, Removed).",
-		}, []string{"namespace", "policy", "phase"}),
-		drainStart: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "traffic_migration_drain_start_timestamp_seconds",
-			Help: "When a draining or held cluster started to drain, in Unix seconds.",
-		}, []string{"namespace", "policy", "cluster"}),
-		minDrain: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "traffic_migration_min_drain_duration_seconds",
-			Help: "A policy's minDrainDuration, in seconds.",
-		}, []string{"namespace", "policy"}),
-		checkValue: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "traffic_migration_check_value",
-			Help: "The value the last check of a draining or held cluster read (for trafficShare, its share in percent); only while it drains.",
-		}, []string{"namespace", "policy", "cluster"}),
-		checkThreshold: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "traffic_migration_check_threshold",
-			Help: "The threshold a draining or held cluster's checks compare their value with (maxPercent, or expectedMetricsResult's number); only while it drains.",
-		}, []string{"namespace", "policy", "cluster"}),
-		estimate: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "traffic_migration_estimated_removal_timestamp_seconds",
-			Help: "When a draining or held cluster's checks are expected to let it go, in Unix seconds (its status row's estimatedRemovalTime); no series while that is unknown.",
-		}, []string{"namespace", "policy", "cluster"}),
+		draining: gaugeVec("traffic_migration_draining_clusters", policyLabels(),
+			"Clusters that left a policy's real Placement and are still in its proxy."),
+		removals: counterVec("traffic_migration_removals_total", policyLabels("reason"),
+			"Clusters removed from proxy Placements, by policy and reason."),
+		errors: counterVec("traffic_migration_errors_total", []string{"reason"},
+			"Checks that could not give a result, and failed writes, by reason."),
+		conditions: gaugeVec("traffic_migration_policy_condition", policyLabels("type", "status", "reason"),
+			"1 for each condition of a policy's status, with its type, status and reason."),
+		clusters: gaugeVec("traffic_migration_clusters", policyLabels("phase"),
+			"Clusters in a policy's status, by phase (Active, Draining, Held, Removed)."),
+		drainStart: gaugeVec("traffic_migration_drain_start_timestamp_seconds", policyLabels("cluster"),
+			"When a draining or held cluster started to drain, in Unix seconds."),
+		minDrain: gaugeVec("traffic_migration_min_drain_duration_seconds", policyLabels(),
+			"A policy's minDrainDuration, in seconds."),
+		checkValue: gaugeVec("traffic_migration_check_value", policyLabels("cluster"),
+			"The value the last check of a draining or held cluster read (for trafficShare, its share in percent); only while it drains."),
+		checkThreshold: gaugeVec("traffic_migration_check_threshold", policyLabels("cluster"),
+			"The threshold a draining or held cluster's checks compare their value with (maxPercent, or expectedMetricsResult's number); only while it drains."),
+		estimate: gaugeVec("traffic_migration_estimated_removal_timestamp_seconds", policyLabels("cluster"),
+			"When a draining or held cluster's checks are expected to let it go, in Unix seconds (its status row's estimatedRemovalTime); no series while that is unknown."),
 		drainDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "traffic_migration_drain_duration_seconds",
 			Help:    "How long clusters drained before they left a proxy Placement, by outcome (GatePassed, MaxDrainDurationRemove, HubMaxDrainDurationRemove, ForceRemoved, ManagedClusterGone).",
 			Buckets: prometheus.ExponentialBuckets(30, 2, 12), // 30s to about 17h
 		}, []string{"outcome"}),
-		dnsWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "traffic_migration_dns_writes_total",
-			Help: "Writes of a policy's DNSEndpoint (spec.dns), by operation (create, update) and result (Written, Error).",
-		}, []string{"namespace", "policy", "operation", "result"}),
+		dnsWrites: counterVec("traffic_migration_dns_writes_total", policyLabels("operation", "result"),
+			"Writes of a policy's DNSEndpoint (spec.dns), by operation (create, update) and result (Written, Error)."),
 		statusWritesDeferred: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "traffic_migration_status_writes_deferred_total",
 			Help: "Syncs whose new status differed from the written one only by check results and was kept in memory, the budget of such writes being spent (--status-write-qps); it is written with the policy's next change or within --status-flush-interval.",
@@ -122,6 +98,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			m.conditions, m.clusters, m.drainStart, m.minDrain, m.checkValue, m.checkThreshold, m.estimate, m.drainDuration, m.dnsWrites, m.statusWritesDeferred)
 	}
 	return m
+}
+
+// policyLabels are the label names of a policy's series: its namespace and name, then
+// extra.
+func policyLabels(extra ...string) []string {
+	return append([]string{"namespace", "policy"}, extra...)
+}
+
+// gaugeVec makes a GaugeVec named name, with labels and help.
+func gaugeVec(name string, labels []string, help string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
+// counterVec makes a CounterVec named name, with labels and help.
+func counterVec(name string, labels []string, help string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 func (m *Metrics) evaluation(policy *trafficv1alpha1.TrafficMigrationPolicy, ev *promcheck.Check) {
