@@ -121,7 +121,7 @@ test: deps tools test-unit test-integration test-e2e ## Run all tests: unit, int
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
-	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/... ./test/clients/... ./test/testbed/... ./test/docs/... ./hack/benchcompare/... ./hack/release/...
+	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/... ./test/clients/... ./test/testbed/... ./test/docs/... ./test/benchreport/... ./hack/benchcompare/... ./hack/release/...
 
 # The tests that run real programs are never taken from the test cache (-count=1).
 # The benchmarks' small case is built as make bench builds them, so that it checks
@@ -146,12 +146,27 @@ test-release: ## Package the release the lifecycle test installs: make release V
 
 # The benchmarks report numbers and never fail on a slow machine; make test runs their
 # small case (test/bench in make test-integration, test/strategies in make test-e2e).
+# make bench runs the full size BENCH_RUNS times into BENCH_DIR/run-<n>, then writes
+# each figure's median and range into BENCH_DIR/summary.json and summary.md;
+# BENCH_TESTS picks benchmarks (go test -run), e.g. '^TestBench$$/^Neighbours$$'.
+BENCH_RUNS ?= 3
+BENCH_TESTS ?= ^Test(Bench|Strategies)$$
+BENCH_DIR ?= bench/results/$(shell date -u +%F)-$(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null || echo unknown)
+
 .PHONY: bench
-bench: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Run the benchmarks at full size on the local test bed (the manager's, then the strategies'); the reports go to bench/results/<date>-<commit>/.
-	TRAFFIC_MIGRATION_BENCH=full $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout 90m -run '^Test(Bench|Strategies)$$' -v ./test/bench/ ./test/strategies/
+bench: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Run the benchmarks at full size on the local test bed, BENCH_RUNS times (3); the reports and their summary (median and range) go to bench/results/<date>-<commit>/.
+	@for i in $$(seq 1 $(BENCH_RUNS)); do \
+		echo "bench: run $$i of $(BENCH_RUNS) into $(BENCH_DIR)/run-$$i"; \
+		TRAFFIC_MIGRATION_BENCH=full TRAFFIC_MIGRATION_BENCH_DIR=$(abspath $(BENCH_DIR))/run-$$i $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout 90m -run '$(BENCH_TESTS)' -v ./test/bench/ ./test/strategies/ || exit 1; \
+	done
+	$(GO) run ./hack/benchcompare -summary $(BENCH_DIR) $(BENCH_DIR)/run-*
+
+.PHONY: bench-check
+bench-check: bench ## Run the benchmarks (make bench) and fail if a figure misses its goal; for a release, not for make test.
+	$(GO) run ./hack/benchcompare -check $(BENCH_DIR)
 
 .PHONY: bench-compare
-bench-compare: ## Show what changed between two benchmark runs: make bench-compare OLD=<folder> NEW=<folder> (each holding a results.json, a strategies.json or both).
+bench-compare: ## Show what changed between two benchmark runs or series: make bench-compare OLD=<folder> NEW=<folder> (a run's, or a series' with its median, range and noise band).
 	@test -n "$(OLD)" && test -n "$(NEW)" || { echo "usage: make bench-compare OLD=<folder or results file> NEW=<folder or results file>"; exit 2; }
 	@$(GO) run ./hack/benchcompare $(OLD) $(NEW)
 

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,14 +36,14 @@ func TestCompare(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(newDir, "strategies.json"), []byte(strategies), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	old, err := read(oldDir)
+	old, err := readSeries(oldDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if new, err := read(filepath.Join(newDir, "results.json")); err != nil || len(new) != 3 {
+	if new, err := readSeries(filepath.Join(newDir, "results.json")); err != nil || len(new) != 3 {
 		t.Fatalf("read one file: %d figures, %v; want 3", len(new), err)
 	}
-	new, err := read(newDir)
+	new, err := readSeries(newDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,9 +53,9 @@ func TestCompare(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	want := [][]string{
-		{"BENCHMARK", "CHANGE"},
-		{"1. Fleet", "10000 clusters", "RSS", "257 MiB", "231.3 MiB", "-10.0%"},
-		{"2. Sync", "p99", "0.5 s", "0.5 s", "~"},
+		{"BENCHMARK", "CHANGE", "NOISE"},
+		{"1. Fleet", "10000 clusters", "RSS", "257 MiB", "231.300 MiB", "-10.0%", "?"},
+		{"2. Sync", "p99", "0.500 s", "0.500 s", "~"},
 		{"4. New", "-", "2", "added"},
 		{"0. Strategies", "no proxy", "failed requests", "-", "12", "added"},
 		{"3. Gone", "1", "-", "gone"},
@@ -69,13 +70,85 @@ func TestCompare(t *testing.T) {
 			}
 		}
 	}
-	if _, err := read(filepath.Join(dir, "none")); err == nil {
+	if _, err := readSeries(filepath.Join(dir, "none")); err == nil {
 		t.Error("a missing folder was read")
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := read(filepath.Join(dir, "empty")); err == nil || !strings.Contains(err.Error(), "strategies.json") {
+	if _, err := readSeries(filepath.Join(dir, "empty")); err == nil || !strings.Contains(err.Error(), "strategies.json") {
 		t.Errorf("a folder without results: %v, want an error naming the files it looked for", err)
+	}
+}
+
+// TestSeries checks the median and range of a series of runs, its summary, the noise
+// band of a comparison and the goals' check.
+func TestSeries(t *testing.T) {
+	dir := t.TempDir()
+	run := func(name string, rss, p99 float64) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		text := fmt.Sprintf(`{"results":[
+			{"benchmark":"1. Fleet","params":"","metric":"RSS","value":%g,"unit":"MiB","goal":"< 256 MiB"},
+			{"benchmark":"2. Sync","params":"","metric":"p99","value":%g,"unit":"s","goal":"≤ 1 s"},
+			{"benchmark":"3. Words","params":"","metric":"x","value":1,"goal":"as low as it goes"}]}`, rss, p99)
+		if err := os.WriteFile(filepath.Join(path, "results.json"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	run("old/run-1", 240, 0.5)
+	run("old/run-2", 250, 0.6)
+	run("old/run-3", 245, 0.7)
+	newRuns := run("new/run-1", 260, 0.4) + "," + run("new/run-2", 270, 0.5) + "," + run("new/run-3", 262, 0.5)
+
+	old, err := readSeries(filepath.Join(dir, "old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := old[0]; r.Value != 245 || r.Min != 240 || r.Max != 250 || r.Runs != 3 {
+		t.Errorf("RSS over the old runs: %+v, want median 245 in 240-250 of 3 runs", r)
+	}
+	if err := summarize(filepath.Join(dir, "old"), filepath.Join(dir, "old")); err != nil {
+		t.Fatal(err)
+	}
+	// The series' folder now reads as its summary.
+	summary, err := readSeries(filepath.Join(dir, "old"))
+	if err != nil || len(summary) != 3 || summary[1].Value != 0.6 || summary[1].Runs != 3 {
+		t.Fatalf("the summary reads back as %+v, %v", summary, err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "old", "summary.md"))
+	if err != nil || !strings.Contains(string(md), "245 MiB [240-250, 3 runs]") || !strings.Contains(string(md), "met, 11 MiB to spare") {
+		t.Errorf("summary.md lacks the RSS's median, range and verdict:\n%s", md)
+	}
+
+	new, err := readSeries(newRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := compare(&out, old, new); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	// RSS: +6.9% against a band of ±2.0% (old) and ±1.9% (new): beyond the noise.
+	if !strings.Contains(lines[1], "+6.9%") || !strings.Contains(lines[1], "±2.0% !") {
+		t.Errorf("the RSS row is %q, want +6.9%% flagged beyond a ±2.0%% band", lines[1])
+	}
+	// p99: -16.7% against a band of ±16.7% (old): within the noise.
+	if !strings.Contains(lines[2], "-16.7%") || strings.Contains(lines[2], "!") {
+		t.Errorf("the p99 row is %q, want -16.7%% within the noise", lines[2])
+	}
+
+	out.Reset()
+	missed, err := checkGoals(&out, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missed != 1 || !strings.Contains(out.String(), "MISSED by 6 MiB") || !strings.Contains(out.String(), "2 goals: 1 met, 1 missed") {
+		t.Errorf("check: %d missed, printed:\n%s\nwant the RSS missed by 6 MiB, p99 met", missed, out.String())
 	}
 }

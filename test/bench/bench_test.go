@@ -24,6 +24,10 @@ const fullEnv = "TRAFFIC_MIGRATION_BENCH"
 // clusters that the policies select, so it should stay 500 to compare with a full run.
 const clustersEnv = "TRAFFIC_MIGRATION_BENCH_CLUSTERS"
 
+// cadenceBaselineEnv=off, with the full sizes, leaves out the cadence benchmark's
+// baseline (the manager writing every check), which doubles its time.
+const cadenceBaselineEnv = "TRAFFIC_MIGRATION_BENCH_CADENCE_BASELINE"
+
 // sizes are the knobs of one run.
 type sizes struct {
 	Mode            string     `json:"mode"`
@@ -66,6 +70,9 @@ func TestBench(t *testing.T) {
 				t.Fatalf("%s=%q: %v", clustersEnv, v, err)
 			}
 			sz.Fleet.Clusters = clusters
+		}
+		if os.Getenv(cadenceBaselineEnv) == "off" {
+			sz.Cadence.WriteEveryCheck = false
 		}
 	}
 	ctx := t.Context()

@@ -28,6 +28,24 @@ type Result struct {
 	Value     float64 `json:"value"`
 	Unit      string  `json:"unit,omitempty"`
 	Goal      string  `json:"goal,omitempty"`
+	// Runs, Min and Max are set in a summary of several runs (hack/benchcompare
+	// -summary): Value is then the median of Runs runs, and Min and Max their range.
+	Runs int     `json:"runs,omitempty"`
+	Min  float64 `json:"min,omitempty"`
+	Max  float64 `json:"max,omitempty"`
+}
+
+// Figure is the result's value with its unit, and its range over the runs of a
+// summary: "2.1 s [1.8-2.6, 3 runs]".
+func (x Result) Figure() string {
+	unit := ""
+	if x.Unit != "" {
+		unit = " " + x.Unit
+	}
+	if x.Runs > 1 {
+		return fmt.Sprintf("%s%s [%s-%s, %d runs]", Format(x.Value), unit, Format(x.Min), Format(x.Max), x.Runs)
+	}
+	return Format(x.Value) + unit
 }
 
 // Report is everything one run measured.
@@ -64,9 +82,16 @@ func New(title, bed string, sizes any, dir string) *Report {
 		Sizes: sizes, Started: time.Now().UTC(), Raw: map[string][]float64{}, Dir: dir}
 }
 
-// RunDir is the folder of a full run's reports under root: <date>-<commit>, so that
-// runs of other days or checkouts never overwrite it.
+// DirEnv names the folder a full run writes into, when set: make bench sets it to
+// one folder per run of a series (<date>-<commit>/run-<n>).
+const DirEnv = "TRAFFIC_MIGRATION_BENCH_DIR"
+
+// RunDir is the folder of a full run's reports: DirEnv when set, else under root,
+// <date>-<commit>, so that runs of other days or checkouts never overwrite it.
 func RunDir(root string, started time.Time) string {
+	if dir := os.Getenv(DirEnv); dir != "" {
+		return dir
+	}
 	return filepath.Join(root, started.UTC().Format("2006-01-02")+"-"+Commit())
 }
 
@@ -135,10 +160,7 @@ func (r *Report) Write(jsonName, mdName string) error {
 	fmt.Fprintf(&md, "# %s (%s)\n\n", r.Title, r.Started.Format(time.RFC3339))
 	fmt.Fprintf(&md, "%s Machine: %s; load average %s at the start, %s at the end. Commit %s, %s. Raw numbers: %s.\n\n",
 		r.Bed, r.Machine, r.LoadStart, r.LoadEnd, r.Commit, r.GoVersion, jsonName)
-	md.WriteString("| Benchmark | Setup | Metric | Value | Goal |\n|---|---|---|---|---|\n")
-	for _, x := range r.Results {
-		fmt.Fprintf(&md, "| %s | %s | %s | %s %s | %s |\n", x.Benchmark, x.Params, x.Metric, Format(x.Value), x.Unit, x.Goal)
-	}
+	md.WriteString(ResultsMarkdown(r.Results))
 	for _, t := range r.Tables {
 		md.WriteString("\n" + t.Markdown())
 	}
@@ -154,6 +176,17 @@ func Format(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.3f", v)
+}
+
+// ResultsMarkdown is the table of every figure, beside its goal and whether it meets
+// it.
+func ResultsMarkdown(results []Result) string {
+	var md strings.Builder
+	md.WriteString("| Benchmark | Setup | Metric | Value | Goal | Verdict |\n|---|---|---|---|---|---|\n")
+	for _, x := range results {
+		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s |\n", x.Benchmark, x.Params, x.Metric, x.Figure(), x.Goal, x.Verdict())
+	}
+	return md.String()
 }
 
 // Percentile is the nearest-rank percentile of xs; 0 gives the minimum.
