@@ -52,15 +52,9 @@ func TestStaleDecisionsAfterARemoval(t *testing.T) {
 	if got := clustersOf(h.proxyDecisions()); !slices.Equal(got, []string{"c2"}) {
 		t.Fatalf("after the removal the proxy lists %v, want [c2]: the test no longer removes c1", got)
 	}
-	removed := h.row("c1")
-	if removed.Phase != trafficv1alpha1.ClusterRemoved {
-		t.Fatalf("after the removal c1 is %s, want Removed", removed.Phase)
-	}
-	h.takeEvents()
+	removed := h.removedRow("c1")
 
-	h.clock.Step(time.Second)
-	h.observe(h.informers.Policies.Informer(), h.informers.Placements.Informer())
-	h.sync()
+	h.syncBehindDecisions()
 	h.expectSettled("c1", removed)
 
 	h.observe(h.informers.Decisions.Informer())
@@ -79,15 +73,9 @@ func TestStaleDecisionsAfterADelete(t *testing.T) {
 	if got := len(h.api.decisions(t, lagNS)); got != 2 { // the real one and the proxy's
 		t.Fatalf("after the removal there are %d PlacementDecisions, want 2: the test no longer deletes one", got)
 	}
-	removed := h.row("b")
-	if removed.Phase != trafficv1alpha1.ClusterRemoved {
-		t.Fatalf("after the removal b is %s, want Removed", removed.Phase)
-	}
-	h.takeEvents()
+	removed := h.removedRow("b")
 
-	h.clock.Step(time.Second)
-	h.observe(h.informers.Policies.Informer(), h.informers.Placements.Informer())
-	h.sync()
+	h.syncBehindDecisions()
 	h.expectSettled("b", removed)
 }
 
@@ -394,6 +382,27 @@ func (h *lagHarness) sync() {
 	if err := h.ctrl.Sync(context.Background(), h.ctrl.SyncContext(), lagNS+"/p"); err != nil {
 		h.t.Fatalf("sync: %v", err)
 	}
+}
+
+// removedRow is name's row after a sync that removed it, which must be Removed; the
+// events of that sync are taken.
+func (h *lagHarness) removedRow(name string) trafficv1alpha1.ClusterStatus {
+	h.t.Helper()
+	removed := h.row(name)
+	if removed.Phase != trafficv1alpha1.ClusterRemoved {
+		h.t.Fatalf("after the removal %s is %s, want Removed", name, removed.Phase)
+	}
+	h.takeEvents()
+	return removed
+}
+
+// syncBehindDecisions runs the next sync a second later, after the policy's and the
+// Placements' caches saw the last sync's writes and the decisions' cache did not.
+func (h *lagHarness) syncBehindDecisions() {
+	h.t.Helper()
+	h.clock.Step(time.Second)
+	h.observe(h.informers.Policies.Informer(), h.informers.Placements.Informer())
+	h.sync()
 }
 
 // expectSettled checks, after a sync that had nothing new to decide, that name's row
