@@ -268,6 +268,18 @@ func ConfigFromSecret(secret *corev1.Secret) (Config, error) {
 // checkKeySpelling reports a key that is a known key in the wrong case, such as
 // "URL" or "x-scope-orgid": ignoring it would silently drop what the user meant.
 func checkKeySpelling(secret *corev1.Secret) error {
+	for _, k := range secretKeys(secret) {
+		for _, known := range knownKeys {
+			if k != known && strings.EqualFold(k, known) {
+				return keyError(k, "unknown key; did you mean %q? Keys are case-sensitive", known)
+			}
+		}
+	}
+	return nil
+}
+
+// secretKeys are the keys of the secret's Data and StringData, sorted, each once.
+func secretKeys(secret *corev1.Secret) []string {
 	var keys []string
 	for k := range secret.Data {
 		keys = append(keys, k)
@@ -276,14 +288,7 @@ func checkKeySpelling(secret *corev1.Secret) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	for _, k := range keys {
-		for _, known := range knownKeys {
-			if k != known && strings.EqualFold(k, known) {
-				return keyError(k, "unknown key; did you mean %q? Keys are case-sensitive", known)
-			}
-		}
-	}
-	return nil
+	return slices.Compact(keys)
 }
 
 // parseURL checks that raw is an absolute http or https URL and returns it
@@ -467,17 +472,8 @@ func readOAuth2(trimmed func(string) string, creds *credentials) error {
 // readHeaders reads the header.<Name> keys. The names are checked as
 // prometheus/common/config checks them, and against the headers the manager sets.
 func readHeaders(secret *corev1.Secret, get func(string) string) (map[string]string, error) {
-	var keys []string
-	for k := range secret.Data {
-		keys = append(keys, k)
-	}
-	for k := range secret.StringData {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
 	headers := map[string]string{}
-	for _, k := range keys {
+	for _, k := range secretKeys(secret) {
 		if !strings.HasPrefix(strings.ToLower(k), KeyHeaderPrefix) {
 			continue
 		}
