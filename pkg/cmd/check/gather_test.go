@@ -73,15 +73,7 @@ func TestQuerierFromSecret(t *testing.T) {
 // gate.
 func TestRunRestoresLostDrains(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	start, last := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-time.Minute))
-	policy := &trafficv1alpha1.TrafficMigrationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
-		Spec:       testSpec(),
-		Status: trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: []trafficv1alpha1.ClusterStatus{{
-			Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: &start,
-			ConsecutiveSuccesses: 1, LastEvaluationTime: &last, LastResult: trafficv1alpha1.EvaluationPass,
-		}}},
-	}
+	policy := policyWith(drainingC1(now, 1, time.Minute))
 	hub := readFrom(&gather.Hub{Input: decision.Input{
 		RealKnown:       true,
 		Real:            []decision.Group{{Clusters: []string{"c2"}}},

@@ -36,18 +36,6 @@ func (q querier) Query(_ context.Context, query string, _ time.Time) (model.Valu
 
 func TestRun(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	ago := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(-d)); return &t }
-	policy := func(rows ...trafficv1alpha1.ClusterStatus) *trafficv1alpha1.TrafficMigrationPolicy {
-		return &trafficv1alpha1.TrafficMigrationPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
-			Spec:       testSpec(),
-			Status:     trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: rows},
-		}
-	}
-	draining := func(successes int32, lastCheck time.Duration) trafficv1alpha1.ClusterStatus {
-		return trafficv1alpha1.ClusterStatus{Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: ago(time.Hour),
-			ConsecutiveSuccesses: successes, LastEvaluationTime: ago(lastCheck), LastResult: trafficv1alpha1.EvaluationPass}
-	}
 	hub := func(ready ...string) *gather.Hub {
 		return &gather.Hub{Input: decision.Input{
 			RealKnown:       true,
@@ -65,23 +53,23 @@ func TestRun(t *testing.T) {
 		wantWaits string
 	}{
 		"the third pass opens the gate": {
-			policy: policy(draining(2, time.Minute)), hub: hub("c1", "c2"), values: querier{"c1": 1, "c2": 99},
+			policy: policyWith(drainingC1(now, 2, time.Minute)), hub: hub("c1", "c2"), values: querier{"c1": 1, "c2": 99},
 			wantGate: GateReport{WouldRemove: true, RemovalReason: "GatePassed", CheckCounts: true, Needed: 3},
 		},
 		"a fail starts the run over": {
-			policy: policy(draining(2, time.Minute)), hub: hub("c1", "c2"), values: querier{"c1": 50, "c2": 50},
+			policy: policyWith(drainingC1(now, 2, time.Minute)), hub: hub("c1", "c2"), values: querier{"c1": 50, "c2": 50},
 			wantGate: GateReport{CheckCounts: true, Needed: 3, ConsecutiveSuccesses: ptr(0)}, wantWaits: "waiting for 3 more passing checks",
 		},
 		"a check before the next one is due does not count": {
-			policy: policy(draining(2, 10*time.Second)), hub: hub("c1", "c2"), values: querier{"c1": 1, "c2": 99},
+			policy: policyWith(drainingC1(now, 2, 10*time.Second)), hub: hub("c1", "c2"), values: querier{"c1": 1, "c2": 99},
 			wantGate: GateReport{CheckCounts: false, Needed: 3, ConsecutiveSuccesses: ptr(2)}, wantWaits: "waiting for 1 more passing check",
 		},
 		"no other ready Gateway keeps it": {
-			policy: policy(draining(2, time.Minute)), hub: hub("c1"), values: querier{"c1": 1, "c2": 99},
+			policy: policyWith(drainingC1(now, 2, time.Minute)), hub: hub("c1"), values: querier{"c1": 1, "c2": 99},
 			wantGate: GateReport{CheckCounts: true, Needed: 3, ConsecutiveSuccesses: ptr(3)}, wantWaits: "no other cluster has the Gateway ready",
 		},
 		"a drain the manager has not recorded starts now": {
-			policy: policy(), hub: hub("c1", "c2"), values: querier{"c1": 1, "c2": 99},
+			policy: policyWith(), hub: hub("c1", "c2"), values: querier{"c1": 1, "c2": 99},
 			wantGate: GateReport{CheckCounts: true, Needed: 3, ConsecutiveSuccesses: ptr(1)}, wantWaits: "minimum drain duration not reached",
 		},
 	}
@@ -122,6 +110,23 @@ func readFrom(hub *gather.Hub, policy *trafficv1alpha1.TrafficMigrationPolicy, n
 	h := *hub
 	h.Input.Now, h.Input.Policy, h.Input.Previous = now, decision.PolicyFromSpec(&policy.Spec), policy.Status.Clusters
 	return &h
+}
+
+// policyWith is the tests' policy, ns/p with testSpec, whose status has rows.
+func policyWith(rows ...trafficv1alpha1.ClusterStatus) *trafficv1alpha1.TrafficMigrationPolicy {
+	return &trafficv1alpha1.TrafficMigrationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+		Spec:       testSpec(),
+		Status:     trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: rows},
+	}
+}
+
+// drainingC1 is c1's row at now: draining for an hour, with a run of successes passing
+// checks, the last lastCheck ago.
+func drainingC1(now time.Time, successes int32, lastCheck time.Duration) trafficv1alpha1.ClusterStatus {
+	ago := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(-d)); return &t }
+	return trafficv1alpha1.ClusterStatus{Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: ago(time.Hour),
+		ConsecutiveSuccesses: successes, LastEvaluationTime: ago(lastCheck), LastResult: trafficv1alpha1.EvaluationPass}
 }
 
 // testSpec is the spec of the tests' policy: a 5% share, checked every 30 s, 3 times
@@ -307,16 +312,7 @@ func TestRenderOtherFormats(t *testing.T) {
 // draining cluster's gate waits for it.
 func TestRunReplacement(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	ago := metav1.NewTime(now.Add(-time.Hour))
-	last := metav1.NewTime(now.Add(-time.Minute))
-	policy := &trafficv1alpha1.TrafficMigrationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
-		Spec:       testSpec(),
-		Status: trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: []trafficv1alpha1.ClusterStatus{{
-			Name: "c1", Phase: trafficv1alpha1.ClusterDraining, DrainStartTime: &ago,
-			ConsecutiveSuccesses: 2, LastEvaluationTime: &last, LastResult: trafficv1alpha1.EvaluationPass,
-		}}},
-	}
+	policy := policyWith(drainingC1(now, 2, time.Minute))
 	policy.Spec.Replacement = &trafficv1alpha1.Replacement{MinReadyClusters: 1,
 		MetricsQuery: `rps{cluster={{ .Cluster.Name | quote }}}`, ExpectedMetricsResult: "> 10"}
 	hub := &gather.Hub{Input: decision.Input{
