@@ -4,13 +4,11 @@
 package logflags
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -22,25 +20,9 @@ import (
 	"k8s.io/client-go/rest"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
+
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
-
-// syncBuffer is a buffer that the logger and the test may use at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // run runs a command with the logging flags and args, whose run calls fn, and returns
 // what it wrote to its error output, where the log goes. The logging configuration
@@ -54,7 +36,7 @@ func run(t *testing.T, fn func(), args ...string) (string, error) {
 	}
 	reset()
 	t.Cleanup(reset)
-	var errOut syncBuffer
+	var errOut proctest.Buffer
 	cmd := &cobra.Command{Use: "test", SilenceUsage: true, SilenceErrors: true, RunE: func(*cobra.Command, []string) error {
 		fn()
 		klog.Flush()

@@ -22,7 +22,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
-	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview/policyviewtest"
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 // watchable is what a generated fake clientset offers to observe its watches.
@@ -189,7 +189,7 @@ func TestStatusCommandWatchForbidden(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(addonv1alpha1.Resource("managedclusteraddons"), "",
 			errors.New(`User "bob" cannot list resource "managedclusteraddons" at the cluster scope`))
 	})
-	var out, errOut policyviewtest.Buffer
+	var out, errOut proctest.Buffer
 	cmd := newCommand(h.options(&out, &errOut))
 	cmd.SetArgs([]string{testPolicy, "--watch"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -202,12 +202,12 @@ func TestStatusCommandWatchForbidden(t *testing.T) {
 
 // startWatch runs the status command with args in the background on a hub with the
 // fleet, and waits until it has opened its watches.
-func startWatch(t *testing.T, watches int, terminal bool, args ...string) (*policyviewtest.Buffer, context.CancelFunc, <-chan error, *hub) {
+func startWatch(t *testing.T, watches int, terminal bool, args ...string) (*proctest.Buffer, context.CancelFunc, <-chan error, *hub) {
 	t.Helper()
 	h := newHub(t, fleet()...)
 	started := make(chan string, 32)
 	h.reportWatches(started)
-	out, errOut := &policyviewtest.Buffer{}, &policyviewtest.Buffer{}
+	out, errOut := &proctest.Buffer{}, &proctest.Buffer{}
 	o := h.options(out, errOut)
 	o.terminal = func() bool { return terminal }
 	cmd := newCommand(o)

@@ -18,7 +18,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
-	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview/policyviewtest"
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 const testNamespace = "gateway-system"
@@ -45,13 +45,13 @@ func draining() *trafficv1alpha1.TrafficMigrationPolicy {
 // start runs wait with args on a fake hub holding p, whose real Placement selects
 // cluster2, showing progress as on a terminal; it returns the fake's client, and a
 // channel with the error and output.
-func start(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, args ...string) (*trafficfake.Clientset, <-chan error, *policyviewtest.Buffer) {
+func start(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, args ...string) (*trafficfake.Clientset, <-chan error, *proctest.Buffer) {
 	t.Helper()
 	return startWith(t, p, true, []string{"cluster2"}, args...)
 }
 
 // startWith is start with the real Placement's clusters, at a terminal or not.
-func startWith(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, terminal bool, real []string, args ...string) (*trafficfake.Clientset, <-chan error, *policyviewtest.Buffer) {
+func startWith(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, terminal bool, real []string, args ...string) (*trafficfake.Clientset, <-chan error, *proctest.Buffer) {
 	t.Helper()
 	client := trafficfake.NewSimpleClientset(p)
 	client.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{{
@@ -63,7 +63,7 @@ func startWith(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, terminal
 	for _, c := range real {
 		decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
 	}
-	out := &policyviewtest.Buffer{}
+	out := &proctest.Buffer{}
 	o := &Options{out: out, timeout: 30 * time.Second, grace: 10 * time.Minute, forArg: "drained", terminal: terminal, resync: 20 * time.Millisecond}
 	o.hub.Load = func() (*hubclient.Clients, string, error) {
 		return &hubclient.Clients{Traffic: client, Cluster: clusterfake.NewSimpleClientset(decision)}, testNamespace, nil

@@ -3,7 +3,8 @@
 
 // Package proctest holds what the tests of the agent's and the manager's processes
 // share: a kubeconfig that points a process at a test API server, a GET of the
-// endpoints the process serves, and a check of the errors its options give. Only tests
+// endpoints the process serves, a check of the errors its options give, and a buffer
+// that a command writes its output or its log to while the test reads it. Only tests
 // import it.
 package proctest
 

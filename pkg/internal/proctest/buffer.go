@@ -1,14 +1,14 @@
 // Copyright Contributors to the Open Cluster Management project
 // SPDX-License-Identifier: Apache-2.0
 
-package policyviewtest
+package proctest
 
 import (
 	"bytes"
 	"sync"
 )
 
-// Buffer is a buffer that a command writes to while a test reads it.
+// Buffer is a buffer that a command or a logger writes to while a test reads it.
 type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
