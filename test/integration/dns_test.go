@@ -13,11 +13,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
+	hubdns "open-cluster-management.io/traffic-migration/pkg/hub/dns"
+	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -25,7 +26,8 @@ import (
 // writing their records to etcd, CoreDNS answering them. The test is not parallel, so
 // that no other test's DNSEndpoints of the zone are read meanwhile.
 
-var dnsEndpointsResource = schema.GroupVersionResource{Group: "externaldns.k8s.io", Version: "v1alpha1", Resource: "dnsendpoints"}
+// dnsEndpointsResource is external-dns's DNSEndpoint, as the manager knows it.
+var dnsEndpointsResource = hubdns.Resource
 
 // dnsWait is how long a change may take to reach CoreDNS: the feeder makes a pass at
 // every change of a DNSEndpoint, and at least every second.
@@ -77,30 +79,16 @@ func TestDNS(t *testing.T) {
 	wantAnswer(ctx, t, dns, "api.demo.example", "127.0.0.3", "::1")
 }
 
-// aRecord is one endpoint of a DNSEndpoint's spec.endpoints.
-func aRecord(name, recordType string, ttl int64, targets ...string) map[string]any {
-	ts := make([]any, 0, len(targets))
-	for _, t := range targets {
-		ts = append(ts, t)
-	}
-	return map[string]any{"dnsName": name, "recordType": recordType, "recordTTL": ttl, "targets": ts}
+// aRecord is one record of a DNSEndpoint.
+func aRecord(name, recordType string, ttl int64, targets ...string) hubdns.Record {
+	return hubdns.Record{DNSName: name, RecordType: recordType, TTL: ttl, Targets: targets}
 }
 
 // createDNSEndpoint creates a DNSEndpoint and deletes it when the test ends (the
 // namespace's deletion does not: the bed runs no namespace controller).
-func createDNSEndpoint(ctx context.Context, t *testing.T, client dynamic.Interface, ns, name string, endpoints ...map[string]any) *unstructured.Unstructured {
+func createDNSEndpoint(ctx context.Context, t *testing.T, client dynamic.Interface, ns, name string, records ...hubdns.Record) *unstructured.Unstructured {
 	t.Helper()
-	eps := make([]any, 0, len(endpoints))
-	for _, ep := range endpoints {
-		eps = append(eps, ep)
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "externaldns.k8s.io/v1alpha1",
-		"kind":       "DNSEndpoint",
-		"metadata":   map[string]any{"name": name, "namespace": ns},
-		"spec":       map[string]any{"endpoints": eps},
-	}}
-	created, err := client.Resource(dnsEndpointsResource).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+	created, err := client.Resource(dnsEndpointsResource).Namespace(ns).Create(ctx, fixture.DNSEndpoint(ns, name, records...), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create DNSEndpoint %s/%s: %v", ns, name, err)
 	}
@@ -115,12 +103,9 @@ func createDNSEndpoint(ctx context.Context, t *testing.T, client dynamic.Interfa
 
 // updateEndpoints replaces a DNSEndpoint's spec.endpoints and returns the object
 // updated, read again on a conflict (the feeder writes its status).
-func updateEndpoints(ctx context.Context, t *testing.T, client dynamic.Interface, obj *unstructured.Unstructured, endpoints ...map[string]any) *unstructured.Unstructured {
+func updateEndpoints(ctx context.Context, t *testing.T, client dynamic.Interface, obj *unstructured.Unstructured, records ...hubdns.Record) *unstructured.Unstructured {
 	t.Helper()
-	eps := make([]any, 0, len(endpoints))
-	for _, ep := range endpoints {
-		eps = append(eps, ep)
-	}
+	eps := fixture.DNSEndpointRecords(records...)
 	resource := client.Resource(dnsEndpointsResource).Namespace(obj.GetNamespace())
 	var updated *unstructured.Unstructured
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
@@ -157,13 +156,7 @@ func waitTargets(ctx context.Context, t *testing.T, client dynamic.Interface, ns
 			got = nil
 			return false, nil
 		}
-		got = nil
-		endpoints, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
-		for _, e := range endpoints {
-			ts, _, _ := unstructured.NestedStringSlice(e.(map[string]any), "targets")
-			got = append(got, ts...)
-		}
-		slices.Sort(got)
+		got = fixture.DNSEndpointTargets(obj)
 		return slices.Equal(got, want), nil
 	})
 	if err != nil {

@@ -37,29 +37,14 @@ import (
 func TestDNSFollowsRealPlacement(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	m := newMigration(t, "dnsmove")
+	m, dns, hostname := newDNSMove(t, "dnsmove", "tm.test.", "192.0.2.11", "192.0.2.12")
 	f := m.f
-	const zone = "tm.test."
-	hostname := m.ns + ".tm.test"
-	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
-		t.Fatal(err)
-	}
-	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{zone}, Namespace: m.ns, OwnerID: m.ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dns.Stop)
-	reportAddresses(t, f, m.c1, "192.0.2.11")
-	reportAddresses(t, f, m.c2, "192.0.2.12")
-	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
 	m.traffic.SetByValue(map[string]float64{m.c1: 100, m.c2: 0})
 
 	p := m.policy()
 	const ttl = 3 * time.Second
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: time.Second} // the TTL is the floor
-	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(hostname)},
-		TTL:    &metav1.Duration{Duration: ttl},
-		Verify: &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(dns.Addr())}}}
+	p.Spec.DNS = dnsPublishing(hostname, ttl, dns.Addr())
 	f.createPolicy(t, p)
 
 	published := f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
@@ -129,6 +114,41 @@ func TestDNSFollowsRealPlacement(t *testing.T) {
 	}
 }
 
+// newDNSMove is newMigration with a CoreDNS of its own for zone, fed from the
+// namespace's DNSEndpoints, and the name hostname (the namespace's, in zone) for its
+// policy to publish: cluster1's Gateway has addr1 and is ready, cluster2's has addr2
+// and is not ready yet.
+func newDNSMove(t *testing.T, prefix, zone, addr1, addr2 string) (m *migration, dns *testbed.DNS, hostname string) {
+	t.Helper()
+	ctx := t.Context()
+	m = newMigration(t, prefix)
+	hostname = m.ns + "." + strings.TrimSuffix(zone, ".")
+	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
+		t.Fatal(err)
+	}
+	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{zone}, Namespace: m.ns, OwnerID: m.ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dns.Stop)
+	reportAddresses(t, m.f, m.c1, addr1)
+	reportAddresses(t, m.f, m.c2, addr2)
+	m.f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
+	return m, dns, hostname
+}
+
+// dnsPublishing is a policy's spec.dns: hostname published with the TTL, verified on
+// the name servers.
+func dnsPublishing(hostname string, ttl time.Duration, nameservers ...string) *trafficv1alpha1.DNSPublishing {
+	servers := make([]trafficv1alpha1.Nameserver, 0, len(nameservers))
+	for _, ns := range nameservers {
+		servers = append(servers, trafficv1alpha1.Nameserver(ns))
+	}
+	return &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(hostname)},
+		TTL:    &metav1.Duration{Duration: ttl},
+		Verify: &trafficv1alpha1.DNSVerification{Nameservers: servers}}
+}
+
 // watchLastAnswered polls CoreDNS for name every 20 ms from now on, and returns a
 // function that stops the polls and returns when the last query that got addr in its
 // answer was sent (zero when none did): CoreDNS still answered addr then.
@@ -178,29 +198,19 @@ func watchTargets(ctx context.Context, t *testing.T, ns, name string) func() [][
 	if err != nil {
 		t.Fatalf("watch DNSEndpoint %s/%s: %v", ns, name, err)
 	}
-	targets := func(obj *unstructured.Unstructured) []string {
-		endpoints, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
-		var out []string
-		for _, e := range endpoints {
-			ts, _, _ := unstructured.NestedStringSlice(e.(map[string]any), "targets")
-			out = append(out, ts...)
-		}
-		slices.Sort(out)
-		return out
-	}
 	var versions [][]string
 	add := func(ts []string) {
 		if len(versions) == 0 || !slices.Equal(versions[len(versions)-1], ts) {
 			versions = append(versions, ts)
 		}
 	}
-	add(targets(obj))
+	add(fixture.DNSEndpointTargets(obj))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for ev := range w.ResultChan() {
 			if u, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type == watch.Modified {
-				add(targets(u))
+				add(fixture.DNSEndpointTargets(u))
 			}
 		}
 	}()

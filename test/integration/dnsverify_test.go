@@ -15,7 +15,6 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/test/fixture"
-	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // TestDNSWithdrawalWaitsForEveryNameServer is spec.dns.verify with two authoritative
@@ -32,35 +31,17 @@ import (
 func TestDNSWithdrawalWaitsForEveryNameServer(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	m := newMigration(t, "dnsverify")
+	m, primary, hostname := newDNSMove(t, "dnsverify", "verify.test.", "192.0.2.21", "192.0.2.22")
 	f := m.f
-	hostname := m.ns + ".verify.test"
-	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
-		t.Fatal(err)
-	}
-	primary, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"verify.test."}, Namespace: m.ns, OwnerID: m.ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(primary.Stop)
 	secondary, err := bed.StartSecondaryDNS(ctx, primary)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(secondary.Stop)
-	reportAddresses(t, f, m.c1, "192.0.2.21")
-	reportAddresses(t, f, m.c2, "192.0.2.22")
-	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
 
 	p := m.policy()
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: time.Second}
-	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{
-		Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(hostname)},
-		TTL:       &metav1.Duration{Duration: 2 * time.Second},
-		Verify: &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{
-			trafficv1alpha1.Nameserver(primary.Addr()), trafficv1alpha1.Nameserver(secondary.Addr()),
-		}},
-	}
+	p.Spec.DNS = dnsPublishing(hostname, 2*time.Second, primary.Addr(), secondary.Addr())
 	f.createPolicy(t, p)
 	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		return meta.IsStatusConditionTrue(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
@@ -150,35 +131,17 @@ func TestDNSNameserverAllowlist(t *testing.T) {
 	if bed.ListenHost() != "127.0.0.1" {
 		t.Skipf("the bed's servers listen on %s, not 127.0.0.1: the test refuses 127.0.0.2 beside it", bed.ListenHost())
 	}
-	m := newMigration(t, "nsallow")
+	m, dns, hostname := newDNSMove(t, "nsallow", "allow.test.", "192.0.2.31", "192.0.2.32")
 	f := m.f
-	hostname := m.ns + ".allow.test"
-	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
-		t.Fatal(err)
-	}
-	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"allow.test."}, Namespace: m.ns, OwnerID: m.ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dns.Stop)
 	_, port, err := net.SplitHostPort(dns.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	refused := net.JoinHostPort("127.0.0.2", port)
-	reportAddresses(t, f, m.c1, "192.0.2.31")
-	reportAddresses(t, f, m.c2, "192.0.2.32")
-	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
 
 	p := m.policy()
 	p.Spec.MinDrainDuration = &metav1.Duration{Duration: time.Second}
-	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{
-		Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(hostname)},
-		TTL:       &metav1.Duration{Duration: 2 * time.Second},
-		Verify: &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{
-			trafficv1alpha1.Nameserver(dns.Addr()), trafficv1alpha1.Nameserver(refused),
-		}},
-	}
+	p.Spec.DNS = dnsPublishing(hostname, 2*time.Second, dns.Addr(), refused)
 	f.createPolicy(t, p)
 	waitAnswer(ctx, t, dns, hostname, "192.0.2.31")
 

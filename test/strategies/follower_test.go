@@ -138,27 +138,17 @@ func (f *dnsFollower) stop() {
 
 // publish writes the row's DNSEndpoint: its hostname's A records.
 func publish(ctx context.Context, client dynamic.Interface, r *row, addrs []string, ttl time.Duration) error {
-	targets := make([]any, 0, len(addrs))
-	for _, a := range addrs {
-		targets = append(targets, a)
-	}
-	endpoints := []any{map[string]any{"dnsName": r.hostname(), "recordType": "A", "recordTTL": int64(ttl.Seconds()), "targets": targets}}
+	record := dns.Record{DNSName: r.hostname(), RecordType: "A", TTL: int64(ttl.Seconds()), Targets: addrs}
 	endpointsClient := client.Resource(dns.Resource).Namespace(namespace)
 	obj, err := endpointsClient.Get(ctx, r.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		obj = &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": dns.GroupVersion.String(),
-			"kind":       dns.Kind,
-			"metadata":   map[string]any{"name": r.name, "namespace": namespace},
-			"spec":       map[string]any{"endpoints": endpoints},
-		}}
-		_, err = endpointsClient.Create(ctx, obj, metav1.CreateOptions{})
+		_, err = endpointsClient.Create(ctx, fixture.DNSEndpoint(namespace, r.name, record), metav1.CreateOptions{})
 		return err
 	}
 	if err != nil {
 		return err
 	}
-	if err := unstructured.SetNestedSlice(obj.Object, endpoints, "spec", "endpoints"); err != nil {
+	if err := unstructured.SetNestedSlice(obj.Object, fixture.DNSEndpointRecords(record), "spec", "endpoints"); err != nil {
 		return err
 	}
 	_, err = endpointsClient.Update(ctx, obj, metav1.UpdateOptions{})
