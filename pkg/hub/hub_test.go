@@ -91,7 +91,7 @@ func TestOptionsValidate(t *testing.T) {
 		t.Fatalf("the defaults do not validate: %v", err)
 	}
 	l, err := NewOptions().limits()
-	if err != nil || l.Ceiling != nil || l.MaxAnswerBytes != 8<<20 || l.MaxSeries != 100 {
+	if err != nil || l.Ceiling != nil || l.MaxAnswerBytes != 1<<20 || l.MaxSeries != 100 {
 		t.Fatalf("default limits %+v, %v", l, err)
 	}
 	for name, tc := range map[string]struct {

@@ -4,6 +4,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 	"open-cluster-management.io/traffic-migration/test/benchreport"
 )
 
@@ -39,7 +42,9 @@ type neighbourSizes struct {
 	// Hostile are the numbers of hostile policies, all in one other namespace, beside
 	// which the well-behaved ones are measured in turn, growing. Each hostile policy
 	// drains HostileDraining clusters every second against a Prometheus that never
-	// answers (each query held to the manager's query timeout).
+	// answers (each query held to the manager's query timeout); then the most of them
+	// are measured with that Prometheus answering at once at the manager's byte cap,
+	// and at its series cap.
 	Hostile         []int `json:"hostilePolicies"`
 	HostileDraining int   `json:"hostileDrainingClusters"`
 	// WindowSeconds is how long each phase, without hostile policies and with each
@@ -143,27 +148,86 @@ func delayingPrometheus(t testing.TB, target string, lo, hi time.Duration) strin
 	return srv.URL
 }
 
-// hangingPrometheus is a Prometheus that never answers: it holds every request until
-// the client gives up. It is the hostile case that costs the manager the most: each
-// query holds a query slot for the whole query timeout.
-func hangingPrometheus(t testing.TB) string {
+// hostileAnswer is how the hostile tenant's Prometheus answers.
+type hostileAnswer int32
+
+const (
+	// hang holds every request until the client gives up: the hostile case that costs
+	// the manager the most slot time, as each query holds a query slot for the whole
+	// query timeout.
+	hang hostileAnswer = iota
+	// atByteCap answers at once with a body one byte over the manager's default
+	// answer limit, which the manager reads to its end.
+	atByteCap
+	// atSeriesCap answers at once with as many series as the manager asks for at most
+	// (its default series limit and one more).
+	atSeriesCap
+)
+
+func (a hostileAnswer) String() string {
+	return [...]string{"never answering", "answering at the byte cap", "answering at the series cap"}[a]
+}
+
+// hostilePrometheus is the hostile tenant's Prometheus, whose answers the benchmark
+// switches between phases.
+type hostilePrometheus struct {
+	URL    string
+	answer atomic.Int32
+	// answered counts the answers given in each way.
+	answered [3]atomic.Int64
+	bodies   [3][]byte
+}
+
+func newHostilePrometheus(t testing.TB) *hostilePrometheus {
 	t.Helper()
+	h := &hostilePrometheus{}
+	filler := strings.Repeat("x", promcheck.DefaultMaxAnswerBytes)
+	h.bodies[atByteCap] = []byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"cluster":"` + filler + `"},"value":[1,"1"]}]}}`)
+	series := make([]string, promcheck.DefaultMaxSeries+1)
+	for i := range series {
+		series[i] = fmt.Sprintf(`{"metric":{"cluster":"c%d"},"value":[1,"1"]}`, i)
+	}
+	h.bodies[atSeriesCap] = []byte(`{"status":"success","data":{"resultType":"vector","result":[` + strings.Join(series, ",") + `]}}`)
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The server notices that the client gave up only once the body is read.
 		_, _ = io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-done:
+		a := hostileAnswer(h.answer.Load())
+		if a == hang {
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
+			return
 		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(h.bodies[a])
+		h.answered[a].Add(1)
 	}))
 	t.Cleanup(func() { close(done); srv.Close() })
-	return srv.URL
+	h.URL = srv.URL
+	return h
+}
+
+// switchTo makes the Prometheus answer in the new way, and waits until it has given
+// n answers so.
+func (h *hostilePrometheus) switchTo(t testing.TB, a hostileAnswer, n int64) {
+	t.Helper()
+	h.answer.Store(int32(a))
+	from := h.answered[a].Load()
+	deadline := time.Now().Add(time.Minute)
+	for h.answered[a].Load()-from < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hostile Prometheus gave %d answers %s in a minute, want %d", h.answered[a].Load()-from, a, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // benchNeighbours runs benchmark 7: how late the well-behaved policies' checks are,
 // and the manager's memory and CPU, without hostile policies and then beside 1, 4, 8
-// (ns.Hostile) hostile policies in one other namespace.
+// (ns.Hostile) hostile policies in one other namespace whose Prometheus never answers,
+// then beside the 8 answered at the manager's byte cap and at its series cap.
 func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr *manager, traffic *trafficSource) {
 	ctx := t.Context()
 	f := newFleet(t, "neighbours")
@@ -249,7 +313,8 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 	// The hostile tenant: its own namespace, its policies added in turn.
 	h := newFleet(t, "hostile")
 	defer h.deletePolicies(t)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hostile-prometheus", Namespace: h.ns}, StringData: map[string]string{"url": hangingPrometheus(t)}}
+	hostile := newHostilePrometheus(t)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hostile-prometheus", Namespace: h.ns}, StringData: map[string]string{"url": hostile.URL}}
 	if _, err := h.kube.CoreV1().Secrets(h.ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the hostile Secret: %v", err)
 	}
@@ -283,11 +348,17 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		created = n
 		phases = append(phases, measure(fmt.Sprintf("with %d hostile %s", n, map[bool]string{true: "policy", false: "policies"}[n == 1])))
 	}
+	// The most hostile policies, now answered at once at the manager's limits: each
+	// round reads the most the manager reads, every second.
+	for _, a := range []hostileAnswer{atByteCap, atSeriesCap} {
+		hostile.switchTo(t, a, int64(2*created))
+		phases = append(phases, measure(fmt.Sprintf("with %d hostile policies %s", created, a)))
+	}
 
 	b := "7. Noisy neighbours"
 	params := fmt.Sprintf("%d policies in one namespace, each draining 1 cluster whose checks fail, interval %gs, their Prometheus answering in %d-%d ms; "+
-		"then beside them %s hostile policies in one other namespace, each draining %d clusters every 1s against a Prometheus that never answers (each query held to the %s query timeout)",
-		ns.Policies, ns.IntervalSeconds, ns.AnswerDelayMillis[0], ns.AnswerDelayMillis[1], joinInts(ns.Hostile), ns.HostileDraining, "10 s")
+		"then beside them %s hostile policies in one other namespace, each draining %d clusters every 1s against a Prometheus that never answers (each query held to the %s query timeout), then answers at once at the manager's byte cap (%d bytes), then at its series cap",
+		ns.Policies, ns.IntervalSeconds, ns.AnswerDelayMillis[0], ns.AnswerDelayMillis[1], joinInts(ns.Hostile), ns.HostileDraining, "10 s", promcheck.DefaultMaxAnswerBytes)
 	base := phases[0]
 	for _, ph := range phases {
 		r.Add(b, params, "delay of a check past its due time, p50, "+ph.name, benchreport.Percentile(ph.delays, 50), "s", "")
@@ -301,9 +372,11 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		}
 		r.Add(b, params, "delay of a check past its due time, p99, "+ph.name+" / without", benchreport.Percentile(ph.delays, 99)/benchreport.Percentile(base.delays, 99), "", "≤ 1.2")
 	}
-	last := phases[len(phases)-1]
-	r.Add(b, params, "manager RSS, "+last.name+" / without", last.rss/base.rss, "", "≤ 1.2")
-	r.Add(b, params, "manager CPU, "+last.name+" / without", last.cpuPerMinute/base.cpuPerMinute, "", "≤ 1.2")
+	// The RSS and the CPU of the costliest phase.
+	byRSS := slices.MaxFunc(phases, func(a, b phase) int { return cmp.Compare(a.rss, b.rss) })
+	byCPU := slices.MaxFunc(phases, func(a, b phase) int { return cmp.Compare(a.cpuPerMinute, b.cpuPerMinute) })
+	r.Add(b, params, "manager RSS, "+byRSS.name+" / without", byRSS.rss/base.rss, "", "≤ 1.2")
+	r.Add(b, params, "manager CPU, "+byCPU.name+" / without", byCPU.cpuPerMinute/base.cpuPerMinute, "", "≤ 1.2")
 
 	header := []string{"measure"}
 	for _, ph := range phases {

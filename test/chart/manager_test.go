@@ -98,7 +98,7 @@ func TestChartManagerFlags(t *testing.T) {
 		"defaults": {nil, nil},
 		"the defaults set": {map[string]any{
 			"prometheusAllowlist": []any{},
-			"prometheus":          map[string]any{"maxAnswerBytes": 8388608, "maxSeries": 100},
+			"prometheus":          map[string]any{"maxAnswerBytes": 1048576, "maxSeries": 100},
 			"drainCeiling":        map[string]any{"maxDrainDuration": "", "action": "Hold"},
 			"dns":                 map[string]any{"domains": []any{}, "allowPrivate": true, "ownerID": "", "nameserverAllowlist": []any{}},
 		}, nil},
