@@ -31,9 +31,5 @@ const (
 
 // objects are the objects of the test policy with the given decisions and add-ons.
 func objects(p *trafficv1alpha1.TrafficMigrationPolicy, decisions []*clusterv1beta1.PlacementDecision, addons ...*addonv1alpha1.ManagedClusterAddOn) Objects {
-	in := Objects{Policy: p, Detail: true, Decisions: decisions, Addons: map[string]*addonv1alpha1.ManagedClusterAddOn{}}
-	for _, a := range addons {
-		in.Addons[a.Namespace] = a
-	}
-	return in
+	return Objects{Policy: p, Detail: true, Decisions: decisions, Addons: policyviewtest.Addons(addons...)}
 }

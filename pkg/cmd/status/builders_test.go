@@ -12,29 +12,7 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview/policyviewtest"
 )
 
-// The objects the tests read from the fake hub, shared with the tests of the views.
-var (
-	now              = policyviewtest.Now
-	at               = policyviewtest.At
-	condition        = policyviewtest.Condition
-	newPolicy        = policyviewtest.NewPolicy
-	newDecision      = policyviewtest.NewDecision
-	readyAddon       = policyviewtest.ReadyAddon
-	gatewayCondition = policyviewtest.GatewayCondition
-	diff             = policyviewtest.Diff
-)
-
-const (
-	testNamespace = policyviewtest.Namespace
-	testPolicy    = policyviewtest.Policy
-	testProxy     = policyviewtest.Proxy
-)
-
 // objects are the objects of the test policy with the given decisions and add-ons.
 func objects(p *trafficv1alpha1.TrafficMigrationPolicy, decisions []*clusterv1beta1.PlacementDecision, addons ...*addonv1alpha1.ManagedClusterAddOn) policyview.Objects {
-	in := policyview.Objects{Policy: p, Detail: true, Decisions: decisions, Addons: map[string]*addonv1alpha1.ManagedClusterAddOn{}}
-	for _, a := range addons {
-		in.Addons[a.Namespace] = a
-	}
-	return in
+	return policyview.Objects{Policy: p, Detail: true, Decisions: decisions, Addons: policyviewtest.Addons(addons...)}
 }

@@ -15,6 +15,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/output"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview/policyviewtest"
 )
 
 const wantDetail = `Name:                    example
@@ -87,13 +88,13 @@ func TestRenderDetail(t *testing.T) {
 		want string
 	}{
 		"draining, with a cluster missing from the status": {
-			in: objects(newPolicy(), []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2", "cluster3")},
-				readyAddon("cluster1"), readyAddon("cluster2")),
+			in: objects(policyviewtest.NewPolicy(), []*clusterv1beta1.PlacementDecision{policyviewtest.NewDecision(policyviewtest.Proxy, "cluster1", "cluster2", "cluster3")},
+				policyviewtest.ReadyAddon("cluster1"), policyviewtest.ReadyAddon("cluster2")),
 			want: wantDetail,
 		},
 		"new policy, decisions forbidden": {
 			in: func() policyview.Objects {
-				p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+				p := policyviewtest.NewPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 					p.Spec = trafficv1alpha1.TrafficMigrationPolicySpec{
 						PlacementRef: p.Spec.PlacementRef, TargetRef: p.Spec.TargetRef,
 						MetricsQuery: "up", ExpectedMetricsResult: "< 1", Suspend: true,
@@ -110,10 +111,10 @@ func TestRenderDetail(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := renderDetail(&b, policyview.Build(tc.in, now)); err != nil {
+			if err := renderDetail(&b, policyview.Build(tc.in, policyviewtest.Now)); err != nil {
 				t.Fatal(err)
 			}
-			if diff := diff(tc.want, b.String()); diff != "" {
+			if diff := policyviewtest.Diff(tc.want, b.String()); diff != "" {
 				t.Errorf("detail:\n%s", diff)
 			}
 		})
@@ -121,13 +122,13 @@ func TestRenderDetail(t *testing.T) {
 }
 
 func TestRenderTable(t *testing.T) {
-	second := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+	second := policyviewtest.NewPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 		p.Namespace, p.Name = "payments", "checkout"
 		p.Spec.PlacementRef.Name = "checkout"
-		p.CreationTimestamp = *at(-90 * time.Minute)
+		p.CreationTimestamp = *policyviewtest.At(-90 * time.Minute)
 		p.Status = trafficv1alpha1.TrafficMigrationPolicyStatus{}
 	})
-	views := []policyview.Policy{policyview.Build(policyview.Objects{Policy: newPolicy()}, now), policyview.Build(policyview.Objects{Policy: second}, now)}
+	views := []policyview.Policy{policyview.Build(policyview.Objects{Policy: policyviewtest.NewPolicy()}, policyviewtest.Now), policyview.Build(policyview.Objects{Policy: second}, policyviewtest.Now)}
 	tests := map[string]struct {
 		views     []policyview.Policy
 		namespace string
@@ -136,12 +137,12 @@ func TestRenderTable(t *testing.T) {
 		want      string
 	}{
 		"wide": {
-			views: views[:1], namespace: testNamespace, wide: true,
+			views: views[:1], namespace: policyviewtest.Namespace, wide: true,
 			want: "NAME      READY   PROXY                     ACTIVE   DRAINING   PROMETHEUS       AGE   PLACEMENT           GATEWAY                          SUSPENDED   CHECK\n" +
 				"example   True    gateway-placement-proxy   1        1          QuerySucceeded   3d    gateway-placement   gateway-system/example-gateway   false       traffic share <= 5% (istio_requests_total by label cluster over 5m)\n",
 		},
 		"one namespace": {
-			views: views[:1], namespace: testNamespace,
+			views: views[:1], namespace: policyviewtest.Namespace,
 			want: "NAME      READY   PROXY                     ACTIVE   DRAINING   PROMETHEUS       AGE\n" +
 				"example   True    gateway-placement-proxy   1        1          QuerySucceeded   3d\n",
 		},
@@ -165,7 +166,7 @@ func TestRenderTable(t *testing.T) {
 			if err := renderTable(&b, tc.views, tc.namespace, tc.wide, tc.noHeaders); err != nil {
 				t.Fatal(err)
 			}
-			if diff := diff(tc.want, b.String()); diff != "" {
+			if diff := policyviewtest.Diff(tc.want, b.String()); diff != "" {
 				t.Errorf("table:\n%s", diff)
 			}
 		})
@@ -173,12 +174,12 @@ func TestRenderTable(t *testing.T) {
 }
 
 func TestRenderDetailKeepsTablesOnOneLine(t *testing.T) {
-	p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+	p := policyviewtest.NewPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 		p.Status.Conditions[0].Message = "line one\nline two\tand a tab"
 		p.Status.Clusters[1].ResolvedQuery = "sum(a)\n/ sum(b)"
 	})
 	var b bytes.Buffer
-	if err := renderDetail(&b, policyview.Build(objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}), now)); err != nil {
+	if err := renderDetail(&b, policyview.Build(objects(p, []*clusterv1beta1.PlacementDecision{policyviewtest.NewDecision(policyviewtest.Proxy, "cluster1", "cluster2")}), policyviewtest.Now)); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -193,9 +194,9 @@ func TestRenderDetailKeepsTablesOnOneLine(t *testing.T) {
 
 func TestRenderDetailShowsHistory(t *testing.T) {
 	record := func(d time.Duration, result trafficv1alpha1.EvaluationResult, value string) trafficv1alpha1.CheckRecord {
-		return trafficv1alpha1.CheckRecord{Time: *at(d), Result: result, Value: value}
+		return trafficv1alpha1.CheckRecord{Time: *policyviewtest.At(d), Result: result, Value: value}
 	}
-	p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+	p := policyviewtest.NewPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 		p.Status.Clusters[1].History = []trafficv1alpha1.CheckRecord{
 			record(-90*time.Second, trafficv1alpha1.EvaluationFail, "48.123456789"),
 			record(-60*time.Second, trafficv1alpha1.EvaluationError, ""),
@@ -204,7 +205,7 @@ func TestRenderDetailShowsHistory(t *testing.T) {
 		}
 	})
 	var b bytes.Buffer
-	if err := renderDetail(&b, policyview.Build(objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}), now)); err != nil {
+	if err := renderDetail(&b, policyview.Build(objects(p, []*clusterv1beta1.PlacementDecision{policyviewtest.NewDecision(policyviewtest.Proxy, "cluster1", "cluster2")}), policyviewtest.Now)); err != nil {
 		t.Fatal(err)
 	}
 	want := "\nCheck history (oldest first; ✓ passed, ✗ did not):\n  cluster2   <= 5:   48.1235✗  error✗  no data✗  2.1✓\n"
@@ -212,7 +213,7 @@ func TestRenderDetailShowsHistory(t *testing.T) {
 		t.Errorf("detail lacks %q:\n%s", want, b.String())
 	}
 	var j bytes.Buffer
-	if err := output.Write(&j, "json", policyview.Build(objects(p, nil), now)); err != nil {
+	if err := output.Write(&j, "json", policyview.Build(objects(p, nil), policyviewtest.Now)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(j.Bytes(), []byte(`"history": [`)) || !bytes.Contains(j.Bytes(), []byte(`"value": "48.123456789"`)) {
@@ -239,13 +240,13 @@ func TestDrainingForCell(t *testing.T) {
 // TestRenderDetailShowsStalled: a stalled drain shows in the PHASE column and in a
 // note under the table, with its cause and where the remedy is.
 func TestRenderDetailShowsStalled(t *testing.T) {
-	p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+	p := policyviewtest.NewPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 		p.Status.Clusters[1].Stalled = true
 		p.Status.Clusters[1].EstimatedRemovalTime = nil
 	})
 	var b bytes.Buffer
-	in := objects(p, []*clusterv1beta1.PlacementDecision{newDecision(testProxy, "cluster1", "cluster2")}, readyAddon("cluster1"), readyAddon("cluster2"))
-	if err := renderDetail(&b, policyview.Build(in, now)); err != nil {
+	in := objects(p, []*clusterv1beta1.PlacementDecision{policyviewtest.NewDecision(policyviewtest.Proxy, "cluster1", "cluster2")}, policyviewtest.ReadyAddon("cluster1"), policyviewtest.ReadyAddon("cluster2"))
+	if err := renderDetail(&b, policyview.Build(in, policyviewtest.Now)); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

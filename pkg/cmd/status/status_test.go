@@ -30,6 +30,7 @@ import (
 	trafficfake "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/fake"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview/policyviewtest"
 )
 
 // hub is a fake hub: the three fake clientsets the command reads through.
@@ -109,9 +110,9 @@ func (h *hub) options(out, errOut interface {
 	Write([]byte) (int, error)
 }) *Options {
 	o := NewOptions(nil, out, errOut)
-	o.now = func() time.Time { return now }
+	o.now = func() time.Time { return policyviewtest.Now }
 	o.Hub.Load = func() (*hubclient.Clients, string, error) {
-		namespace := testNamespace
+		namespace := policyviewtest.Namespace
 		if o.Hub.Namespace != "" {
 			namespace = o.Hub.Namespace
 		}
@@ -123,17 +124,17 @@ func (h *hub) options(out, errOut interface {
 // fleet is the test policy with its proxy decisions, a second policy in another
 // namespace, and the add-ons of the policy's clusters.
 func fleet() []runtime.Object {
-	second := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+	second := policyviewtest.NewPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 		p.Namespace, p.Name = "payments", "checkout"
 		p.Spec.PlacementRef.Name = "checkout"
-		p.CreationTimestamp = *at(-90 * time.Minute)
+		p.CreationTimestamp = *policyviewtest.At(-90 * time.Minute)
 		p.Status = trafficv1alpha1.TrafficMigrationPolicyStatus{}
 	})
 	return []runtime.Object{
-		newPolicy(), second,
-		newDecision(testProxy, "cluster1", "cluster2", "cluster3"),
-		newDecision("gateway-placement", "cluster1"),
-		readyAddon("cluster1"), readyAddon("cluster2"),
+		policyviewtest.NewPolicy(), second,
+		policyviewtest.NewDecision(policyviewtest.Proxy, "cluster1", "cluster2", "cluster3"),
+		policyviewtest.NewDecision("gateway-placement", "cluster1"),
+		policyviewtest.ReadyAddon("cluster1"), policyviewtest.ReadyAddon("cluster2"),
 	}
 }
 
@@ -167,7 +168,7 @@ func TestStatusCommandText(t *testing.T) {
 			want: "No TrafficMigrationPolicies found in namespace empty.\n",
 		},
 		"one policy": {
-			args: []string{testPolicy},
+			args: []string{policyviewtest.Policy},
 			want: wantDetail,
 		},
 	}
@@ -177,7 +178,7 @@ func TestStatusCommandText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := diff(tc.want, got); diff != "" {
+			if diff := policyviewtest.Diff(tc.want, got); diff != "" {
 				t.Errorf("output:\n%s", diff)
 			}
 		})
@@ -188,7 +189,7 @@ func TestStatusCommandStructured(t *testing.T) {
 	unmarshal := map[string]func([]byte, any) error{"json": json.Unmarshal, "yaml": func(b []byte, v any) error { return yaml.Unmarshal(b, v) }}
 	for format, decode := range unmarshal {
 		t.Run(format+" of one policy", func(t *testing.T) {
-			out, err := newHub(t, fleet()...).run(t, testPolicy, "-o", format)
+			out, err := newHub(t, fleet()...).run(t, policyviewtest.Policy, "-o", format)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,8 +197,8 @@ func TestStatusCommandStructured(t *testing.T) {
 			if err := decode([]byte(out), &v); err != nil {
 				t.Fatalf("decode %s: %v\n%s", format, err, out)
 			}
-			want := policyview.Build(objects(newPolicy(), nil), now)
-			if v.Name != testPolicy || v.Check.Summary != want.Check.Summary || len(v.Conditions) != 3 || len(v.Clusters) != 3 {
+			want := policyview.Build(objects(policyviewtest.NewPolicy(), nil), policyviewtest.Now)
+			if v.Name != policyviewtest.Policy || v.Check.Summary != want.Check.Summary || len(v.Conditions) != 3 || len(v.Clusters) != 3 {
 				t.Fatalf("unexpected view: %+v", v)
 			}
 			c := v.Clusters[1]
@@ -218,7 +219,7 @@ func TestStatusCommandStructured(t *testing.T) {
 			if err := decode([]byte(out), &list); err != nil {
 				t.Fatalf("decode %s: %v\n%s", format, err, out)
 			}
-			if len(list.Items) != 2 || list.Items[0].Name != testPolicy || list.Items[1].Name != "checkout" {
+			if len(list.Items) != 2 || list.Items[0].Name != policyviewtest.Policy || list.Items[1].Name != "checkout" {
 				t.Fatalf("unexpected list: %+v", list)
 			}
 			if got := list.Items[0].Clusters[0].Gateway; got != policyview.GatewayReady {
@@ -239,12 +240,12 @@ func TestStatusCommandErrors(t *testing.T) {
 			wantErr: "no TrafficMigrationPolicy missing in namespace gateway-system",
 		},
 		"policy not found in the named namespace": {
-			args:    []string{testPolicy, "-n", "payments"},
+			args:    []string{policyviewtest.Policy, "-n", "payments"},
 			wantErr: "no TrafficMigrationPolicy example in namespace payments",
 		},
 		"no CRD, one policy": {
 			hub:     func(t *testing.T) *hub { return newHub(t).withoutCRD() },
-			args:    []string{testPolicy},
+			args:    []string{policyviewtest.Policy},
 			wantErr: "the traffic-migration CRD is not installed on this cluster",
 		},
 		"no CRD, the table": {
@@ -271,7 +272,7 @@ func TestStatusCommandErrors(t *testing.T) {
 				forbid(h.traffic, trafficv1alpha1.Resource("trafficmigrationpolicies"))
 				return h
 			},
-			args:    []string{testPolicy},
+			args:    []string{policyviewtest.Policy},
 			wantErr: "forbidden: you may not get TrafficMigrationPolicies in namespace gateway-system",
 		},
 		"unauthorized": {
@@ -285,7 +286,7 @@ func TestStatusCommandErrors(t *testing.T) {
 			wantErr: "unauthorized: the hub did not accept the kubeconfig's credentials (log in again?): token expired",
 		},
 		"bad output":   {args: []string{"-o", "table"}, wantErr: `--output must be empty or one of wide, json, yaml, kyaml, name, go-template`},
-		"name and -A":  {args: []string{testPolicy, "-A"}, wantErr: "a policy NAME cannot be combined with --all-namespaces"},
+		"name and -A":  {args: []string{policyviewtest.Policy, "-A"}, wantErr: "a policy NAME cannot be combined with --all-namespaces"},
 		"-n and -A":    {args: []string{"-n", "x", "-A"}, wantErr: "--namespace and --all-namespaces cannot be combined"},
 		"two names":    {args: []string{"a", "b"}, wantErr: "accepts at most 1 arg(s), received 2"},
 		"unknown flag": {args: []string{"--no-such-flag"}, wantErr: "unknown flag: --no-such-flag"},
@@ -311,7 +312,7 @@ func TestStatusCommandDegradesWithoutRelatedRights(t *testing.T) {
 	h := newHub(t, fleet()...)
 	forbid(h.cluster, clusterv1beta1.Resource("placementdecisions"))
 	forbid(h.addon, addonv1alpha1.Resource("managedclusteraddons"))
-	out, err := h.run(t, testPolicy)
+	out, err := h.run(t, policyviewtest.Policy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview/policyviewtest"
 	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
@@ -66,48 +67,48 @@ func TestStatusCommandWatch(t *testing.T) {
 		separator string
 	}{
 		"one policy, an agent reports its Gateway not programmed": {
-			args: []string{testPolicy, "--watch"}, watches: 3,
+			args: []string{policyviewtest.Policy, "--watch"}, watches: 3,
 			before: "  cluster2    Draining   Ready     2.1 / <= 5",
 			after:  "  cluster2: NotReady: the Gateway is not programmed (NotProgrammed: no address)\n",
 			change: func(ctx context.Context, h *hub) error {
-				a := readyAddon("cluster2")
-				a.Status.Conditions[1] = condition(gatewayCondition, metav1.ConditionFalse, trafficv1alpha1.AgentReasonNotProgrammed, "no address")
+				a := policyviewtest.ReadyAddon("cluster2")
+				a.Status.Conditions[1] = policyviewtest.Condition(policyviewtest.GatewayCondition, metav1.ConditionFalse, trafficv1alpha1.AgentReasonNotProgrammed, "no address")
 				_, err := h.addon.AddonV1alpha1().ManagedClusterAddOns("cluster2").Update(ctx, a, metav1.UpdateOptions{})
 				return err
 			},
 			separator: "---\n",
 		},
 		"one policy, the proxy decisions change": {
-			args: []string{testPolicy, "-w"}, watches: 3,
+			args: []string{policyviewtest.Policy, "-w"}, watches: 3,
 			before: "  * cluster3: in the proxy decisions but not in the policy status\n",
 			after:  "  * cluster4: in the proxy decisions but not in the policy status\n",
 			change: func(ctx context.Context, h *hub) error {
-				d := newDecision(testProxy, "cluster1", "cluster2", "cluster4")
-				_, err := h.cluster.ClusterV1beta1().PlacementDecisions(testNamespace).Update(ctx, d, metav1.UpdateOptions{})
+				d := policyviewtest.NewDecision(policyviewtest.Proxy, "cluster1", "cluster2", "cluster4")
+				_, err := h.cluster.ClusterV1beta1().PlacementDecisions(policyviewtest.Namespace).Update(ctx, d, metav1.UpdateOptions{})
 				return err
 			},
 			separator: "---\n",
 		},
 		"one policy, its status changes, on a terminal": {
-			args: []string{testPolicy, "-w"}, watches: 3, terminal: true,
+			args: []string{policyviewtest.Policy, "-w"}, watches: 3, terminal: true,
 			before: "  cluster2    Draining   Ready     2.1 / <= 5   2/3",
 			after:  "  cluster2    Draining   Ready     0.3 / <= 5   3/3",
 			change: func(ctx context.Context, h *hub) error {
-				p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+				p := policyviewtest.NewPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 					p.Status.Clusters[1].LastValue = "0.3"
 					p.Status.Clusters[1].ConsecutiveSuccesses = 3
 				})
-				_, err := h.traffic.TrafficV1alpha1().TrafficMigrationPolicies(testNamespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+				_, err := h.traffic.TrafficV1alpha1().TrafficMigrationPolicies(policyviewtest.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 				return err
 			},
 			separator: clearScreen,
 		},
 		"one policy, deleted": {
-			args: []string{testPolicy, "-w"}, watches: 3,
+			args: []string{policyviewtest.Policy, "-w"}, watches: 3,
 			before: "Name:                    example\n",
 			after:  "---\nno TrafficMigrationPolicy example in namespace gateway-system\n",
 			change: func(ctx context.Context, h *hub) error {
-				return h.traffic.TrafficV1alpha1().TrafficMigrationPolicies(testNamespace).Delete(ctx, testPolicy, metav1.DeleteOptions{})
+				return h.traffic.TrafficV1alpha1().TrafficMigrationPolicies(policyviewtest.Namespace).Delete(ctx, policyviewtest.Policy, metav1.DeleteOptions{})
 			},
 			separator: "---\n",
 		},
@@ -116,9 +117,9 @@ func TestStatusCommandWatch(t *testing.T) {
 			before: "payments         checkout   -       checkout-proxy            0        0          -                90m\n",
 			after:  "shop             third      -       third-proxy               0        0          -                5m\n",
 			change: func(ctx context.Context, h *hub) error {
-				p := newPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+				p := policyviewtest.NewPolicy(func(p *trafficv1alpha1.TrafficMigrationPolicy) {
 					p.Namespace, p.Name, p.Spec.PlacementRef.Name = "shop", "third", "third"
-					p.CreationTimestamp = *at(-5 * time.Minute)
+					p.CreationTimestamp = *policyviewtest.At(-5 * time.Minute)
 					p.Status = trafficv1alpha1.TrafficMigrationPolicyStatus{}
 				})
 				_, err := h.traffic.TrafficV1alpha1().TrafficMigrationPolicies("shop").Create(ctx, p, metav1.CreateOptions{})
@@ -152,10 +153,10 @@ func TestStatusCommandWatch(t *testing.T) {
 }
 
 func TestStatusCommandWatchJSON(t *testing.T) {
-	out, cancel, done, h := startWatch(t, 3, false, testPolicy, "-w", "-o", "json")
+	out, cancel, done, h := startWatch(t, 3, false, policyviewtest.Policy, "-w", "-o", "json")
 	defer cancel()
 	eventually(t, "the first view", func() bool { return strings.Contains(out.String(), `"name": "cluster3"`) })
-	if err := h.cluster.ClusterV1beta1().PlacementDecisions(testNamespace).Delete(context.Background(), testProxy+"-decision-1", metav1.DeleteOptions{}); err != nil {
+	if err := h.cluster.ClusterV1beta1().PlacementDecisions(policyviewtest.Namespace).Delete(context.Background(), policyviewtest.Proxy+"-decision-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var views []policyview.Policy
@@ -191,7 +192,7 @@ func TestStatusCommandWatchForbidden(t *testing.T) {
 	})
 	var out, errOut proctest.Buffer
 	cmd := newCommand(h.options(&out, &errOut))
-	cmd.SetArgs([]string{testPolicy, "--watch"})
+	cmd.SetArgs([]string{policyviewtest.Policy, "--watch"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := cmd.ExecuteContext(ctx)

@@ -129,6 +129,15 @@ func ReadyAddon(cluster string) *addonv1alpha1.ManagedClusterAddOn {
 	)
 }
 
+// Addons are the add-ons by their cluster's name, as the views take them.
+func Addons(addons ...*addonv1alpha1.ManagedClusterAddOn) map[string]*addonv1alpha1.ManagedClusterAddOn {
+	byCluster := map[string]*addonv1alpha1.ManagedClusterAddOn{}
+	for _, a := range addons {
+		byCluster[a.Namespace] = a
+	}
+	return byCluster
+}
+
 // Diff is empty when want and got are deeply equal; otherwise it shows how they
 // differ: the first differing line of two texts, or both values.
 func Diff(want, got any) string {
