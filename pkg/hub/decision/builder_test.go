@@ -198,6 +198,20 @@ func drainStarts(name string) row {
 		msg("minimum drain duration not reached; waiting for 3 more passing checks")
 }
 
+// dueNow is the row of a cluster that has drained for 5 minutes, past the minimum drain
+// duration, and whose last check, 30 s ago, left a run of successes and result: it is
+// due for a check now.
+func dueNow(name string, successes int32, result v1alpha1.EvaluationResult) row {
+	return draining(name).started(ago(5*time.Minute)).checked(ago(30*time.Second), successes, result)
+}
+
+// checkedNow is the row of a cluster that has drained for 5 minutes, after a check now,
+// recorded in its history, that left a run of successes and result; the next check is
+// due in 30 s.
+func checkedNow(name string, successes int32, result v1alpha1.EvaluationResult) row {
+	return draining(name).started(ago(5*time.Minute)).checked(ago(0), successes, result).recorded().next(after(30 * time.Second))
+}
+
 func (r row) started(t *metav1.Time) row {
 	r.DrainStartTime = t
 	return r
@@ -233,6 +247,11 @@ func (r row) next(t *metav1.Time) row {
 func (r row) removedAt(t *metav1.Time) row {
 	r.RemovalTime = t
 	return r
+}
+
+// removedByGate sets the row's removal now, by the removal gate.
+func (r row) removedByGate() row {
+	return r.removedAt(ago(0)).msg("removed: the removal gate passed")
 }
 
 func (r row) msg(m string) row {

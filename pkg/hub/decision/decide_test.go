@@ -105,21 +105,19 @@ var decideCases = map[string]decideCase{
 	},
 	"rule 3: the gate passes and the cluster is removed": {
 		in: c2Leaves().
-			rows(active("c1"), draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+			rows(active("c1"), dueNow("c2", 2, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
 		out: c2Removed(RemovalGatePassed,
-			removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
-				msg("removed: the removal gate passed")),
+			removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedByGate()),
 	},
 	"rule 3: suspend keeps a cluster whose gate would pass": {
 		in: c2Leaves().policy(suspend).
-			rows(active("c1"), draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+			rows(active("c1"), dueNow("c2", 2, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
 		out: c2Kept(30*time.Second,
-			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
-				msg("removals suspended")),
+			checkedNow("c2", 3, pass).msg("removals suspended")),
 	},
 	"rule 3: the minimum drain duration is not reached": {
 		in: c2Leaves().
@@ -136,24 +134,21 @@ var decideCases = map[string]decideCase{
 			eval("c2", pass, ""),
 		due: []string{"c2"},
 		out: c2Removed(RemovalGatePassed,
-			removed("c2").started(ago(0)).checked(ago(0), 1, pass).recorded().removedAt(ago(0)).
-				msg("removed: the removal gate passed")),
+			removed("c2").started(ago(0)).checked(ago(0), 1, pass).recorded().removedByGate()),
 	},
 	"rule 3: more passing checks are needed": {
-		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 0, fail)).
+		in: c2Leaves().rows(dueNow("c2", 0, fail)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
 		out: c2Kept(30*time.Second,
-			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().next(after(30*time.Second)).
-				msg("waiting for 2 more passing checks")),
+			checkedNow("c2", 1, pass).msg("waiting for 2 more passing checks")),
 	},
 	"rule 3: one more passing check is needed": {
 		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(40*time.Second), 1, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
 		out: c2Kept(30*time.Second,
-			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 2, pass).recorded().next(after(30*time.Second)).
-				msg("waiting for 1 more passing check")),
+			checkedNow("c2", 2, pass).msg("waiting for 1 more passing check")),
 	},
 	"rule 3: a check of a cluster that is not due is not counted": {
 		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 2, pass)).
@@ -164,45 +159,36 @@ var decideCases = map[string]decideCase{
 	},
 	"rule 3: a cluster is kept when no other cluster has the Gateway ready": {
 		in: input().real("c1").proxy("c1", "c2").ready("c2").
-			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+			rows(dueNow("c2", 2, pass)).
 			eval("c2", pass, ""),
 		due: []string{"c2"},
 		out: c2Kept(30*time.Second,
-			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
-				msg("no other cluster has the Gateway ready")),
+			checkedNow("c2", 3, pass).msg("no other cluster has the Gateway ready")),
 	},
 	"rule 3: when several pass, the last ready cluster stays (name order)": {
 		in: input().real("c1").proxy("c1", "c2", "c3").ready("c2", "c3").
-			rows(
-				draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass),
-				draining("c3").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+			rows(dueNow("c2", 2, pass), dueNow("c3", 2, pass)).
 			eval("c2", pass, "").eval("c3", pass, ""),
 		due: []string{"c2", "c3"},
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c3")},
 			Clusters: rows(active("c1"),
-				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
-					msg("removed: the removal gate passed"),
-				draining("c3").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
-					msg("no other cluster has the Gateway ready")),
+				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedByGate(),
+				checkedNow("c3", 3, pass).msg("no other cluster has the Gateway ready")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
 			RequeueAt: now.Add(30 * time.Second),
 		},
 	},
 	"rule 3: several pass and all go when a ready cluster stays": {
 		in: input().real("c1").proxy("c1", "c2", "c3").ready("c1", "c2", "c3").
-			rows(
-				draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass),
-				draining("c3").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+			rows(dueNow("c2", 2, pass), dueNow("c3", 2, pass)).
 			eval("c2", pass, "").eval("c3", pass, ""),
 		due: []string{"c2", "c3"},
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1")},
 			Clusters: rows(active("c1"),
-				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
-					msg("removed: the removal gate passed"),
-				removed("c3").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
-					msg("removed: the removal gate passed")),
+				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedByGate(),
+				removed("c3").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().removedByGate()),
 			Removed: []Removal{
 				{Cluster: "c2", Reason: RemovalGatePassed},
 				{Cluster: "c3", Reason: RemovalGatePassed},
@@ -213,36 +199,34 @@ var decideCases = map[string]decideCase{
 	"rule 3: no data counts as a pass with noDataPolicy Pass": {
 		in: c2Leaves().
 			policy(func(p *Policy) { p.NoDataPolicy = v1alpha1.NoDataPass }).
-			rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, noData)).
+			rows(dueNow("c2", 2, noData)).
 			eval("c2", noData, "the query returned no data"),
 		due: []string{"c2"},
 		out: c2Removed(RemovalGatePassed,
-			removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, noData).recorded().removedAt(ago(0)).
-				msg("removed: the removal gate passed")),
+			removed("c2").started(ago(5*time.Minute)).checked(ago(0), 3, noData).recorded().removedByGate()),
 	},
 	"rule 4: an error starts the run over and keeps the cluster": {
-		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+		in: c2Leaves().rows(dueNow("c2", 2, pass)).
 			eval("c2", errd, "query failed: connection refused"),
 		due: []string{"c2"},
 		out: c2Kept(30*time.Second,
-			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, errd).recorded().next(after(30*time.Second)).
+			checkedNow("c2", 0, errd).
 				msg("waiting for 3 more passing checks; last check: query failed: connection refused").detail("query failed: connection refused")),
 	},
 	"rule 4: no data with noDataPolicy Hold starts the run over": {
-		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+		in: c2Leaves().rows(dueNow("c2", 2, pass)).
 			eval("c2", noData, "the query returned no data"),
 		due: []string{"c2"},
 		out: c2Kept(30*time.Second,
-			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, noData).recorded().next(after(30*time.Second)).
+			checkedNow("c2", 0, noData).
 				msg("waiting for 3 more passing checks; last check: the query returned no data").detail("the query returned no data")),
 	},
 	"rule 4: a failed check starts the run over": {
-		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+		in: c2Leaves().rows(dueNow("c2", 2, pass)).
 			eval("c2", fail, ""),
 		due: []string{"c2"},
 		out: c2Kept(30*time.Second,
-			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, fail).recorded().next(after(30*time.Second)).
-				msg("waiting for 3 more passing checks")),
+			checkedNow("c2", 0, fail).msg("waiting for 3 more passing checks")),
 	},
 	"rule 4: the last check's message stays until the next check": {
 		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 0, errd).
@@ -253,16 +237,15 @@ var decideCases = map[string]decideCase{
 				msg("waiting for 3 more passing checks; last check: query failed: timeout").detail("query failed: timeout")),
 	},
 	"rule 4: a result of unknown kind counts as an error": {
-		in: c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+		in: c2Leaves().rows(dueNow("c2", 2, pass)).
 			eval("c2", "Maybe", "odd"),
 		due: []string{"c2"},
 		out: c2Kept(30*time.Second,
-			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 0, errd).recorded().next(after(30*time.Second)).
-				msg("waiting for 3 more passing checks; last check: odd").detail("odd")),
+			checkedNow("c2", 0, errd).msg("waiting for 3 more passing checks; last check: odd").detail("odd")),
 	},
 	"rule 5: a draining cluster back in R is Active and its drain state is dropped": {
 		in: input().real("c1", "c2").proxy("c1", "c2").ready("c1").
-			rows(active("c1"), draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass).
+			rows(active("c1"), dueNow("c2", 2, pass).
 				msg("waiting for 1 more passing check")).
 			eval("c2", pass, ""),
 		out: Output{
@@ -299,8 +282,7 @@ var decideCases = map[string]decideCase{
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c3")},
 			Clusters: rows(active("c1"),
-				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().removedAt(ago(0)).
-					msg("removed: the removal gate passed"),
+				removed("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().removedByGate(),
 				active("c3")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalGatePassed}},
 			RequeueAt: now.Add(RemovedRowRetention),
@@ -313,8 +295,7 @@ var decideCases = map[string]decideCase{
 			eval("c2", pass, ""),
 		due: []string{"c2"},
 		out: c2Kept(30*time.Second,
-			draining("c2").started(ago(5*time.Minute)).checked(ago(0), 1, pass).recorded().next(after(30*time.Second)).
-				msg("no other cluster has the Gateway ready")),
+			checkedNow("c2", 1, pass).msg("no other cluster has the Gateway ready")),
 	},
 }
 

@@ -47,7 +47,7 @@ func TestHistoryFillsAndRollsOver(t *testing.T) {
 // TestHistoryAcrossPhases: a Held row goes on recording, a Removed row keeps its
 // history, and a cluster that is Active again has none.
 func TestHistoryAcrossPhases(t *testing.T) {
-	full := draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)
+	full := dueNow("c2", 2, pass)
 	for range v1alpha1.MaxCheckHistory {
 		full = full.recorded()
 	}
@@ -88,7 +88,7 @@ func TestHistoryAcrossPhases(t *testing.T) {
 // the message says, and is cut to MaxCheckDetailLength.
 func TestCheckDetailIsAField(t *testing.T) {
 	huge := strings.Repeat("é", MaxCheckDetailLength) // two bytes each
-	in := c2Leaves().rows(draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+	in := c2Leaves().rows(dueNow("c2", 2, pass)).
 		eval("c2", errd, huge).build()
 	row := findRow(t, Decide(in).Clusters, "c2")
 	if len(row.LastCheckDetail) > MaxCheckDetailLength || !strings.HasSuffix(row.LastCheckDetail, "...") ||

@@ -16,12 +16,12 @@ import (
 var recoveryCases = map[string]decideCase{
 	"rule 7: unknown real decisions keep the proxy and the drain state": {
 		in: input().realUnknown().real("c1", "c3").proxyGroup(0, "a", "c1").proxyGroup(1, "b", "c2").ready("c1").
-			rows(active("c1"), draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+			rows(active("c1"), dueNow("c2", 2, pass)).
 			eval("c2", pass, ""),
 		out: Output{
 			Proxy: []Group{grp(0, "a", "c1"), grp(1, "b", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass).next(ago(0)).
+				dueNow("c2", 2, pass).next(ago(0)).
 					msg("the real Placement's decisions cannot be read; waiting for 1 more passing check")),
 		},
 	},
@@ -74,8 +74,7 @@ var recoveryCases = map[string]decideCase{
 			eval("c2", pass, ""),
 		due: []string{"c2"},
 		out: c2Removed(RemovalGatePassed,
-			removed("c2").started(ago(2*time.Hour)).checked(ago(0), 3, pass).recorded().removedAt(ago(0)).
-				msg("removed: the removal gate passed")),
+			removed("c2").started(ago(2*time.Hour)).checked(ago(0), 3, pass).recorded().removedByGate()),
 	},
 	"rule 8: Remove removes a cluster past its deadline": {
 		in: c2Leaves().policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
@@ -171,15 +170,14 @@ var recoveryCases = map[string]decideCase{
 	},
 	"force-remove: the gate counts the ready clusters left after forced removals": {
 		in: input().real("c1").proxy("c1", "c2", "c3").ready("c2", "c3").force("c2").
-			rows(draining("c3").started(ago(5*time.Minute)).checked(ago(30*time.Second), 2, pass)).
+			rows(dueNow("c3", 2, pass)).
 			eval("c3", pass, ""),
 		due: []string{"c3"},
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c3")},
 			Clusters: rows(active("c1"),
 				removed("c2").started(ago(0)).removedAt(ago(0)).msg("removed: named in the force-remove annotation"),
-				draining("c3").started(ago(5*time.Minute)).checked(ago(0), 3, pass).recorded().next(after(30*time.Second)).
-					msg("no other cluster has the Gateway ready")),
+				checkedNow("c3", 3, pass).msg("no other cluster has the Gateway ready")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalForceRemoved}},
 			RequeueAt: now.Add(30 * time.Second),
 		},
