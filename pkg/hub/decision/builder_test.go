@@ -227,6 +227,10 @@ func (r row) checked(t *metav1.Time, successes int32, result v1alpha1.Evaluation
 	return r
 }
 
+// failed sets the last check to a failure 10 s ago, which started the run of passes
+// over.
+func (r row) failed() row { return r.checked(ago(10*time.Second), 0, fail) }
+
 // recorded appends the last check, as checked() set it, to the row's history.
 func (r row) recorded() row {
 	r.History = append(slices.Clone(r.History), v1alpha1.CheckRecord{Time: *r.LastEvaluationTime, Result: r.LastResult, Value: r.LastValue})

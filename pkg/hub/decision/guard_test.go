@@ -67,10 +67,10 @@ var guardCases = map[string]decideCase{
 	"past the hub's ceiling with Remove, a cluster goes whatever its checks and suspend say": {
 		in: c2Leaves().ceiling(time.Hour, v1alpha1.DeadlineRemove).
 			policy(func(p *Policy) { p.Suspend = true; p.MinDrainDuration = 2 * time.Hour }).
-			rows(active("c1"), draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail)),
+			rows(active("c1"), draining("c2").started(ago(time.Hour)).failed()),
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1")},
-			Clusters: rows(active("c1"), removed("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail).
+			Clusters: rows(active("c1"), removed("c2").started(ago(time.Hour)).failed().
 				removedAt(ago(0)).msg("removed: the hub's maximum drain duration exceeded")),
 			Removed:   []Removal{{Cluster: "c2", Reason: RemovalHubMaxDrainDuration}},
 			RequeueAt: now.Add(RemovedRowRetention),
@@ -78,11 +78,10 @@ var guardCases = map[string]decideCase{
 	},
 	"the hub's ceiling never removes the last cluster with the Gateway ready": {
 		in: input().real("c1").proxy("c1", "c2").ready("c2").ceiling(time.Hour, v1alpha1.DeadlineRemove).
-			rows(active("c1"), draining("c2").started(ago(2*time.Hour)).checked(ago(10*time.Second), 0, fail)),
+			rows(active("c1"), draining("c2").started(ago(2*time.Hour)).failed()),
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"), held("c2").started(ago(2*time.Hour)).checked(ago(10*time.Second), 0, fail).
-				next(after(20*time.Second)).
+			Clusters: rows(active("c1"), held("c2").started(ago(2*time.Hour)).failed().next(after(20*time.Second)).
 				msg("the hub's maximum drain duration exceeded; no other cluster has the Gateway ready")),
 			RequeueAt: now.Add(20 * time.Second),
 		},
@@ -105,10 +104,10 @@ var guardCases = map[string]decideCase{
 	"before the hub's ceiling, the decision waits for it": {
 		in: c2Leaves().ceiling(time.Hour, v1alpha1.DeadlineRemove).
 			policy(func(p *Policy) { p.Interval = time.Hour }).
-			rows(active("c1"), draining("c2").started(ago(50*time.Minute)).checked(ago(10*time.Second), 0, fail)),
+			rows(active("c1"), draining("c2").started(ago(50*time.Minute)).failed()),
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
-			Clusters: rows(active("c1"), draining("c2").started(ago(50*time.Minute)).checked(ago(10*time.Second), 0, fail).
+			Clusters: rows(active("c1"), draining("c2").started(ago(50*time.Minute)).failed().
 				next(after(time.Hour-10*time.Second)).msg("waiting for 3 more passing checks")),
 			RequeueAt: now.Add(10 * time.Minute),
 		},

@@ -47,12 +47,11 @@ var recoveryCases = map[string]decideCase{
 	},
 	"rule 7: with unknown real decisions a force-remove is deferred": {
 		in: input().realUnknown().proxy("c1", "c2").ready("c1").force("c2", "c9").
-			rows(active("c1"), draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 0, fail)),
+			rows(active("c1"), draining("c2").started(ago(5*time.Minute)).failed()),
 		out: Output{
 			Proxy: []Group{grp(0, "", "c1", "c2")},
 			Clusters: rows(active("c1"),
-				draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 0, fail).
-					next(after(20*time.Second)).
+				draining("c2").started(ago(5*time.Minute)).failed().next(after(20*time.Second)).
 					msg("the real Placement's decisions cannot be read; waiting for 3 more passing checks")),
 			ForceRemoveSkipped: []ForceRemoveSkip{
 				{Cluster: "c2", Reason: SkipRealDecisionsUnknown},
@@ -62,10 +61,9 @@ var recoveryCases = map[string]decideCase{
 	},
 	"rule 8: Hold keeps a cluster past its deadline as Held": {
 		in: c2Leaves().policy(deadline(time.Hour, v1alpha1.DeadlineHold)).
-			rows(draining("c2").started(ago(2*time.Hour)).checked(ago(10*time.Second), 0, fail)),
+			rows(draining("c2").started(ago(2 * time.Hour)).failed()),
 		out: c2Kept(20*time.Second,
-			held("c2").started(ago(2*time.Hour)).checked(ago(10*time.Second), 0, fail).
-				next(after(20*time.Second)).
+			held("c2").started(ago(2*time.Hour)).failed().next(after(20*time.Second)).
 				msg("maximum drain duration exceeded; waiting for 3 more passing checks")),
 	},
 	"rule 8: a Held cluster whose gate passes is removed": {
@@ -78,41 +76,38 @@ var recoveryCases = map[string]decideCase{
 	},
 	"rule 8: Remove removes a cluster past its deadline": {
 		in: c2Leaves().policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
-			rows(draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail)),
+			rows(draining("c2").started(ago(time.Hour)).failed()),
 		out: c2Removed(RemovalMaxDrainDuration,
-			removed("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail).removedAt(ago(0)).
+			removed("c2").started(ago(time.Hour)).failed().removedAt(ago(0)).
 				msg("removed: maximum drain duration exceeded")),
 	},
 	"rule 8: Remove waits while removals are suspended": {
 		in: c2Leaves().policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
 			policy(suspend).
-			rows(draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail)),
+			rows(draining("c2").started(ago(time.Hour)).failed()),
 		out: c2Kept(20*time.Second,
-			held("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail).
-				next(after(20*time.Second)).
+			held("c2").started(ago(time.Hour)).failed().next(after(20*time.Second)).
 				msg("maximum drain duration exceeded; removals suspended")),
 	},
 	"rule 8: Remove never takes the last cluster with the Gateway ready": {
 		in: input().real("c1").proxy("c1", "c2").ready("c2").policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
-			rows(draining("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail)),
+			rows(draining("c2").started(ago(time.Hour)).failed()),
 		out: c2Kept(20*time.Second,
-			held("c2").started(ago(time.Hour)).checked(ago(10*time.Second), 0, fail).
-				next(after(20*time.Second)).
+			held("c2").started(ago(time.Hour)).failed().next(after(20*time.Second)).
 				msg("maximum drain duration exceeded; no other cluster has the Gateway ready")),
 	},
 	"rule 8: the deadline is not reached yet": {
 		in: c2Leaves().policy(deadline(time.Hour, v1alpha1.DeadlineRemove)).
-			rows(draining("c2").started(ago(time.Hour-5*time.Second)).checked(ago(10*time.Second), 0, fail)),
+			rows(draining("c2").started(ago(time.Hour - 5*time.Second)).failed()),
 		out: c2Kept(5*time.Second,
-			draining("c2").started(ago(time.Hour-5*time.Second)).checked(ago(10*time.Second), 0, fail).
+			draining("c2").started(ago(time.Hour-5*time.Second)).failed().
 				next(after(20*time.Second)).msg("waiting for 3 more passing checks")),
 	},
 	"rule 8: the deadline never comes before the minimum drain duration": {
 		in: c2Leaves().policy(deadline(time.Minute, v1alpha1.DeadlineRemove)).
-			rows(draining("c2").started(ago(90*time.Second)).checked(ago(10*time.Second), 0, fail)),
+			rows(draining("c2").started(ago(90 * time.Second)).failed()),
 		out: c2Kept(20*time.Second,
-			draining("c2").started(ago(90*time.Second)).checked(ago(10*time.Second), 0, fail).
-				next(after(20*time.Second)).
+			draining("c2").started(ago(90*time.Second)).failed().next(after(20*time.Second)).
 				msg("minimum drain duration not reached; waiting for 3 more passing checks")),
 	},
 	"rule 9: after a restart without status a draining cluster starts over": {
@@ -142,9 +137,9 @@ var recoveryCases = map[string]decideCase{
 	},
 	"force-remove: a draining cluster goes whatever its gate says, even suspended": {
 		in: input().real("c1").proxy("c1", "c2").policy(suspend).force("c2").
-			rows(active("c1"), draining("c2").started(ago(time.Minute)).checked(ago(10*time.Second), 0, fail)),
+			rows(active("c1"), draining("c2").started(ago(time.Minute)).failed()),
 		out: c2Removed(RemovalForceRemoved,
-			removed("c2").started(ago(time.Minute)).checked(ago(10*time.Second), 0, fail).removedAt(ago(0)).
+			removed("c2").started(ago(time.Minute)).failed().removedAt(ago(0)).
 				msg("removed: named in the force-remove annotation")),
 	},
 	"force-remove: a cluster of R stays and the name is reported": {

@@ -227,7 +227,7 @@ func TestStalledNeverRemoves(t *testing.T) {
 
 // stalledRow is c2 stalled: out of DNS for 10m, its share 40% then and now.
 func stalledRow() row {
-	r := draining("c2").started(ago(time.Hour)).left(ago(10*time.Minute)).checked(ago(10*time.Second), 0, fail)
+	r := draining("c2").started(ago(time.Hour)).left(ago(10 * time.Minute)).failed()
 	r.LastValue = "40"
 	r.History = []v1alpha1.CheckRecord{{Time: *ago(10 * time.Second), Result: fail, Value: "40"}}
 	r.DNSWithdrawalCheck = &v1alpha1.CheckRecord{Time: *ago(10 * time.Minute), Result: fail, Value: "40"}
