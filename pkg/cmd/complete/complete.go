@@ -11,6 +11,7 @@ package complete
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -104,11 +105,7 @@ func (c *Completer) Namespace(cmd *cobra.Command, _ []string, toComplete string)
 	if err != nil {
 		return fail(err)
 	}
-	var names []string
-	for _, ns := range list.Items {
-		names = append(names, ns.Name)
-	}
-	return filter(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+	return filter(namesOf(list.Items), toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
 // Context completes --context with the contexts of the kubeconfig.
@@ -117,11 +114,7 @@ func (c *Completer) Context(_ *cobra.Command, _ []string, toComplete string) ([]
 	if err != nil {
 		return fail(err)
 	}
-	var names []string
-	for name := range config.Contexts {
-		names = append(names, name)
-	}
-	return filter(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+	return filter(slices.Collect(maps.Keys(config.Contexts)), toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
 // policies completes the names of the policies of the namespace.
@@ -136,11 +129,7 @@ func (c *Completer) policies(cmd *cobra.Command, toComplete string) ([]cobra.Com
 	if err != nil {
 		return fail(err)
 	}
-	var names []string
-	for _, p := range list.Items {
-		names = append(names, p.Name)
-	}
-	return filter(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+	return filter(namesOf(list.Items), toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
 // clusters completes the clusters of policy whose status rows keep says, and with
@@ -188,6 +177,18 @@ func filter(names []string, prefix string) []cobra.Completion {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// namesOf are the names of the objects.
+func namesOf[T any, P interface {
+	*T
+	GetName() string
+}](objects []T) []string {
+	names := make([]string, 0, len(objects))
+	for i := range objects {
+		names = append(names, P(&objects[i]).GetName())
+	}
+	return names
 }
 
 // fail offers nothing: a completion that cannot read the hub says why only in cobra's
