@@ -146,19 +146,15 @@ func TestRunWaitsForUnavailableClusters(t *testing.T) {
 }
 
 func TestRunFailures(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = taken.Close() }()
+	taken := proctest.TakenAddress(t)
 	tests := map[string]struct {
 		mutate  func(o *Options)
 		wantErr string
 	}{
 		"invalid options": {mutate: func(o *Options) { o.ClusterName = "" }, wantErr: "invalid options: --cluster-name is required"},
 		"taken port": {
-			mutate:  func(o *Options) { o.HealthProbeBindAddress = taken.Addr().String() },
-			wantErr: "listen for health probes on " + taken.Addr().String(),
+			mutate:  func(o *Options) { o.HealthProbeBindAddress = taken },
+			wantErr: "listen for health probes on " + taken,
 		},
 		"bad hub kubeconfig": {
 			mutate: func(o *Options) {

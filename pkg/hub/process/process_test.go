@@ -179,25 +179,11 @@ func TestRunFailures(t *testing.T) {
 			wantErr: "invalid options: --workers must be at least 1, not 0",
 		},
 		"health port taken": {
-			mutate: func(t *testing.T, o *Options) {
-				l, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = l.Close() })
-				o.HealthProbeBindAddress = l.Addr().String()
-			},
+			mutate:  func(t *testing.T, o *Options) { o.HealthProbeBindAddress = proctest.TakenAddress(t) },
 			wantErr: "listen for health probes on 127.0.0.1:",
 		},
 		"metrics port taken": {
-			mutate: func(t *testing.T, o *Options) {
-				l, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = l.Close() })
-				o.MetricsBindAddress = l.Addr().String()
-			},
+			mutate:  func(t *testing.T, o *Options) { o.MetricsBindAddress = proctest.TakenAddress(t) },
 			wantErr: "listen for metrics on 127.0.0.1:",
 		},
 		"no kubeconfig": {

@@ -3,14 +3,15 @@
 
 // Package proctest holds what the tests of the agent's and the manager's processes
 // share: a kubeconfig that points a process at a test API server, a GET of the
-// endpoints the process serves, a check of the errors its options give, and a buffer
-// that a command writes its output or its log to while the test reads it. Only tests
-// import it.
+// endpoints the process serves, a port it cannot listen on, a check of the errors its
+// options give, and a buffer that a command writes its output or its log to while the
+// test reads it. Only tests import it.
 package proctest
 
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,6 +46,18 @@ current-context: hub
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TakenAddress is the host:port of a local port that a listener holds until the test
+// ends, for a process that must fail to listen on it.
+func TakenAddress(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l.Addr().String()
 }
 
 // Get returns the status code and body of an HTTP GET.
