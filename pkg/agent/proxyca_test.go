@@ -12,11 +12,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/cert"
+
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 // TestTrustProxyCA: a server whose certificate the proxy's CA signed, as an HTTPS
@@ -70,14 +71,8 @@ func TestTrustProxyCA(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := &rest.Config{Host: proxy.URL, TLSClientConfig: tc.tls}
 			err := trustProxyCA(cfg, tc.bundle)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got error %v, want %q", err, tc.wantErr)
-				}
+			if proctest.WantedError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if cfg.CertFile != tc.tls.CertFile || cfg.KeyFile != tc.tls.KeyFile || len(cfg.CertData) > 0 || len(cfg.KeyData) > 0 {
 				t.Errorf("the client certificate changed from files %q and %q to data", tc.tls.CertFile, tc.tls.KeyFile)

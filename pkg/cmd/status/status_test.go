@@ -31,6 +31,7 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview/policyviewtest"
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 // hub is a fake hub: the three fake clientsets the command reads through.
@@ -373,14 +374,8 @@ current-context: hub
 			t.Setenv("KUBECONFIG", tc.env)
 			t.Setenv("HOME", dir)
 			c, namespace, err := tc.opts.Hub.Clients()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
-				}
+			if proctest.WantedError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if namespace != tc.wantNamespace || c.Traffic == nil || c.Cluster == nil || c.Addon == nil {
 				t.Errorf("namespace %q, clients %+v", namespace, c)

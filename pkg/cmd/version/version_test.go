@@ -22,6 +22,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
@@ -73,14 +74,8 @@ func TestVersionCommand(t *testing.T) {
 			cmd.SetOut(&out)
 			cmd.SetErr(&out)
 			err := cmd.Execute()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("want error containing %q, got %v", tc.wantErr, err)
-				}
+			if proctest.WantedError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			tc.check(t, out.String())
 		})

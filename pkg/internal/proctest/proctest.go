@@ -2,10 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package proctest holds what the tests of the agent's and the manager's processes
-// share: a kubeconfig that points a process at a test API server, a GET of the
-// endpoints the process serves, a port it cannot listen on, a check of the errors its
-// options give, and a buffer that a command writes its output or its log to while the
-// test reads it. Only tests import it.
+// and of the commands share: a kubeconfig that points a process at a test API server,
+// a GET of the endpoints the process serves, a port it cannot listen on, checks of the
+// errors its options and a command give, and a buffer that a command writes its output
+// or its log to while the test reads it. Only tests import it.
 package proctest
 
 import (
@@ -74,6 +74,23 @@ func Get(t testing.TB, url string) (int, string) {
 		t.Fatalf("read the body of GET %s: %v", url, err)
 	}
 	return resp.StatusCode, string(body)
+}
+
+// WantedError reports whether a case wanted an error, want not being empty, so that
+// the case ends there. It fails the test when want is empty and err is not nil, or
+// when want is not empty and err is nil or does not hold want.
+func WantedError(t testing.TB, err error, want string) bool {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("want an error containing %q, got %v", want, err)
+	}
+	return true
 }
 
 // CheckErrors fails the test when want is empty and err is not nil, or when want is not
