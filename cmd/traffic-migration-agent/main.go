@@ -7,21 +7,12 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"open-cluster-management.io/traffic-migration/pkg/cmd/agent"
+	"open-cluster-management.io/traffic-migration/pkg/cmd/execute"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := agent.NewBinaryCommand(os.Stdout, os.Stderr).ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		stop()
-		os.Exit(1)
-	}
+	execute.Main(agent.NewBinaryCommand(os.Stdout, os.Stderr))
 }
