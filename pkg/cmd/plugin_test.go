@@ -37,21 +37,11 @@ func TestSetInvokedName(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var out bytes.Buffer
-			root := NewRootCommand(&out, &out)
-			SetInvokedName(root, tc.arg0)
-			root.SetArgs([]string{"status", "--help"})
-			if err := root.Execute(); err != nil {
-				t.Fatal(err)
-			}
-			for _, want := range tc.want {
-				if !strings.Contains(out.String(), want) {
-					t.Errorf("help lacks %q:\n%s", want, out.String())
-				}
-			}
+			help := runAs(t, tc.arg0, "status", "--help")
+			expectHelp(t, help, tc.want...)
 			for _, unwanted := range tc.wantNone {
-				if strings.Contains(out.String(), unwanted) {
-					t.Errorf("help has %q:\n%s", unwanted, out.String())
+				if strings.Contains(help, unwanted) {
+					t.Errorf("help has %q:\n%s", unwanted, help)
 				}
 			}
 		})
@@ -61,18 +51,8 @@ func TestSetInvokedName(t *testing.T) {
 // TestCheckInKubectlPlugin proves that the check command is there, with its examples,
 // when the binary runs as the kubectl plugin.
 func TestCheckInKubectlPlugin(t *testing.T) {
-	var out bytes.Buffer
-	root := NewRootCommand(&out, &out)
-	SetInvokedName(root, "kubectl-traffic_migration")
-	root.SetArgs([]string{"check", "--help"})
-	if err := root.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"kubectl traffic-migration check [NAME | -f FILE] [flags]", "  kubectl traffic-migration check -f policy.yaml --prometheus-url"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("help lacks %q:\n%s", want, out.String())
-		}
-	}
+	help := runAs(t, "kubectl-traffic_migration", "check", "--help")
+	expectHelp(t, help, "kubectl traffic-migration check [NAME | -f FILE] [flags]", "  kubectl traffic-migration check -f policy.yaml --prometheus-url")
 }
 
 // TestPluginHelpHidesServerCommands: the kubectl plugin's help lists what a user runs,
@@ -115,15 +95,8 @@ func TestCompletionLoadsInBash(t *testing.T) {
 		t.Skip("no bash on this machine")
 	}
 	for arg0, want := range map[string]string{"/usr/local/bin/" + KubectlPluginName: KubectlPluginName, "bin/traffic-migration": "traffic-migration"} {
-		var out bytes.Buffer
-		root := NewRootCommand(&out, &out)
-		SetInvokedName(root, arg0)
-		root.SetArgs([]string{"completion", "bash"})
-		if err := root.Execute(); err != nil {
-			t.Fatal(err)
-		}
 		script := filepath.Join(t.TempDir(), "completion.bash")
-		if err := os.WriteFile(script, out.Bytes(), 0o600); err != nil {
+		if err := os.WriteFile(script, []byte(runAs(t, arg0, "completion", "bash")), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		got, err := exec.CommandContext(t.Context(), bash, "--norc", "--noprofile", "-c", "set -e; source "+script+"; complete -p").CombinedOutput()
@@ -144,18 +117,8 @@ func TestCompletionLoadsInBash(t *testing.T) {
 // TestCompletionHelpAsPlugin: the kubectl plugin's completion command says how kubectl
 // completes it.
 func TestCompletionHelpAsPlugin(t *testing.T) {
-	var out bytes.Buffer
-	root := NewRootCommand(&out, &out)
-	SetInvokedName(root, KubectlPluginName)
-	root.SetArgs([]string{"completion", "--help"})
-	if err := root.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"kubectl traffic-migration completion [command]", KubectlCompletionName + " from PATH", "make install-kubectl-plugin"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("help lacks %q:\n%s", want, out.String())
-		}
-	}
+	help := runAs(t, KubectlPluginName, "completion", "--help")
+	expectHelp(t, help, "kubectl traffic-migration completion [command]", KubectlCompletionName+" from PATH", "make install-kubectl-plugin")
 }
 
 // TestCompleteNamesFromTheHub: the shells' requests (__complete) offer the policies

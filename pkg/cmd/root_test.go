@@ -42,6 +42,32 @@ current-context: hub
 	return path
 }
 
+// runAs runs the root command with args, invoked as arg0 (empty: under the test
+// binary's name), and returns what it wrote; the command must succeed.
+func runAs(t *testing.T, arg0 string, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	root := NewRootCommand(&out, &out)
+	if arg0 != "" {
+		SetInvokedName(root, arg0)
+	}
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// expectHelp fails the test for each of want that help lacks.
+func expectHelp(t *testing.T, help string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(help, w) {
+			t.Errorf("help lacks %q:\n%s", w, help)
+		}
+	}
+}
+
 // testToken is the bearer token of writeKubeconfig's user.
 const testToken = "tm-test-token-0123456789abcdef"
 
@@ -51,16 +77,11 @@ const testToken = "tm-test-token-0123456789abcdef"
 func TestConnectionFlagsOnTheRoot(t *testing.T) {
 	writeKubeconfig(t, "https://127.0.0.1:1")
 	for _, c := range []string{"status", "check", "wait", "dashboard", "suspend", "resume", "force-remove", "version"} {
-		var out bytes.Buffer
-		root := NewRootCommand(&out, &out)
-		root.SetArgs([]string{c, "--help"})
-		if err := root.Execute(); err != nil {
-			t.Fatal(err)
-		}
-		global := out.String()[strings.Index(out.String(), "Global Flags:")+1:]
+		help := runAs(t, "", c, "--help")
+		global := help[strings.Index(help, "Global Flags:")+1:]
 		for _, want := range []string{"--kubeconfig", "--context", "-n, --namespace", "--as", "--request-timeout"} {
 			if !strings.Contains(global, want) {
-				t.Errorf("%s --help has no global %s:\n%s", c, want, out.String())
+				t.Errorf("%s --help has no global %s:\n%s", c, want, help)
 			}
 		}
 	}
@@ -84,22 +105,17 @@ func TestConnectionFlagsOnTheRoot(t *testing.T) {
 // their help nor taken.
 func TestServerCommandsRefuseConnectionFlags(t *testing.T) {
 	for _, c := range []string{"manager", "agent"} {
-		var out bytes.Buffer
-		root := NewRootCommand(&out, &out)
-		root.SetArgs([]string{c, "--help"})
-		if err := root.Execute(); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(out.String(), "--kubeconfig") {
-			t.Errorf("%s --help lacks its own --kubeconfig:\n%s", c, out.String())
+		help := runAs(t, "", c, "--help")
+		if !strings.Contains(help, "--kubeconfig") {
+			t.Errorf("%s --help lacks its own --kubeconfig:\n%s", c, help)
 		}
 		for _, unwanted := range []string{"--context", "--namespace", "--as-group", "--server"} {
-			if strings.Contains(out.String(), unwanted) {
-				t.Errorf("%s --help lists %s:\n%s", c, unwanted, out.String())
+			if strings.Contains(help, unwanted) {
+				t.Errorf("%s --help lists %s:\n%s", c, unwanted, help)
 			}
 		}
-		out.Reset()
-		root = NewRootCommand(&out, &out)
+		var out bytes.Buffer
+		root := NewRootCommand(&out, &out)
 		root.SetArgs([]string{"--context=other", c})
 		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "--context is for the commands that people run against the hub: "+c+" does not take it") {
 			t.Errorf("%s --context: got %v", c, err)
@@ -138,15 +154,10 @@ func TestLoggingFlagsOnEveryCommand(t *testing.T) {
 		if c == "help" {
 			continue
 		}
-		out.Reset()
-		root := NewRootCommand(&out, &out)
-		root.SetArgs([]string{c, "--help"})
-		if err := root.Execute(); err != nil {
-			t.Fatal(err)
-		}
+		help := runAs(t, "", c, "--help")
 		for _, want := range []string{"-v, --v Level", "--vmodule", "--logging-format string", "--log-flush-frequency"} {
-			if !strings.Contains(out.String(), want) {
-				t.Errorf("%s --help lacks %s:\n%s", c, want, out.String())
+			if !strings.Contains(help, want) {
+				t.Errorf("%s --help lacks %s:\n%s", c, want, help)
 			}
 		}
 	}
