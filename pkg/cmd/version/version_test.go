@@ -26,6 +26,20 @@ import (
 	"open-cluster-management.io/traffic-migration/pkg/version"
 )
 
+// decodesToInfo checks that unmarshal decodes the output, in format, to this client's
+// version.
+func decodesToInfo(format string, unmarshal func([]byte, any) error) func(*testing.T, string) {
+	return func(t *testing.T, out string) {
+		var info version.Info
+		if err := unmarshal([]byte(out), &info); err != nil {
+			t.Fatalf("output is not %s of the version: %v\n%s", format, err, out)
+		}
+		if info.Version != version.Version || info.GoVersion == "" {
+			t.Errorf("unexpected info %+v", info)
+		}
+	}
+}
+
 func TestVersionCommand(t *testing.T) {
 	tests := map[string]struct {
 		args    []string
@@ -39,30 +53,8 @@ func TestVersionCommand(t *testing.T) {
 				}
 			},
 		},
-		"json": {
-			args: []string{"-o", "json"},
-			check: func(t *testing.T, out string) {
-				var info version.Info
-				if err := json.Unmarshal([]byte(out), &info); err != nil {
-					t.Fatalf("output is not JSON: %v\n%s", err, out)
-				}
-				if info.Version != version.Version || info.GoVersion == "" {
-					t.Errorf("unexpected info %+v", info)
-				}
-			},
-		},
-		"yaml": {
-			args: []string{"-o", "yaml"},
-			check: func(t *testing.T, out string) {
-				var info version.Info
-				if err := yaml.UnmarshalStrict([]byte(out), &info); err != nil {
-					t.Fatalf("output is not YAML of the version: %v\n%s", err, out)
-				}
-				if info.Version != version.Version || info.GoVersion == "" {
-					t.Errorf("unexpected info %+v", info)
-				}
-			},
-		},
+		"json":           {args: []string{"-o", "json"}, check: decodesToInfo("JSON", json.Unmarshal)},
+		"yaml":           {args: []string{"-o", "yaml"}, check: decodesToInfo("YAML", func(b []byte, v any) error { return yaml.UnmarshalStrict(b, v) })},
 		"bad output":     {args: []string{"-o", "xml"}, wantErr: `--output must be empty, json or yaml, not "xml"`},
 		"extra argument": {args: []string{"now"}, wantErr: `unknown command "now"`},
 	}
