@@ -10,14 +10,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
-
-	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -27,47 +22,23 @@ type manager struct {
 	proc *testbed.Process
 }
 
+// memoryLimit is the memory limit the benchmarks run the manager under, in a memory
+// cgroup as in a pod: the goal for a hub of 10,000 ManagedClusters and 1,000 policies.
+// The manager sets its GOMEMLIMIT from it as it does in the chart's pod
+// (--gomemlimit-ratio). It is the goal, not the chart's limit, so that the chart's
+// limit can be sized from what the benchmark measures (1.25 times the peak).
+const memoryLimit = 256 << 20
+
 // startManager starts the manager with its profiles served (--profiling), so that a
-// benchmark can read where its memory goes, and with the Go memory limit it gives
-// itself in the chart's pod; args are added to its command line.
+// benchmark can read where its memory goes, under memoryLimit, with its notifications
+// read from notificationsNamespace; args are added to its command line.
 func startManager(ctx context.Context, args ...string) (*manager, error) {
-	env, err := podMemoryEnv()
-	if err != nil {
-		return nil, err
-	}
-	m, err := bed.StartManager(ctx, testbed.ManagerOptions{Env: env, Args: append([]string{"--profiling"}, args...)})
+	m, err := bed.StartManager(ctx, testbed.ManagerOptions{MemoryLimit: memoryLimit,
+		Args: append([]string{"--profiling", "--notifications-namespace=" + notificationsNamespace}, args...)})
 	if err != nil {
 		return nil, err
 	}
 	return &manager{Manager: m, proc: m.Process}, nil
-}
-
-// podMemoryEnv is the manager's environment in the chart's pod as far as memory goes:
-// GOMEMLIMIT, the chart's default memory limit times --gomemlimit-ratio's default,
-// which the manager sets for itself there from its container's cgroup (the e2e checks
-// that it does). The benchmarks run the manager as a process outside any container,
-// so they give it the same value.
-func podMemoryEnv() ([]string, error) {
-	chart, err := testbed.ChartDir()
-	if err != nil {
-		return nil, err
-	}
-	raw, err := os.ReadFile(filepath.Join(chart, "values.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	var values struct {
-		Resources corev1.ResourceRequirements `json:"resources"`
-	}
-	if err := yaml.Unmarshal(raw, &values); err != nil {
-		return nil, fmt.Errorf("read the chart's values: %w", err)
-	}
-	limit := values.Resources.Limits.Memory()
-	if limit.IsZero() {
-		return nil, fmt.Errorf("the chart's values.yaml has no resources.limits.memory")
-	}
-	// As the manager computes it: the ratio times the limit, rounded down.
-	return []string{fmt.Sprintf("GOMEMLIMIT=%d", uint64(float64(limit.Value())*process.DefaultMemoryLimitRatio))}, nil
 }
 
 // metrics reads the manager's /metrics and returns, per family, the sum of its
@@ -138,11 +109,14 @@ func (m *manager) heapProfile(ctx context.Context, path string) (string, error) 
 
 func (m *manager) pid() (int, error) { return m.proc.PID(), nil }
 
-// usage is a process's resident memory, its peak, and CPU time so far.
+// usage is a process's resident memory, its peak, and CPU time so far; for the
+// manager also its memory cgroup's working set, peak and OOM kills, as the kubelet
+// would see them in a pod.
 type usage struct {
 	rssBytes   float64
 	hwmBytes   float64 // VmHWM: the peak resident memory
 	cpuSeconds float64
+	cgroup     testbed.MemoryUsage
 }
 
 func (m *manager) usage() (usage, error) {
@@ -150,7 +124,12 @@ func (m *manager) usage() (usage, error) {
 	if err != nil {
 		return usage{}, err
 	}
-	return usageOf(pid)
+	u, err := usageOf(pid)
+	if err != nil || m.Memory == nil {
+		return u, err
+	}
+	u.cgroup, err = m.Memory.Usage()
+	return u, err
 }
 
 // usageOf reads a process's usage from /proc.

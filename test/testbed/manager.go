@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -22,6 +23,8 @@ type Manager struct {
 	MetricsURL string
 	// HealthURL is its /readyz.
 	HealthURL string
+	// Memory is its memory cgroup, with ManagerOptions.MemoryLimit; else nil.
+	Memory *MemoryCgroup
 }
 
 // ManagerOptions say how the test bed runs the manager.
@@ -35,6 +38,10 @@ type ManagerOptions struct {
 	Env []string
 	// Args are added to its command line, for example "-v=4".
 	Args []string
+	// MemoryLimit, when not zero, runs the manager in a memory cgroup of its own with
+	// this limit in bytes, as in a pod with a memory limit: the manager sets its
+	// GOMEMLIMIT from it, and Manager.Memory reads its working set and peak.
+	MemoryLimit int64
 }
 
 // StartManager runs 'traffic-migration manager' against the hub, without leader
@@ -63,11 +70,26 @@ func (b *Bed) StartManager(ctx context.Context, opts ManagerOptions) (*Manager, 
 		"--health-probe-bind-address=" + hostPort(healthPort),
 		"--leader-elect=false",
 	}, opts.Args...)
-	m.Process, err = b.startTracked(ctx, "traffic-migration manager", ProgramTrafficMigration, b.dir, uniqueLogName(ProgramTrafficMigration), opts.Env, programReadyTimeout, HTTPReady(m.HealthURL), args...)
+	name, logName := "traffic-migration manager", uniqueLogName(ProgramTrafficMigration)
+	if opts.MemoryLimit == 0 {
+		m.Process, err = b.startTracked(ctx, name, ProgramTrafficMigration, b.dir, logName, opts.Env, programReadyTimeout, HTTPReady(m.HealthURL), args...)
+		return m, err
+	}
+	bin, err := ProgramTrafficMigration.Path()
 	if err != nil {
 		return nil, err
 	}
-	return m, nil
+	if m.Memory, err = newMemoryCgroup(fmt.Sprintf("testbed-%d-%s", os.Getpid(), logName), opts.MemoryLimit); err != nil {
+		return nil, err
+	}
+	p, err := startCommandThen(func() { _ = m.Memory.remove() }, name, "/bin/sh", b.dir, logName, opts.Env,
+		append([]string{"-c", m.Memory.joinCommand(), bin}, args...)...)
+	if err != nil {
+		_ = m.Memory.remove()
+		return nil, err
+	}
+	m.Process, err = b.trackReady(ctx, p, programReadyTimeout, HTTPReady(m.HealthURL))
+	return m, err
 }
 
 // MetricFamilies reads the manager's /metrics, by family name.

@@ -109,6 +109,12 @@ func startProcess(name string, prog Program, dir, logName string, env []string, 
 
 // startCommand starts the binary bin as startProcess starts a program.
 func startCommand(name, bin, dir, logName string, env []string, args ...string) (*Process, error) {
+	return startCommandThen(nil, name, bin, dir, logName, env, args...)
+}
+
+// startCommandThen starts the binary bin as startCommand does, and calls exited, when
+// not nil, once the process has exited.
+func startCommandThen(exited func(), name, bin, dir, logName string, env []string, args ...string) (*Process, error) {
 	logPath := filepath.Join(dir, logName+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -130,6 +136,9 @@ func startCommand(name, bin, dir, logName string, env []string, args ...string) 
 	p := &Process{Name: name, LogPath: logPath, cmd: cmd, log: logFile, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
+		if exited != nil {
+			exited()
+		}
 		close(p.done)
 	}()
 	return p, nil
@@ -323,6 +332,11 @@ func (b *Bed) startTracked(ctx context.Context, name string, prog Program, dir, 
 	if err != nil {
 		return nil, err
 	}
+	return b.trackReady(ctx, p, timeout, ready)
+}
+
+// trackReady tracks a started process and waits until it is ready, or stops it.
+func (b *Bed) trackReady(ctx context.Context, p *Process, timeout time.Duration, ready func(context.Context) error) (*Process, error) {
 	b.Track(p)
 	if ready != nil {
 		if err := p.waitReady(ctx, timeout, ready); err != nil {
