@@ -57,10 +57,7 @@ func TestForceRemoveCommand(t *testing.T) {
 	p := m.start(t, nil)
 	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
 	m.moveToC2(t)
-	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := fixture.PolicyRow(p, m.c1)
-		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
-	})
+	m.waitFailing(t, p)
 	admin := bed.Hub.KubeconfigPath
 
 	// The test's stdin is no terminal: without --yes nothing changes.

@@ -67,10 +67,7 @@ func TestDashboard(t *testing.T) {
 	// checks fail. Then its traffic goes, its checks pass, and after minDrainDuration
 	// the proxy drops it.
 	m.moveToC2(t)
-	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := fixture.PolicyRow(p, m.c1)
-		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
-	})
+	m.waitFailing(t, p)
 	chart := fmt.Sprintf(`.chart[data-cluster=%q]`, m.c1)
 	browse(t, browser, "open the policy page",
 		chromedp.Navigate(fmt.Sprintf("%s/policies/%s/%s", admin, m.ns, p.Name)),

@@ -90,18 +90,14 @@ func TestManagedClusterDeleted(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "gone")
 	f := m.f
-	p := m.policy()
-	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 10 * time.Minute}
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	p := m.start(t, func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Spec.MinDrainDuration = &metav1.Duration{Duration: 10 * time.Minute}
+	})
 
 	m.moveToC2(t)
-	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := fixture.PolicyRow(p, m.c1)
-		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
-	})
+	m.waitFailing(t, p)
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
-	goneBefore := manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "ManagedClusterGone"})
+	goneBefore := m.removals(t, p, "ManagedClusterGone")
 
 	deleted := time.Now()
 	f.deleteManagedCluster(t, m.c1)
@@ -122,16 +118,7 @@ func TestManagedClusterDeleted(t *testing.T) {
 	if r2 := fixture.PolicyRow(got, m.c2); r2 == nil || r2.Phase != trafficv1alpha1.ClusterActive {
 		t.Errorf("cluster2 should stay Active:\n%s", fixture.PolicyStatus(got))
 	}
-	f.waitForEventNote(t, m.ns, "ManagedClusterGone", m.c1, 10*time.Second)
-	if notes := f.removalNotes(t, m.ns, m.c1); len(notes) != 1 {
-		t.Errorf("want one removal of cluster1 recorded, got %v", notes)
-	}
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "ManagedClusterGone"}) > goneBefore, nil
-	})
-	if err != nil {
-		t.Errorf("traffic_migration_removals_total{reason=\"ManagedClusterGone\"} stayed at %v", goneBefore)
-	}
+	m.wantRemovalRecorded(t, p, "ManagedClusterGone", goneBefore)
 }
 
 // TestPolicyDeletedLeavesProxy: the policy is deleted while cluster1 drains. Its proxy
@@ -146,14 +133,9 @@ func TestPolicyDeletedLeavesProxy(t *testing.T) {
 	m := newMigration(t, "deleted")
 	f := m.f
 	ctx := t.Context()
-	p := m.policy()
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
+	p := m.start(t, nil)
 	m.moveToC2(t)
-	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := fixture.PolicyRow(p, m.c1)
-		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
-	})
+	m.waitFailing(t, p)
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
 	before := f.snapshotProxy(t, m.ns, m.proxy)
 	if len(before.decisions) != 1 || before.policyLabel != p.Name {

@@ -94,6 +94,35 @@ func (m *migration) start(t *testing.T, edit func(*trafficv1alpha1.TrafficMigrat
 	return p
 }
 
+// startShortDrain is start with short drain timings (two passing checks, a
+// minDrainDuration of 2s), changed by edit when not nil, and cluster1 carrying c1Share
+// percent of the traffic: it waits, too, until Prometheus has cluster1's share on the
+// same side of the policy's 5% as c1Share, so that its checks pass (c1Share <= 5) or
+// fail, not find no data.
+func (m *migration) startShortDrain(t *testing.T, c1Share float64, edit func(*trafficv1alpha1.TrafficMigrationPolicy)) *trafficv1alpha1.TrafficMigrationPolicy {
+	t.Helper()
+	m.traffic.SetByValue(map[string]float64{m.c1: c1Share, m.c2: 100 - c1Share})
+	p := m.start(t, func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Spec.ConsecutiveSuccesses = 2
+		p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
+		if edit != nil {
+			edit(p)
+		}
+	})
+	passing := c1Share <= 5
+	waitForPromValue(t, c1ShareQuery(m, p), func(v float64) bool { return (v <= 5) == passing })
+	return p
+}
+
+// waitFailing waits until c1 drains and its last check failed.
+func (m *migration) waitFailing(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy) {
+	t.Helper()
+	m.f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		r := fixture.PolicyRow(p, m.c1)
+		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
+	})
+}
+
 // waitHeld waits until c1 has drained well past its minDrainDuration and the checks
 // that would have removed it, with ok true of the policy and c1's row, and checks that
 // the proxy still lists c1 beside the clusters in also. It returns the policy.
@@ -149,10 +178,7 @@ func TestSeedStory(t *testing.T) {
 	m.moveToC2(t)
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, 5*time.Second)
 	drainStart := time.Now()
-	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := fixture.PolicyRow(p, m.c1)
-		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
-	})
+	m.waitFailing(t, p)
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
 
 	// The traffic moves; cluster1 leaves once the gate passes, and not before.

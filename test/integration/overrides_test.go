@@ -74,15 +74,9 @@ func TestRealPlacementLost(t *testing.T) {
 func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	m := newMigration(t, prefix)
 	f := m.f
-	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
 	// cluster2's Gateway is not ready yet: cluster1 may not leave.
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
-	p := m.policy()
-	p.Spec.ConsecutiveSuccesses = 2
-	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
-	waitForPromValue(t, c1ShareQuery(m, p), func(v float64) bool { return v <= 5 })
+	p := m.startShortDrain(t, 2, nil)
 	watch := f.watchClusters(t, m.ns, m.proxy)
 
 	m.moveToC2(t)
@@ -157,9 +151,7 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	}
 	seen := watch.stop(t)
 	wantSightings(t, seen, []string{m.c1}, []string{m.c1, m.c2}, []string{m.c2})
-	if n := len(seen); n > 0 && seen[n-1].at.Before(restored) {
-		t.Errorf("cluster1 left the proxy at %s, before the real Placement was back at %s", seen[n-1].at.Format(time.StampMilli), restored.Format(time.StampMilli))
-	}
+	wantLeftNotBefore(t, seen, restored, "before the real Placement was back at %s")
 }
 
 // TestSuspend: removals are suspended before the move. cluster1 drains, its checks go
@@ -172,13 +164,7 @@ func TestSuspend(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "suspend")
 	f := m.f
-	m.traffic.SetByValue(map[string]float64{m.c1: 2, m.c2: 98})
-	p := m.policy()
-	p.Spec.ConsecutiveSuccesses = 2
-	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
-	waitForPromValue(t, c1ShareQuery(m, p), func(v float64) bool { return v <= 5 })
+	p := m.startShortDrain(t, 2, nil)
 
 	suspended := f.patchPolicy(t, m.ns, p.Name, map[string]any{"spec": map[string]any{"suspend": true}})
 	f.waitForPolicy(t, m.ns, p.Name, 10*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
@@ -228,9 +214,7 @@ func TestSuspend(t *testing.T) {
 	f.waitForEventNote(t, m.ns, "GatePassed", m.c1, 10*time.Second)
 	seen := watch.stop(t)
 	wantSightings(t, seen, []string{m.c1}, []string{m.c1, m.c2}, []string{m.c1, m.c2, c3}, []string{m.c2, c3})
-	if n := len(seen); n > 0 && seen[n-1].at.Before(resumed) {
-		t.Errorf("cluster1 left the proxy at %s, while removals were suspended (until %s)", seen[n-1].at.Format(time.StampMilli), resumed.Format(time.StampMilli))
-	}
+	wantLeftNotBefore(t, seen, resumed, "while removals were suspended (until %s)")
 }
 
 // TestForceRemove: cluster1 drains and its checks fail. The admin names it and
@@ -243,22 +227,12 @@ func TestForceRemove(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "force")
 	f := m.f
-	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
-	p := m.policy()
-	p.Spec.ConsecutiveSuccesses = 2
-	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
-	// Prometheus has the share to compare: cluster1's checks fail, not find no data.
-	waitForPromValue(t, c1ShareQuery(m, p), func(v float64) bool { return v > 5 })
+	p := m.startShortDrain(t, 50, nil)
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	m.moveToC2(t)
-	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := fixture.PolicyRow(p, m.c1)
-		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
-	})
+	m.waitFailing(t, p)
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1, m.c2}, time.Second)
-	removalsBefore := manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "ForceRemoved"})
+	removalsBefore := m.removals(t, p, "ForceRemoved")
 
 	forced := time.Now()
 	f.forceRemove(t, m.ns, p.Name, m.c1+","+m.c2)
@@ -275,29 +249,18 @@ func TestForceRemove(t *testing.T) {
 	if r2 := fixture.PolicyRow(got, m.c2); r2 == nil || r2.Phase != trafficv1alpha1.ClusterActive {
 		t.Errorf("cluster2 should stay Active:\n%s", fixture.PolicyStatus(got))
 	}
-	f.waitForEventNote(t, m.ns, "ForceRemoved", m.c1, 10*time.Second)
 	if e := f.waitForWarning(t, m.ns, p.Name, "ForceRemoveInRealDecisions", 10*time.Second); !strings.Contains(e.Note, m.c2) {
 		t.Errorf("event %s does not name cluster2: %q", e.Reason, e.Note)
 	}
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "ForceRemoved"}) > removalsBefore, nil
-	})
-	if err != nil {
-		t.Errorf("traffic_migration_removals_total{reason=\"ForceRemoved\"} stayed at %v", removalsBefore)
-	}
 
 	// Once: one removal recorded, and the proxy lost cluster1 once, after the annotation.
+	m.wantRemovalRecorded(t, p, "ForceRemoved", removalsBefore)
 	if n := f.eventCount(t, m.ns, "ForceRemoved", m.c1); n != 1 {
 		t.Errorf("cluster1's forced removal was recorded %d times, want once", n)
 	}
-	if notes := f.removalNotes(t, m.ns, m.c1); len(notes) != 1 {
-		t.Errorf("want one removal of cluster1 recorded, got %v", notes)
-	}
 	seen := watch.stop(t)
 	wantSightings(t, seen, []string{m.c1}, []string{m.c1, m.c2}, []string{m.c2})
-	if n := len(seen); n > 0 && seen[n-1].at.Before(forced) {
-		t.Errorf("cluster1 left the proxy at %s, before it was named at %s", seen[n-1].at.Format(time.StampMilli), forced.Format(time.StampMilli))
-	}
+	wantLeftNotBefore(t, seen, forced, "before it was named at %s")
 }
 
 // TestForceRemoveDeferred: the admin names a draining cluster in the force-remove
@@ -310,20 +273,10 @@ func TestForceRemoveDeferred(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "force-later")
 	f := m.f
-	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
-	p := m.policy()
-	p.Spec.ConsecutiveSuccesses = 2
-	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
-	// Prometheus has the share to compare: cluster1's checks fail, not find no data.
-	waitForPromValue(t, c1ShareQuery(m, p), func(v float64) bool { return v > 5 })
+	p := m.startShortDrain(t, 50, nil)
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	m.moveToC2(t)
-	f.waitForPolicy(t, m.ns, p.Name, 60*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		r := fixture.PolicyRow(p, m.c1)
-		return r != nil && r.Phase == trafficv1alpha1.ClusterDraining && r.LastResult == trafficv1alpha1.EvaluationFail
-	})
+	m.waitFailing(t, p)
 
 	m.deleteRealPlacement(t)
 	f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
@@ -364,9 +317,7 @@ func TestForceRemoveDeferred(t *testing.T) {
 	f.waitForEventNote(t, m.ns, "ForceRemoved", m.c1, 10*time.Second)
 	seen := watch.stop(t)
 	wantSightings(t, seen, []string{m.c1}, []string{m.c1, m.c2}, []string{m.c2})
-	if n := len(seen); n > 0 && seen[n-1].at.Before(restored) {
-		t.Errorf("cluster1 left the proxy at %s, before the real Placement was back at %s", seen[n-1].at.Format(time.StampMilli), restored.Format(time.StampMilli))
-	}
+	wantLeftNotBefore(t, seen, restored, "before the real Placement was back at %s")
 }
 
 // TestMaxDrainDurationHold: cluster1's checks fail past its maxDrainDuration (4s) with
@@ -378,16 +329,10 @@ func TestMaxDrainDurationHold(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "held")
 	f := m.f
-	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
-	p := m.policy()
-	p.Spec.ConsecutiveSuccesses = 2
-	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
-	p.Spec.MaxDrainDuration = &metav1.Duration{Duration: 4 * time.Second}
-	p.Spec.OnMaxDrainDuration = trafficv1alpha1.DeadlineHold
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
-	// Prometheus has the share to compare: cluster1's checks fail, not find no data.
-	waitForPromValue(t, c1ShareQuery(m, p), func(v float64) bool { return v > 5 })
+	p := m.startShortDrain(t, 50, func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Spec.MaxDrainDuration = &metav1.Duration{Duration: 4 * time.Second}
+		p.Spec.OnMaxDrainDuration = trafficv1alpha1.DeadlineHold
+	})
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	m.moveToC2(t)
 
@@ -431,9 +376,7 @@ func TestMaxDrainDurationHold(t *testing.T) {
 	f.waitForEventNote(t, m.ns, "GatePassed", m.c1, 10*time.Second)
 	seen := watch.stop(t)
 	wantSightings(t, seen, []string{m.c1}, []string{m.c1, m.c2}, []string{m.c2})
-	if n := len(seen); n > 0 && seen[n-1].at.Before(shifted) {
-		t.Errorf("cluster1 left the proxy at %s, while its checks failed (until %s)", seen[n-1].at.Format(time.StampMilli), shifted.Format(time.StampMilli))
-	}
+	wantLeftNotBefore(t, seen, shifted, "while its checks failed (until %s)")
 }
 
 // TestMaxDrainDurationRemove: cluster1's checks fail, and onMaxDrainDuration is Remove.
@@ -444,17 +387,11 @@ func TestMaxDrainDurationRemove(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "deadline")
 	f := m.f
-	m.traffic.SetByValue(map[string]float64{m.c1: 50, m.c2: 50})
-	p := m.policy()
-	p.Spec.ConsecutiveSuccesses = 2
-	p.Spec.MinDrainDuration = &metav1.Duration{Duration: 2 * time.Second}
-	p.Spec.MaxDrainDuration = &metav1.Duration{Duration: 5 * time.Second}
-	p.Spec.OnMaxDrainDuration = trafficv1alpha1.DeadlineRemove
-	f.createPolicy(t, p)
-	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
-	// Prometheus has the share to compare: cluster1's checks fail, not find no data.
-	waitForPromValue(t, c1ShareQuery(m, p), func(v float64) bool { return v > 5 })
-	removalsBefore := manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "MaxDrainDurationRemove"})
+	p := m.startShortDrain(t, 50, func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+		p.Spec.MaxDrainDuration = &metav1.Duration{Duration: 5 * time.Second}
+		p.Spec.OnMaxDrainDuration = trafficv1alpha1.DeadlineRemove
+	})
+	removalsBefore := m.removals(t, p, "MaxDrainDurationRemove")
 	watch := f.watchClusters(t, m.ns, m.proxy)
 	m.moveToC2(t)
 
@@ -470,22 +407,10 @@ func TestMaxDrainDurationRemove(t *testing.T) {
 	if r.DrainStartTime == nil || r.RemovalTime == nil || r.RemovalTime.Sub(r.DrainStartTime.Time) < p.Spec.MaxDrainDuration.Duration {
 		t.Fatalf("cluster1 should have been removed no earlier than maxDrainDuration after its drain started: %+v", *r)
 	}
-	f.waitForEventNote(t, m.ns, "MaxDrainDurationRemove", m.c1, 10*time.Second)
-	if notes := f.removalNotes(t, m.ns, m.c1); len(notes) != 1 {
-		t.Errorf("want one removal of cluster1 recorded, got %v", notes)
-	}
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": "MaxDrainDurationRemove"}) > removalsBefore, nil
-	})
-	if err != nil {
-		t.Errorf("traffic_migration_removals_total{reason=\"MaxDrainDurationRemove\"} stayed at %v", removalsBefore)
-	}
+	m.wantRemovalRecorded(t, p, "MaxDrainDurationRemove", removalsBefore)
 	seen := watch.stop(t)
 	wantSightings(t, seen, []string{m.c1}, []string{m.c1, m.c2}, []string{m.c2})
-	deadline := r.DrainStartTime.Add(p.Spec.MaxDrainDuration.Duration)
-	if n := len(seen); n > 0 && seen[n-1].at.Before(deadline) {
-		t.Errorf("cluster1 left the proxy at %s, before its deadline %s", seen[n-1].at.Format(time.StampMilli), deadline.Format(time.StampMilli))
-	}
+	wantLeftNotBefore(t, seen, r.DrainStartTime.Add(p.Spec.MaxDrainDuration.Duration), "before its deadline %s")
 	t.Logf("cluster1 left the proxy %s after its drain started", seen[len(seen)-1].at.Sub(r.DrainStartTime.Time).Round(time.Millisecond))
 }
 
@@ -620,6 +545,38 @@ func throughout(t *testing.T, d time.Duration, check func(ctx context.Context) e
 	}
 	if !wait.Interrupted(err) {
 		t.Fatal(err)
+	}
+}
+
+// wantLeftNotBefore checks that the last change the proxy went through, cluster1
+// leaving it, came no sooner than at; why, a format of at, says what happened then.
+func wantLeftNotBefore(t *testing.T, seen []clusterSighting, at time.Time, why string) {
+	t.Helper()
+	if n := len(seen); n > 0 && seen[n-1].at.Before(at) {
+		t.Errorf("cluster1 left the proxy at %s, "+why, seen[n-1].at.Format(time.StampMilli), at.Format(time.StampMilli))
+	}
+}
+
+// removals is the manager's traffic_migration_removals_total of the policy for reason.
+func (m *migration) removals(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, reason string) float64 {
+	t.Helper()
+	return manager.metricValue(t, "traffic_migration_removals_total", map[string]string{"namespace": m.ns, "policy": p.Name, "reason": reason})
+}
+
+// wantRemovalRecorded checks that cluster1's removal for reason was recorded, once:
+// its event, one removal note, and the policy's removals metric for reason past
+// before, its value ahead of the removal.
+func (m *migration) wantRemovalRecorded(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, reason string, before float64) {
+	t.Helper()
+	m.f.waitForEventNote(t, m.ns, reason, m.c1, 10*time.Second)
+	if notes := m.f.removalNotes(t, m.ns, m.c1); len(notes) != 1 {
+		t.Errorf("want one removal of cluster1 recorded, got %v", notes)
+	}
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return m.removals(t, p, reason) > before, nil
+	})
+	if err != nil {
+		t.Errorf("traffic_migration_removals_total{reason=%q} stayed at %v", reason, before)
 	}
 }
 
