@@ -25,7 +25,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,7 +53,6 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "promauth")
 	f := m.f
-	ctx := t.Context()
 
 	ca := newAuthCA(t)
 	clientCert, clientKey := ca.issue(t, "traffic-migration", false)
@@ -102,14 +100,9 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 		},
 	}
 	for name, data := range secrets {
-		f.prometheusSecret(t, m.ns, name, data)
-		p := m.policy()
-		p.Name = "uses-" + name
-		p.Spec.PrometheusSecret.Name = name
-		p.Spec.ProxyPlacementName = name + "-proxy"
-		p.Spec.MinDrainDuration = &metav1.Duration{Duration: 10 * time.Minute} // c1 drains throughout
-		f.createPolicy(t, p)
-		f.waitForClusters(t, m.ns, p.Spec.ProxyPlacementName, []string{m.c1}, 30*time.Second)
+		m.startWithSecret(t, name, data, func(p *trafficv1alpha1.TrafficMigrationPolicy) {
+			p.Spec.MinDrainDuration = &metav1.Duration{Duration: 10 * time.Minute} // c1 drains throughout
+		})
 	}
 
 	m.moveToC2(t)
@@ -159,7 +152,7 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 	// No credential anywhere the manager writes.
 	keyBlock, _ := pem.Decode(clientKey)
 	keyBody := base64.StdEncoding.EncodeToString(keyBlock.Bytes)
-	needles := map[string]string{
+	needles := leakNeedles{
 		"the client key (PEM body)":         keyBody[10:60],
 		"the client key in Secret data":     base64.StdEncoding.EncodeToString(clientKey)[80:140],
 		"the client secret":                 clientSecret,
@@ -171,58 +164,15 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 		"the SigV4 secret key":              sigv4Secret,
 		"the SigV4 secret key in base64":    base64.StdEncoding.EncodeToString([]byte(sigv4Secret)),
 	}
-	search := func(haystack string) (found []string) {
-		for name, needle := range needles {
-			if needle != "" && strings.Contains(haystack, needle) {
-				found = append(found, name)
-			}
-		}
-		slices.Sort(found)
-		return found
+	written := readManagerWritten(t, f)
+	if !strings.Contains(written.log, "/uses-prometheus-oauth2\"") {
+		t.Fatalf("nothing to search: the manager's log (%d bytes) does not name the policies", len(written.log))
 	}
-	managerLog, err := manager.proc.Log()
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, err := f.kube.EventsV1().Events("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	coreEvents, err := f.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	policies, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(managerLog, "/uses-prometheus-oauth2\"") {
-		t.Fatalf("nothing to search: the manager's log (%d bytes) does not name the policies", len(managerLog))
-	}
-	for _, h := range []struct{ name, text string }{
-		{"the manager's log", managerLog},
-		{"the hub's events (events.k8s.io)", jsonString(t, events)},
-		{"the hub's events (core)", jsonString(t, coreEvents)},
-		{"the policies", jsonString(t, policies)},
-	} {
-		if found := search(h.text); len(found) > 0 {
-			t.Errorf("%s (%d bytes) holds %s", h.name, len(h.text), strings.Join(found, ", "))
-		}
-	}
+	needles.wantNoneIn(t, written)
 	// The search finds what is there.
-	var control strings.Builder
-	for name := range secrets {
-		s, err := f.kube.CoreV1().Secrets(m.ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		control.WriteString(jsonString(t, s))
-		for _, v := range s.Data {
-			control.Write(v)
-		}
-	}
-	control.WriteString(tokens.first() + "\n" + tokens.basicSeen())
-	if found := search(control.String()); len(found) != len(needles) {
+	control := secretsText(t, f, m.ns, secrets)
+	control += tokens.first() + "\n" + tokens.basicSeen()
+	if found := needles.find(control); len(found) != len(needles) {
 		t.Errorf("the search is broken: over the Secrets and what the endpoints got it finds only %v of %d needles", found, len(needles))
 	}
 }

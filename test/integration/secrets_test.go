@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 
@@ -41,7 +43,6 @@ func TestSecretsNeverLeak(t *testing.T) {
 	t.Parallel()
 	m := newMigration(t, "secrets")
 	f := m.f
-	ctx := t.Context()
 	token := "tok" + rand.String(32)
 	username, password := "reader-"+rand.String(6), "pw"+rand.String(32)+"!%"
 	caPEM, caDER := throwawayCACert(t)
@@ -53,14 +54,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 	var policies []string
 	for name, data := range secrets {
-		f.prometheusSecret(t, m.ns, name, data)
-		p := m.policy()
-		p.Name = "uses-" + name
-		p.Spec.PrometheusSecret.Name = name
-		p.Spec.ProxyPlacementName = name + "-proxy"
-		f.createPolicy(t, p)
-		f.waitForClusters(t, m.ns, p.Spec.ProxyPlacementName, []string{m.c1}, 30*time.Second)
-		policies = append(policies, p.Name)
+		policies = append(policies, m.startWithSecret(t, name, data, nil).Name)
 	}
 
 	// cluster1 drains and its checks get answers through both Secrets.
@@ -81,7 +75,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	caBody := base64.StdEncoding.EncodeToString(caDER)
 	caData := base64.StdEncoding.EncodeToString(caPEM)
-	needles := map[string]string{
+	needles := leakNeedles{
 		"the token":                          token,
 		"the password":                       password,
 		"the token in base64":                base64.StdEncoding.EncodeToString([]byte(token)),
@@ -91,67 +85,21 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"the CA certificate in Secret data":  caData[200:260],
 		"the CA certificate's first PEM row": caBody[:64],
 	}
-	search := func(haystack string) (found []string) {
-		for name, needle := range needles {
-			if strings.Contains(haystack, needle) {
-				found = append(found, name)
-			}
-		}
-		slices.Sort(found)
-		return found
-	}
-
-	log, err := manager.proc.Log()
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, err := f.kube.EventsV1().Events("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	coreEvents, err := f.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	allPolicies, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	written := readManagerWritten(t, f)
 	// The manager's log names each policy it synced (its logger's "policy" value).
 	logged := true
 	for _, name := range policies {
-		logged = logged && strings.Contains(log, "/"+name+`"`)
+		logged = logged && strings.Contains(written.log, "/"+name+`"`)
 	}
-	if len(events.Items) == 0 || len(allPolicies.Items) < len(policies) || !logged {
-		t.Fatalf("nothing to search: %d events, %d policies, %d bytes of log", len(events.Items), len(allPolicies.Items), len(log))
+	if len(written.events.Items) == 0 || len(written.policies.Items) < len(policies) || !logged {
+		t.Fatalf("nothing to search: %d events, %d policies, %d bytes of log", len(written.events.Items), len(written.policies.Items), len(written.log))
 	}
-	for _, h := range []struct{ name, text string }{
-		{"the manager's log", log},
-		{"the hub's events (events.k8s.io)", jsonString(t, events)},
-		{"the hub's events (core)", jsonString(t, coreEvents)},
-		{"the policies", jsonString(t, allPolicies)},
-	} {
-		if found := search(h.text); len(found) > 0 {
-			t.Errorf("%s (%d bytes) holds %s", h.name, len(h.text), strings.Join(found, ", "))
-		}
-	}
+	needles.wantNoneIn(t, written)
 
 	// The search finds what is there: every needle is in the Secrets as the API
 	// serves them and in their values.
-	var control strings.Builder
-	for name := range secrets {
-		s, err := f.kube.CoreV1().Secrets(m.ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		control.WriteString(jsonString(t, s))
-		for _, v := range s.Data {
-			control.Write(v)
-			control.WriteString("\n")
-		}
-	}
-	control.WriteString(auth.headers()) // as the manager sent them: derived, never stored
-	if found := search(control.String()); len(found) != len(needles) {
+	control := secretsText(t, f, m.ns, secrets) + auth.headers() // as the manager sent them: derived, never stored
+	if found := needles.find(control); len(found) != len(needles) {
 		t.Errorf("the search is broken: over the Secrets themselves it finds only %v of %d needles", found, len(needles))
 	}
 }
@@ -228,6 +176,103 @@ func throwawayCACert(t *testing.T) ([]byte, []byte) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), der
 }
 
+// startWithSecret creates the Prometheus Secret name with data and a policy,
+// uses-<name>, that reads it, with a proxy Placement of its own, <name>-proxy, changed
+// by edit when not nil; and waits until that proxy lists c1.
+func (m *migration) startWithSecret(t *testing.T, name string, data map[string]string, edit func(*trafficv1alpha1.TrafficMigrationPolicy)) *trafficv1alpha1.TrafficMigrationPolicy {
+	t.Helper()
+	m.f.prometheusSecret(t, m.ns, name, data)
+	p := m.policy()
+	p.Name = "uses-" + name
+	p.Spec.PrometheusSecret.Name = name
+	p.Spec.ProxyPlacementName = name + "-proxy"
+	if edit != nil {
+		edit(p)
+	}
+	m.f.createPolicy(t, p)
+	m.f.waitForClusters(t, m.ns, p.Spec.ProxyPlacementName, []string{m.c1}, 30*time.Second)
+	return p
+}
+
+// leakNeedles are the credentials that a search for leaks looks for, by what each is.
+type leakNeedles map[string]string
+
+// find returns what needles haystack holds, sorted; an empty needle is not looked for.
+func (n leakNeedles) find(haystack string) (found []string) {
+	for name, needle := range n {
+		if needle != "" && strings.Contains(haystack, needle) {
+			found = append(found, name)
+		}
+	}
+	slices.Sort(found)
+	return found
+}
+
+// managerWritten is what the manager writes, where no credential may be: its log, the
+// hub's events of both APIs, and the policies.
+type managerWritten struct {
+	log        string
+	events     *eventsv1.EventList
+	coreEvents *corev1.EventList
+	policies   *trafficv1alpha1.TrafficMigrationPolicyList
+}
+
+// readManagerWritten reads what the shared manager has written so far.
+func readManagerWritten(t *testing.T, f *fleet) managerWritten {
+	t.Helper()
+	ctx := t.Context()
+	var w managerWritten
+	var err error
+	if w.log, err = manager.proc.Log(); err != nil {
+		t.Fatal(err)
+	}
+	if w.events, err = f.kube.EventsV1().Events("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if w.coreEvents, err = f.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if w.policies, err = f.traffic.TrafficV1alpha1().TrafficMigrationPolicies("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// wantNoneIn checks that none of the needles is in what the manager wrote.
+func (n leakNeedles) wantNoneIn(t *testing.T, w managerWritten) {
+	t.Helper()
+	for _, h := range []struct{ name, text string }{
+		{"the manager's log", w.log},
+		{"the hub's events (events.k8s.io)", jsonString(t, w.events)},
+		{"the hub's events (core)", jsonString(t, w.coreEvents)},
+		{"the policies", jsonString(t, w.policies)},
+	} {
+		if found := n.find(h.text); len(found) > 0 {
+			t.Errorf("%s (%d bytes) holds %s", h.name, len(h.text), strings.Join(found, ", "))
+		}
+	}
+}
+
+// secretsText is the Secrets of ns named in secrets, as the API serves them, and each
+// of their values on a line of its own: where a search for leaks must find every needle.
+func secretsText(t *testing.T, f *fleet, ns string, secrets map[string]map[string]string) string {
+	t.Helper()
+	var text strings.Builder
+	for name := range secrets {
+		s, err := f.kube.CoreV1().Secrets(ns).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.WriteString(jsonString(t, s))
+		for _, v := range s.Data {
+			text.Write(v)
+			text.WriteString("\n")
+		}
+	}
+	return text.String()
+}
+
+// jsonString is v in JSON.
 func jsonString(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
