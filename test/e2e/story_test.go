@@ -337,17 +337,7 @@ func regionPredicates(region string) []clusterv1beta1.ClusterPredicate {
 // waitDecisions waits until a Placement's decisions list exactly the clusters given.
 func waitDecisions(t *testing.T, placement string, want ...string) {
 	t.Helper()
-	slices.Sort(want)
-	eventually(t, fmt.Sprintf("Placement %s deciding %v", placement, want), func(ctx context.Context) error {
-		got, err := fixture.DecisionClusters(ctx, hub.Cluster, gatewaySystem, placement)
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(got, want) {
-			return fmt.Errorf("decisions list %v", got)
-		}
-		return nil
-	})
+	fixture.WaitDecisions(t, pollTimeout, hub.Cluster, gatewaySystem, placement, want...)
 }
 
 // waitPolicy waits until the story's policy passes check, and returns it.

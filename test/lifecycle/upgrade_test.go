@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -301,17 +300,7 @@ func setClusterLabel(t *testing.T, cluster, key, value string) {
 // waitDecisions waits until a Placement's decisions list exactly the clusters.
 func waitDecisions(t *testing.T, placement string, clusters ...string) {
 	t.Helper()
-	want := slices.Sorted(slices.Values(clusters))
-	eventually(t, fmt.Sprintf("decisions of %s listing %v", placement, want), func(ctx context.Context) error {
-		got, err := fixture.DecisionClusters(ctx, hub.Cluster, policyNamespace, placement)
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(got, want) {
-			return fmt.Errorf("they list %v", got)
-		}
-		return nil
-	})
+	fixture.WaitDecisions(t, pollTimeout, hub.Cluster, policyNamespace, placement, clusters...)
 }
 
 func getPolicy(t *testing.T) *trafficv1alpha1.TrafficMigrationPolicy {
