@@ -43,7 +43,7 @@ var bed *testbed.Bed
 var hub *fixture.HubClients
 
 // spokes are the spokes' APIs by cluster name.
-var spokes = map[string]kubernetes.Interface{}
+var spokes map[string]kubernetes.Interface
 
 func TestMain(m *testing.M) {
 	os.Exit(testbed.RunOCMSuite(m, suite))
@@ -64,22 +64,10 @@ func suite() (testbed.OCMSuite, error) {
 		Options:     opts,
 		WorkManager: true,
 		Timeout:     15 * time.Minute,
-		Ready: func(b *testbed.Bed) error {
+		Ready: func(b *testbed.Bed) (err error) {
 			bed = b
-			return newClients()
+			hub, spokes, err = fixture.BedClients(b)
+			return err
 		},
 	}, nil
-}
-
-func newClients() error {
-	var err error
-	if hub, err = fixture.NewHubClients(bed.Hub.Config); err != nil {
-		return err
-	}
-	for name, spoke := range bed.Spokes {
-		if spokes[name], err = kubernetes.NewForConfig(spoke.Config); err != nil {
-			return err
-		}
-	}
-	return nil
 }

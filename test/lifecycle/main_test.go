@@ -76,18 +76,13 @@ func suite() (testbed.OCMSuite, error) {
 		Timeout: 10 * time.Minute,
 		Ready: func(b *testbed.Bed) error {
 			bed = b
-			return newClients()
+			var spokes map[string]kubernetes.Interface
+			var err error
+			hub, spokes, err = fixture.BedClients(b)
+			spoke1 = spokes[cluster1]
+			return err
 		},
 	}, nil
-}
-
-func newClients() error {
-	var err error
-	if hub, err = fixture.NewHubClients(bed.Hub.Config); err != nil {
-		return err
-	}
-	spoke1, err = kubernetes.NewForConfig(bed.Spokes[cluster1].Config)
-	return err
 }
 
 // pollTimeout bounds every wait for the OCM programs, helm's release or the manager
