@@ -71,21 +71,17 @@ func fullConfig() config {
 // and one of 90s (4% of the traffic, which may stay on cluster1 until its gateway is
 // gone), a 4s window checked every second, and 10s minimum drain.
 func shortConfig() config {
-	return config{
-		name:                 "short",
-		clients:              25,
-		requestEvery:         200 * time.Millisecond,
-		shortTTL:             clients.TTLRange{Min: 1 * time.Second, Max: 6 * time.Second},
-		longTTL:              clients.TTLRange{Min: 12 * time.Second, Max: 90 * time.Second},
-		longClients:          2,
-		window:               "4s",
-		maxPercent:           5,
-		interval:             time.Second,
-		consecutiveSuccesses: 3,
-		minDrainDuration:     10 * time.Second,
-		warmUp:               5 * time.Second,
-		settle:               2 * time.Second,
-		migrationTimeout:     2 * time.Minute,
-		seed:                 1,
-	}
+	c := fullConfig()
+	c.name = "short"
+	c.clients = 25
+	c.shortTTL = clients.TTLRange{Min: 1 * time.Second, Max: 6 * time.Second}
+	c.longTTL = clients.TTLRange{Min: 12 * time.Second, Max: 90 * time.Second}
+	c.longClients = 2
+	c.window = "4s"
+	c.interval = time.Second
+	c.minDrainDuration = 10 * time.Second
+	c.warmUp = 5 * time.Second
+	c.settle = 2 * time.Second
+	c.migrationTimeout = 2 * time.Minute
+	return c
 }
