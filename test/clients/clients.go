@@ -221,13 +221,7 @@ func (c *client) request() {
 		return
 	}
 	cluster, err := c.get(addr)
-	if err == nil {
-		c.stats.served.Add(1)
-		c.stats.answered(cluster)
-		return
-	}
-	if _, ok := err.(*statusError); ok {
-		c.stats.fail(fmt.Sprintf("client %d: %v", c.id, err))
+	if !c.firstAnswer(cluster, err) {
 		return
 	}
 	// A connection error, or the gateway has no route for the name any more: resolve
@@ -246,6 +240,22 @@ func (c *client) request() {
 	c.stats.answered(cluster)
 }
 
+// firstAnswer counts the outcome of a request's first try, which got cluster's answer
+// or err: served, or failed on an HTTP status. It reports whether to retry: a
+// connection error, or the gateway with no route for the name.
+func (c *client) firstAnswer(cluster string, err error) (retry bool) {
+	if err == nil {
+		c.stats.served.Add(1)
+		c.stats.answered(cluster)
+		return false
+	}
+	if _, ok := err.(*statusError); ok {
+		c.stats.fail(fmt.Sprintf("client %d: %v", c.id, err))
+		return false
+	}
+	return true
+}
+
 // requestPooled is request for a pooled client: the transport resolves when it dials,
 // and a request that fails on a connection error or meets the gateway with no route
 // is retried once, which dials again when the connection is gone (a pooled connection
@@ -253,13 +263,7 @@ func (c *client) request() {
 // pooled client's does).
 func (c *client) requestPooled() {
 	cluster, err := c.get(netip.Addr{})
-	if err == nil {
-		c.stats.served.Add(1)
-		c.stats.answered(cluster)
-		return
-	}
-	if _, ok := err.(*statusError); ok {
-		c.stats.fail(fmt.Sprintf("client %d: %v", c.id, err))
+	if !c.firstAnswer(cluster, err) {
 		return
 	}
 	cluster, rerr := c.get(netip.Addr{})

@@ -38,15 +38,8 @@ func TestClientTTLs(t *testing.T) {
 // Gateway is gone from its cluster) those still holding its address resolve again and
 // retry. No request may fail.
 func TestClientsFollowDNSAndRetry(t *testing.T) {
-	ip1, ip2 := netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")
-	port, err := commonFreePort(ip1, ip2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw1 := startFakeGateway(t, "one", net.JoinHostPort(ip1.String(), strconv.Itoa(port)))
-	startFakeGateway(t, "two", net.JoinHostPort(ip2.String(), strconv.Itoa(port)))
-	var answer Answer
-	answer.Publish(ip1)
+	g := startGateways(t, "one", "two")
+	ip1, ip2, gw1, answer, port := g.ips[0], g.ips[1], g.gateways[0], g.answer, g.port
 
 	// Three clients that follow within a second, one that holds on for an hour.
 	ttls := []time.Duration{300 * time.Millisecond, 600 * time.Millisecond, time.Second, time.Hour}
@@ -88,15 +81,8 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 // until it closes them (keepAliveMaxTime): then they dial again, resolve, and move,
 // without a failed request.
 func TestPooledClientsStayOnTheirConnections(t *testing.T) {
-	ip1, ip2 := netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")
-	port, err := commonFreePort(ip1, ip2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw1 := startFakeGateway(t, "one", net.JoinHostPort(ip1.String(), strconv.Itoa(port)))
-	startFakeGateway(t, "two", net.JoinHostPort(ip2.String(), strconv.Itoa(port)))
-	var answer Answer
-	answer.Publish(ip1)
+	g := startGateways(t, "one", "two")
+	ip1, ip2, gw1, answer, port := g.ips[0], g.ips[1], g.gateways[0], g.answer, g.port
 	// Their TTLs, shorter than a request's interval, would move caching clients at once.
 	ttls := []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
 	f := NewFleet(Config{Hostname: testHostname, TTLs: ttls, Every: 20 * time.Millisecond, Lookup: answer.Lookup, Port: port, Seed: 1, Pooled: true})
@@ -124,15 +110,9 @@ func TestPooledClientsStayOnTheirConnections(t *testing.T) {
 // TestClientsFailOnBackendError: an error status from the backend (it carries the
 // backend's header) is a failed request, not retried.
 func TestClientsFailOnBackendError(t *testing.T) {
-	ip := netip.MustParseAddr("127.0.0.2")
-	port, err := commonFreePort(ip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := startFakeGateway(t, "one", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
-	gw.backendStatus.Store(http.StatusInternalServerError)
-	var answer Answer
-	answer.Publish(ip)
+	g := startGateways(t, "one")
+	g.gateways[0].backendStatus.Store(http.StatusInternalServerError)
+	answer, port := g.answer, g.port
 	f := NewFleet(Config{Hostname: testHostname, TTLs: []time.Duration{time.Hour}, Every: 50 * time.Millisecond, Lookup: answer.Lookup, Port: port, Seed: 1})
 	if err := f.Start(); err != nil {
 		t.Fatal(err)
@@ -154,6 +134,34 @@ type fakeGateway struct {
 	// closing closes each connection after its next answer, as Traefik does to a
 	// connection older than its entry point's keepAliveMaxTime.
 	closing atomic.Bool
+}
+
+// testGateways are fake gateways on one port, the DNS answer the clients read, and
+// its addresses.
+type testGateways struct {
+	ips      []netip.Addr
+	port     int
+	gateways []*fakeGateway
+	answer   *Answer
+}
+
+// startGateways starts a fake gateway of each cluster, the i-th on 127.0.0.<i+2>, all
+// on a port free on every one of those addresses, and publishes the first address.
+func startGateways(t *testing.T, clusters ...string) *testGateways {
+	t.Helper()
+	g := &testGateways{answer: &Answer{}}
+	for i := range clusters {
+		g.ips = append(g.ips, netip.AddrFrom4([4]byte{127, 0, 0, byte(i + 2)}))
+	}
+	var err error
+	if g.port, err = commonFreePort(g.ips...); err != nil {
+		t.Fatal(err)
+	}
+	for i, cluster := range clusters {
+		g.gateways = append(g.gateways, startFakeGateway(t, cluster, net.JoinHostPort(g.ips[i].String(), strconv.Itoa(g.port))))
+	}
+	g.answer.Publish(g.ips[0])
+	return g
 }
 
 func startFakeGateway(t *testing.T, cluster, addr string) *fakeGateway {
