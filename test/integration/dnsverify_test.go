@@ -60,13 +60,7 @@ func TestDNSWithdrawalWaitsForEveryNameServer(t *testing.T) {
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
 	waitAnswer(ctx, t, primary, hostname, "192.0.2.21", "192.0.2.22")
 	wantStep := "every name server answers them: name server " + secondary.Addr() + " does not answer 192.0.2.22 for " + hostname + " A yet"
-	stepping := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
-		return c != nil && strings.Contains(c.Message, wantStep)
-	})
-	if d := stepping.Status.DNS; d == nil || d.ObservedGeneration < d.Generation {
-		t.Fatalf("external-dns has not read the records of step 1 yet (status.dns %+v): the wait proves nothing", d)
-	}
+	stepping := m.waitStep1Held(t, p, wantStep)
 	wantAnswer(ctx, t, primary, hostname, "192.0.2.21", "192.0.2.22")
 	wantAnswer(ctx, t, secondary.DNS, hostname, "192.0.2.21")
 	if r := fixture.PolicyRow(stepping, m.c1); r == nil || r.DNSWithdrawalTime != nil {
@@ -150,13 +144,7 @@ func TestDNSNameserverAllowlist(t *testing.T) {
 	f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, true, map[string]string{"cluster": m.c2})
 	waitAnswer(ctx, t, dns, hostname, "192.0.2.31", "192.0.2.32")
 	wantRefusal := "name server " + refused + " is not in the hub admin's name server allowlist (--dns-nameserver-allowlist: 127.0.0.1), so it is not asked: ask the hub admin"
-	stuck := f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
-		c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
-		return c != nil && strings.Contains(c.Message, wantRefusal)
-	})
-	if d := stuck.Status.DNS; d == nil || d.ObservedGeneration < d.Generation {
-		t.Fatalf("external-dns has not read the records of step 1 yet (status.dns %+v): the wait proves nothing", d)
-	}
+	stuck := m.waitStep1Held(t, p, wantRefusal)
 	wantAnswer(ctx, t, dns, hostname, "192.0.2.31", "192.0.2.32")
 	if r := fixture.PolicyRow(stuck, m.c1); r == nil || r.DNSWithdrawalTime != nil || !strings.Contains(r.Message, "still published in DNS") {
 		t.Fatalf("cluster1's row while a name server is refused: %+v; want it still published, its drain clock not started", r)
@@ -191,4 +179,19 @@ func TestDNSNameserverAllowlist(t *testing.T) {
 		r := fixture.PolicyRow(p, m.c1)
 		return r != nil && r.DNSWithdrawalTime != nil
 	})
+}
+
+// waitStep1Held waits until DNSPublished says why step 2 of the switch waits (its
+// message holds why), and checks that external-dns has read the records of step 1, or
+// the wait proves nothing. It returns the policy.
+func (m *migration) waitStep1Held(t *testing.T, p *trafficv1alpha1.TrafficMigrationPolicy, why string) *trafficv1alpha1.TrafficMigrationPolicy {
+	t.Helper()
+	got := m.f.waitForPolicy(t, m.ns, p.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
+		c := meta.FindStatusCondition(p.Status.Conditions, trafficv1alpha1.ConditionDNSPublished)
+		return c != nil && strings.Contains(c.Message, why)
+	})
+	if d := got.Status.DNS; d == nil || d.ObservedGeneration < d.Generation {
+		t.Fatalf("external-dns has not read the records of step 1 yet (status.dns %+v): the wait proves nothing", d)
+	}
+	return got
 }
