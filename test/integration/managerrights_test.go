@@ -35,7 +35,6 @@ import (
 // ServiceAccount alone, which in turn may read no Secret and no policy
 // (docs/security.md).
 func TestChartManagerRights(t *testing.T) {
-	ctx := t.Context()
 	kube, err := kubernetes.NewForConfig(bed.Hub.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -105,17 +104,7 @@ func TestChartManagerRights(t *testing.T) {
 		ra(clusterNS, "delete", addon, "managedclusteraddons", "", "traffic-migration"),
 	}
 
-	pollAllowed(t, kube, user, groups, needed[0])
-	for _, a := range needed {
-		if !sarAllowed(ctx, t, kube, user, groups, a) {
-			t.Errorf("%s may not %s", user, sarDescribe(a))
-		}
-	}
-	for _, a := range append(denied, framework...) {
-		if sarAllowed(ctx, t, kube, user, groups, a) {
-			t.Errorf("%s may %s", user, sarDescribe(a))
-		}
-	}
+	wantRights(t, kube, user, groups, needed, append(denied, framework...))
 
 	// The add-on manager: the framework's rights, its own Lease, and a read of the
 	// policy controllers' Lease (the handover); no tenant input.
@@ -136,17 +125,7 @@ func TestChartManagerRights(t *testing.T) {
 		ra("", "create", "rbac.authorization.k8s.io", "clusterrolebindings", "", ""),
 		ra("", "impersonate", "", "users", "", "admin"),
 	}
-	pollAllowed(t, kube, addonUser, groups, addonNeeded[0])
-	for _, a := range addonNeeded {
-		if !sarAllowed(ctx, t, kube, addonUser, groups, a) {
-			t.Errorf("%s may not %s", addonUser, sarDescribe(a))
-		}
-	}
-	for _, a := range addonDenied {
-		if sarAllowed(ctx, t, kube, addonUser, groups, a) {
-			t.Errorf("%s may %s", addonUser, sarDescribe(a))
-		}
-	}
+	wantRights(t, kube, addonUser, groups, addonNeeded, addonDenied)
 }
 
 // applyChartRBAC applies the chart's rbac.yaml, rendered into namespace release with
@@ -200,6 +179,23 @@ func sarAllowed(ctx context.Context, t *testing.T, kube kubernetes.Interface, us
 		t.Fatalf("SubjectAccessReview for %s: %v", sarDescribe(a), err)
 	}
 	return got.Status.Allowed
+}
+
+// wantRights checks that user, in groups, may do all that allowed holds, once the
+// first of it is allowed (RBAC caches catch up), and none of denied.
+func wantRights(t *testing.T, kube kubernetes.Interface, user string, groups []string, allowed, denied []authorizationv1.ResourceAttributes) {
+	t.Helper()
+	pollAllowed(t, kube, user, groups, allowed[0])
+	for _, a := range allowed {
+		if !sarAllowed(t.Context(), t, kube, user, groups, a) {
+			t.Errorf("%s may not %s", user, sarDescribe(a))
+		}
+	}
+	for _, a := range denied {
+		if sarAllowed(t.Context(), t, kube, user, groups, a) {
+			t.Errorf("%s may %s", user, sarDescribe(a))
+		}
+	}
 }
 
 // pollAllowed waits until the authorizer has the first right a test asks for: it sees

@@ -65,17 +65,7 @@ func TestWatchNamespaces(t *testing.T) {
 		ra(other.ns, "create", cluster, "placementdecisions", ""),
 		ra(other.ns, "create", "externaldns.k8s.io", "dnsendpoints", ""),
 	}
-	pollAllowed(t, kube, user, groups, allowed[0])
-	for _, a := range allowed {
-		if !sarAllowed(ctx, t, kube, user, groups, a) {
-			t.Errorf("%s may not %s", user, sarDescribe(a))
-		}
-	}
-	for _, a := range denied {
-		if sarAllowed(ctx, t, kube, user, groups, a) {
-			t.Errorf("%s may %s", user, sarDescribe(a))
-		}
-	}
+	wantRights(t, kube, user, groups, allowed, denied)
 
 	// Notifications on, so that their engine watches policies too.
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: notify.ConfigMapName, Namespace: release}}
