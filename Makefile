@@ -127,7 +127,7 @@ test-unit: ## Run the unit tests.
 # The benchmarks' small case is built as make bench builds them, so that it checks
 # what make bench runs.
 .PHONY: test-integration
-test-integration: testbed build chromium applicationset-crd dnsendpoint-crd ## Run the integration tests on the local test bed.
+test-integration: testbed build chromium deps-resolvers applicationset-crd dnsendpoint-crd ## Run the integration tests on the local test bed.
 	$(GO) test $(GO_TEST_FLAGS) -count=1 -parallel $(INTEGRATION_PARALLEL) -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/...
 	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/bench/...
 

@@ -5,7 +5,9 @@
 # node-packages.sh makes sure the Debian packages that the test bed's nodes run are
 # installed: containerd, runc, the CNI plugins, iptables and iproute2, podman,
 # which builds the images the nodes run, and skopeo, which pushes an image's OCI
-# archive to the bed's registry as users push a release's image to theirs. As root it
+# archive to the bed's registry as users push a release's image to theirs; and the
+# caching resolvers users have in front of DNS, Unbound and dnsmasq, which the bed runs
+# in front of its CoreDNS (testbed.StartResolver). As root it
 # installs what is missing with apt-get; otherwise it names what is missing and how to
 # get it, and fails.
 set -euo pipefail
@@ -23,16 +25,23 @@ required=(
 	"/usr/bin/nsenter util-linux"
 	"/usr/bin/podman podman"
 	"/usr/bin/skopeo skopeo"
+	"/usr/sbin/unbound unbound"
+	"/usr/sbin/dnsmasq dnsmasq-base"
 )
 
+# With arguments, only those packages: hack/node-packages.sh unbound dnsmasq-base.
+only=" $* "
 missing=()
 for line in "${required[@]}"; do
 	read -r file pkg <<<"$line"
+	if [[ $# -gt 0 && "$only" != *" $pkg "* ]]; then
+		continue
+	fi
 	if [[ ! -x "$file" && " ${missing[*]} " != *" $pkg "* ]]; then
 		missing+=("$pkg")
 	fi
 done
-if [[ ! -x /usr/sbin/ip && ! -x /usr/bin/ip && ! -x /sbin/ip ]]; then
+if [[ ($# -eq 0 || "$only" == *" iproute2 "*) && ! -x /usr/sbin/ip && ! -x /usr/bin/ip && ! -x /sbin/ip ]]; then
 	missing+=(iproute2)
 fi
 
@@ -51,3 +60,9 @@ echo ">> installing the Debian packages of the test bed's nodes: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q "${missing[@]}"
+
+# Debian starts Unbound as the machine's resolver when it installs it; the bed runs
+# its own, on ports of their own, and leaves the machine's resolver as it was.
+if [[ " ${missing[*]} " == *" unbound "* && -d /run/systemd/system ]]; then
+	systemctl disable --now unbound.service unbound-resolvconf.service 2>/dev/null || true
+fi

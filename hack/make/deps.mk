@@ -14,7 +14,7 @@
 # The dashboard's browser test drives Debian's Chromium.
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: deps-ca-certificates deps-chromium deps-nodes
+.PHONY: deps-ca-certificates deps-chromium deps-nodes deps-resolvers
 
 # ca-certificates: the CA bundle the image carries (CA_BUNDLE), as root.
 deps-ca-certificates: $(CA_BUNDLE)
@@ -39,6 +39,11 @@ deps-chromium:
 # names what is missing and the apt-get line, and fails.
 deps-nodes:
 	@hack/node-packages.sh
+
+# The caching resolvers the bed runs in front of its DNS (testbed.StartResolver):
+# Unbound and dnsmasq, two of the nodes' packages, for make test-integration.
+deps-resolvers:
+	@hack/node-packages.sh unbound dnsmasq-base
 
 ##@ Debian packages (hack/make/deps.mk)
 

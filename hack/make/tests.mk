@@ -74,6 +74,10 @@ TESTBED_CHROMIUM := $(CHROMIUM)
 # Debian's skopeo, which pushes an image's OCI archive to the bed's registry (make
 # testbed-nodes installs it with the nodes' packages).
 TESTBED_SKOPEO := /usr/bin/skopeo
+# Debian's Unbound and dnsmasq, the caching resolvers the bed runs in front of its DNS
+# (make testbed-nodes, or make deps-nodes, installs them with the nodes' packages).
+TESTBED_UNBOUND := /usr/sbin/unbound
+TESTBED_DNSMASQ := /usr/sbin/dnsmasq
 
 # The file of the TESTBED_* settings above (and any set on make's command line), which
 # make testbed writes and the test bed reads; make passes its path to the tests.

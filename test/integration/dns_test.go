@@ -142,22 +142,29 @@ func waitApplied(ctx context.Context, t *testing.T, client dynamic.Interface, ob
 	}
 }
 
-// wantAnswer fails unless CoreDNS answers name with exactly the addresses want, now:
-// once observedGeneration says the records are in etcd, CoreDNS, which reads etcd at
-// every query, answers them.
-func wantAnswer(ctx context.Context, t *testing.T, dns *testbed.DNS, name string, want ...string) {
+// nameServer is a DNS server of the bed: its CoreDNS (testbed.DNS) or a resolver in
+// front of it (testbed.Resolver).
+type nameServer interface {
+	Lookup(ctx context.Context, name string) ([]netip.Addr, error)
+	Addr() string
+}
+
+// wantAnswer fails unless the server answers name with exactly the addresses want,
+// now: once observedGeneration says the records are in etcd, CoreDNS, which reads etcd
+// at every query, answers them.
+func wantAnswer(ctx context.Context, t *testing.T, dns nameServer, name string, want ...string) {
 	t.Helper()
 	got, err := dns.Lookup(ctx, name)
 	if err != nil {
 		t.Fatalf("lookup %s at %s: %v", name, dns.Addr(), err)
 	}
 	if !slices.Equal(got, addrs(t, want...)) {
-		t.Fatalf("CoreDNS answers %s with %v, want %v", name, got, want)
+		t.Fatalf("%s answers %s with %v, want %v", dns.Addr(), name, got, want)
 	}
 }
 
-// waitAnswer polls CoreDNS until it answers name with exactly the addresses want.
-func waitAnswer(ctx context.Context, t *testing.T, dns *testbed.DNS, name string, want ...string) {
+// waitAnswer polls the server until it answers name with exactly the addresses want.
+func waitAnswer(ctx context.Context, t *testing.T, dns nameServer, name string, want ...string) {
 	t.Helper()
 	wantAddrs := addrs(t, want...)
 	var got []netip.Addr
@@ -167,7 +174,7 @@ func waitAnswer(ctx context.Context, t *testing.T, dns *testbed.DNS, name string
 		return err == nil && slices.Equal(got, wantAddrs), nil
 	})
 	if err != nil {
-		t.Fatalf("CoreDNS answers %s with %v, want %v: %v", name, got, want, err)
+		t.Fatalf("%s answers %s with %v, want %v: %v", dns.Addr(), name, got, want, err)
 	}
 }
 

@@ -179,17 +179,10 @@ func (b *Bed) StartDNS(ctx context.Context, opts DNSOptions) (_ *DNS, err error)
 	return d, nil
 }
 
-// startCoreDNS writes the Corefile and starts CoreDNS, again on another port when the
-// one it got was taken meanwhile (freePort checks TCP only; CoreDNS binds UDP too).
+// startCoreDNS writes the Corefile and starts CoreDNS on a free port (listenOnFreePort).
 func (d *DNS) startCoreDNS(ctx context.Context, b *Bed, dir string, logQueries bool) error {
 	host := b.listenHost()
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			return err
-		}
-		addr := net.JoinHostPort(host, strconv.Itoa(port))
+	p, addr, err := b.listenOnFreePort(ctx, host, func(port int) (*Process, error) {
 		var keys []string
 		for _, z := range d.Zones {
 			keys = append(keys, z+":"+strconv.Itoa(port))
@@ -202,31 +195,50 @@ func (d *DNS) startCoreDNS(ctx context.Context, b *Bed, dir string, logQueries b
 		fmt.Fprintf(&corefile, "\tetcd {\n\t\tpath %s\n\t\tendpoint %s\n\t}\n}\n", d.EtcdPrefix, b.EtcdURL)
 		corefilePath := filepath.Join(dir, "Corefile")
 		if err := os.WriteFile(corefilePath, []byte(corefile.String()), 0o600); err != nil {
-			return err
+			return nil, err
 		}
-		d.addr = addr
-		p, err := startProcess(fmt.Sprintf("coredns (%s)", filepath.Base(dir)), ProgramCoreDNS, dir, "coredns", nil, "-conf="+corefilePath)
-		if err != nil {
-			return err
-		}
-		b.Track(p)
+		return startProcess(fmt.Sprintf("coredns (%s)", filepath.Base(dir)), ProgramCoreDNS, dir, "coredns", nil, "-conf="+corefilePath)
+	}, func(ctx context.Context, addr string) error {
 		// Any answer, even that the zone's apex has no address, means CoreDNS serves
 		// the zone and reached etcd; a failure of etcd is an error (SERVFAIL).
-		lastErr = p.waitReady(ctx, dnsReadyTimeout, func(ctx context.Context) error {
-			_, err := d.Lookup(ctx, d.Zones[0])
-			return err
-		})
+		_, err := lookupAt(ctx, addr, d.Zones[0])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	d.CoreDNS, d.addr = p, addr
+	return nil
+}
+
+// listenOnFreePort starts a DNS server on a free port of host (start), tracked by the
+// bed, and waits until ready says it answers at host:port. It tries another port when
+// the one it got was taken meanwhile: freePort checks TCP only, and a DNS server binds
+// UDP too.
+func (b *Bed) listenOnFreePort(ctx context.Context, host string, start func(port int) (*Process, error), ready func(ctx context.Context, addr string) error) (*Process, string, error) {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, "", err
+		}
+		addr := net.JoinHostPort(host, strconv.Itoa(port))
+		p, err := start(port)
+		if err != nil {
+			return nil, "", err
+		}
+		b.Track(p)
+		lastErr = p.waitReady(ctx, dnsReadyTimeout, func(ctx context.Context) error { return ready(ctx, addr) })
 		if lastErr == nil {
-			d.CoreDNS = p
-			return nil
+			return p, addr, nil
 		}
 		exited := p.Exited()
 		p.Stop()
-		if !exited || ctx.Err() != nil || !strings.Contains(p.Tail(4096), "address already in use") {
-			return lastErr
+		if !exited || ctx.Err() != nil || !strings.Contains(p.Tail(4096), "ddress already in use") {
+			return nil, "", lastErr
 		}
 	}
-	return lastErr
+	return nil, "", lastErr
 }
 
 // Addr is CoreDNS's address, host:port, on UDP and TCP.
@@ -234,26 +246,35 @@ func (d *DNS) Addr() string { return d.addr }
 
 // Resolver returns a resolver that asks CoreDNS only, with Go's own DNS client (no
 // cache), for clients that resolve names as a program's would.
-func (d *DNS) Resolver() *net.Resolver {
-	return &net.Resolver{
-		PreferGo: true,
-		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var dialer net.Dialer
-			return dialer.DialContext(ctx, network, d.addr)
-		},
-	}
-}
+func (d *DNS) Resolver() *net.Resolver { return resolverAt(d.addr) }
 
 // Lookup asks CoreDNS for the A and AAAA records of name (taken as fully qualified)
 // and returns their addresses, sorted. A name without addresses (NXDOMAIN, or no
 // record of either type) gives none and no error.
 func (d *DNS) Lookup(ctx context.Context, name string) ([]netip.Addr, error) {
+	return lookupAt(ctx, d.addr, name)
+}
+
+// resolverAt returns a resolver that asks the DNS server at addr only, with Go's own
+// DNS client (no cache).
+func resolverAt(addr string) *net.Resolver {
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var dialer net.Dialer
+			return dialer.DialContext(ctx, network, addr)
+		},
+	}
+}
+
+// lookupAt asks the DNS server at addr for the addresses of name, as DNS.Lookup.
+func lookupAt(ctx context.Context, addr, name string) ([]netip.Addr, error) {
 	if !strings.HasSuffix(name, ".") {
 		name += "."
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	addrs, err := d.Resolver().LookupNetIP(ctx, "ip", name)
+	addrs, err := resolverAt(addr).LookupNetIP(ctx, "ip", name)
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
 		return nil, nil
