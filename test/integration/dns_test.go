@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
 	hubdns "open-cluster-management.io/traffic-migration/pkg/hub/dns"
@@ -36,18 +37,8 @@ const dnsWait = 30 * time.Second
 func TestDNS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
-		t.Fatal(err)
-	}
-	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"demo.example."}, OwnerID: "dns-test", LogQueries: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dns.Stop)
-	client, err := dynamic.NewForConfig(bed.Hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := dnsEndpointClient(ctx, t, bed.Hub.Config)
+	dns := startDNS(ctx, t, bed, testbed.DNSOptions{Zones: []string{"demo.example."}, OwnerID: "dns-test", LogQueries: true})
 	ns, otherNS := bed.Hub.Namespace(t, "dns"), bed.Hub.Namespace(t, "dns-other")
 
 	// Created: both addresses, and observedGeneration once they are in etcd.
@@ -82,6 +73,32 @@ func TestDNS(t *testing.T) {
 // aRecord is one record of a DNSEndpoint.
 func aRecord(name, recordType string, ttl int64, targets ...string) hubdns.Record {
 	return hubdns.Record{DNSName: name, RecordType: recordType, TTL: ttl, Targets: targets}
+}
+
+// dnsEndpointClient installs external-dns's DNSEndpoint CRD on cfg's cluster, when it
+// is not there, and returns a client for its DNSEndpoints.
+func dnsEndpointClient(ctx context.Context, t *testing.T, cfg *rest.Config) dynamic.Interface {
+	t.Helper()
+	if err := testbed.InstallDNSEndpointCRD(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// startDNS starts CoreDNS and external-dns's engine on b (testbed.Bed.StartDNS), until
+// the test ends.
+func startDNS(ctx context.Context, t *testing.T, b *testbed.Bed, opts testbed.DNSOptions) *testbed.DNS {
+	t.Helper()
+	dns, err := b.StartDNS(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dns.Stop)
+	return dns
 }
 
 // createDNSEndpoint creates a DNSEndpoint and deletes it when the test ends (the

@@ -37,13 +37,7 @@ import (
 func TestDNSGuard(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
-		t.Fatal(err)
-	}
-	client, err := dynamic.NewForConfig(bed.Hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := dnsEndpointClient(ctx, t, bed.Hub.Config)
 	a := newMigration(t, "dnsguard-a")
 	b := newMigrationIn(t, a.f, "dnsguard-b")
 	f := a.f
@@ -51,12 +45,7 @@ func TestDNSGuard(t *testing.T) {
 	// and the CoreDNS that serves them, which the tenant's policy asks.
 	servers := map[*migration]string{}
 	for _, m := range []*migration{a, b} {
-		dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"guard.test."}, Namespace: m.ns, OwnerID: m.ns})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(dns.Stop)
-		servers[m] = dns.Addr()
+		servers[m] = startDNS(ctx, t, bed, testbed.DNSOptions{Zones: []string{"guard.test."}, Namespace: m.ns, OwnerID: m.ns}).Addr()
 	}
 	hostname := trafficv1alpha1.Hostname(a.ns + ".guard.test")
 	withDNS := func(m *migration) *trafficv1alpha1.TrafficMigrationPolicy {
@@ -178,20 +167,10 @@ func TestDNSOwners(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	own, f := newOwnHub(t)
-	if err := testbed.InstallDNSEndpointCRD(ctx, own.Hub.Config); err != nil {
-		t.Fatal(err)
-	}
-	client, err := dynamic.NewForConfig(own.Hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := dnsEndpointClient(ctx, t, own.Hub.Config)
 	a := newMigrationIn(t, f, "owners-a")
 	b := newMigrationIn(t, f, "owners-b")
-	dns, err := own.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"owners.test."}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dns.Stop)
+	startDNS(ctx, t, own, testbed.DNSOptions{Zones: []string{"owners.test."}})
 	startManager := func() *testbed.Manager {
 		t.Helper()
 		mgr, err := own.StartManager(ctx, testbed.ManagerOptions{Args: []string{"-v=2", "--dns-domains=" + a.ns + "=*.owners.test"}})

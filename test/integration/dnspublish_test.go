@@ -126,11 +126,7 @@ func newDNSMove(t *testing.T, prefix, zone, addr1, addr2 string) (m *migration, 
 	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
 		t.Fatal(err)
 	}
-	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{zone}, Namespace: m.ns, OwnerID: m.ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dns.Stop)
+	dns = startDNS(ctx, t, bed, testbed.DNSOptions{Zones: []string{zone}, Namespace: m.ns, OwnerID: m.ns})
 	reportAddresses(t, m.f, m.c1, addr1)
 	reportAddresses(t, m.f, m.c2, addr2)
 	m.f.reportAgent(t, m.c2, gatewayNamespace, gatewayName, false, map[string]string{"cluster": m.c2})
@@ -228,13 +224,7 @@ func TestDNSEndpointNotOurs(t *testing.T) {
 	ctx := t.Context()
 	m := newMigration(t, "dnsconflict")
 	f := m.f
-	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
-		t.Fatal(err)
-	}
-	client, err := dynamic.NewForConfig(bed.Hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := dnsEndpointClient(ctx, t, bed.Hub.Config)
 	p := m.policy()
 	// No DNS server runs: nothing could confirm a withdrawal but external-dns.
 	p.Spec.DNS = &trafficv1alpha1.DNSPublishing{Hostnames: []trafficv1alpha1.Hostname{"gw.conflict.test"},

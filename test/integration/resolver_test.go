@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
@@ -23,18 +22,8 @@ import (
 func TestResolvers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
-		t.Fatal(err)
-	}
-	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{"resolvers.example."}, OwnerID: "resolvers-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dns.Stop)
-	client, err := dynamic.NewForConfig(bed.Hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := dnsEndpointClient(ctx, t, bed.Hub.Config)
+	dns := startDNS(ctx, t, bed, testbed.DNSOptions{Zones: []string{"resolvers.example."}, OwnerID: "resolvers-test"})
 	ns := bed.Hub.Namespace(t, "resolvers")
 	const name = "gateway.resolvers.example"
 	gateway := createDNSEndpoint(ctx, t, client, ns, "gateway", aRecord(name, "A", 1, "127.0.0.1"))
@@ -80,7 +69,7 @@ func TestResolvers(t *testing.T) {
 	dns.Stop()
 	unbound, serveExpired := follow[0], follow[1]
 	var failed error
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, dnsWait, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, dnsWait, true, func(ctx context.Context) (bool, error) {
 		got, err := unbound.Lookup(ctx, name)
 		failed = err
 		return err != nil || len(got) == 0, nil
