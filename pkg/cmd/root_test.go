@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	logsapi "k8s.io/component-base/logs/api/v1"
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 // writeKubeconfig writes a kubeconfig of one hub, whose context's namespace is
@@ -167,13 +167,7 @@ func TestLoggingFlagsOnEveryCommand(t *testing.T) {
 // headers and bodies, to its error output, and the kubeconfig's bearer token is not
 // among them.
 func TestStatusAtV10KeepsTheTokenOut(t *testing.T) {
-	resetLogging := func() {
-		if err := logsapi.ResetForTest(nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	resetLogging()
-	t.Cleanup(resetLogging)
+	proctest.ResetLogging(t)
 	// TLS: client-go sends a kubeconfig's credentials to no other server.
 	server := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+testToken {

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
 	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
@@ -29,13 +28,7 @@ import (
 // is reset before and after, so that each run applies its own.
 func run(t *testing.T, fn func(), args ...string) (string, error) {
 	t.Helper()
-	reset := func() {
-		if err := logsapi.ResetForTest(nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	reset()
-	t.Cleanup(reset)
+	proctest.ResetLogging(t)
 	var errOut proctest.Buffer
 	cmd := &cobra.Command{Use: "test", SilenceUsage: true, SilenceErrors: true, RunE: func(*cobra.Command, []string) error {
 		fn()

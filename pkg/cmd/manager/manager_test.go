@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
 	"open-cluster-management.io/traffic-migration/pkg/hub/process"
+	"open-cluster-management.io/traffic-migration/pkg/internal/proctest"
 )
 
 // neverStart is a StartFunc for commands that must fail before starting anything.
@@ -71,13 +71,7 @@ func TestManagerCommandHelp(t *testing.T) {
 func TestManagerCommandRuns(t *testing.T) {
 	// -v below changes the process's logging configuration, which the commands of
 	// the other tests applied already: start from none, and put the default back.
-	resetLogging := func() {
-		if err := logsapi.ResetForTest(nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	resetLogging()
-	t.Cleanup(resetLogging)
+	proctest.ResetLogging(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
 kind: Config

@@ -4,8 +4,9 @@
 // Package proctest holds what the tests of the agent's and the manager's processes
 // and of the commands share: a kubeconfig that points a process at a test API server,
 // a GET of the endpoints the process serves, a port it cannot listen on, checks of the
-// errors its options and a command give, and a buffer that a command writes its output
-// or its log to while the test reads it. Only tests import it.
+// errors its options and a command give, a buffer that a command writes its output
+// or its log to while the test reads it, and a reset of the logging configuration.
+// Only tests import it.
 package proctest
 
 import (
@@ -18,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
 // WriteKubeconfig writes a kubeconfig whose current context reaches server with a
@@ -111,4 +114,19 @@ func CheckErrors(t testing.TB, err error, want []string) {
 			t.Errorf("error %q does not contain %q", err, w)
 		}
 	}
+}
+
+// ResetLogging resets the process's logging configuration now and again when the test
+// ends, so that a command of the test applies its own logging flags (-v, for one): a
+// process applies its configuration once, and the commands of other tests applied
+// theirs already.
+func ResetLogging(t testing.TB) {
+	t.Helper()
+	reset := func() {
+		if err := logsapi.ResetForTest(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reset()
+	t.Cleanup(reset)
 }
