@@ -33,10 +33,7 @@ func TestAgentCommandErrors(t *testing.T) {
 			var out bytes.Buffer
 			cmd := NewCommand(&out, &out)
 			cmd.SetArgs(tc.args)
-			err := cmd.Execute()
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
-			}
+			proctest.WantedError(t, cmd.Execute(), tc.wantErr)
 		})
 	}
 }

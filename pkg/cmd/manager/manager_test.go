@@ -41,10 +41,7 @@ func TestManagerCommandErrors(t *testing.T) {
 			var out bytes.Buffer
 			cmd := NewCommand(&out, &out, neverStart, nil)
 			cmd.SetArgs(tc.args)
-			err := cmd.Execute()
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
-			}
+			proctest.WantedError(t, cmd.Execute(), tc.wantErr)
 		})
 	}
 }
