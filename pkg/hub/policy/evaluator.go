@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 	"open-cluster-management.io/traffic-migration/pkg/hub/slots"
 )
@@ -196,20 +197,20 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	}
 	now := c.clock.Now().Truncate(time.Second)
 	type job struct {
-		cluster string
-		spec    *trafficv1alpha1.TrafficMigrationPolicySpec
-		into    map[string]promcheck.Check
+		cappedKey
+		spec *trafficv1alpha1.TrafficMigrationPolicySpec
+		into map[string]promcheck.Check
 	}
 	jobs := make([]job, 0, len(due.draining)+len(due.replacements))
 	for _, cluster := range due.draining {
-		jobs = append(jobs, job{cluster, &policy.Spec, out.draining})
+		jobs = append(jobs, job{cappedKey{cluster: cluster}, &policy.Spec, out.draining})
 	}
 	replacement := policy.Spec.Replacement.Check()
 	for _, cluster := range due.replacements {
 		if replacement == nil {
 			break
 		}
-		jobs = append(jobs, job{cluster, replacement, out.replacements})
+		jobs = append(jobs, job{cappedKey{cluster: cluster, replacement: true}, replacement, out.replacements})
 	}
 	querier, problem := c.querierFor(ctx, policy)
 	if problem != nil {
@@ -222,11 +223,20 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	if len(due.draining) > 0 {
 		out.windowNote = c.windowNote(ctx, policy, querier, now)
 	}
+	key, interval := keyOf(policy), decision.PolicyFromSpec(&policy.Spec).Interval
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	// A round takes one of the manager's slots for each query, as its namespace's and
-	// its policy's fair share allows.
+	// its policy's fair share allows, but for the checks whose answers are over the
+	// manager's limits while they back off (cappedRun).
 	for _, j := range jobs {
+		if ev, ok := c.memory.cappedRepeat(key, policy, j.cappedKey, now); ok {
+			c.metrics.evaluation(policy, &ev)
+			mu.Lock()
+			j.into[j.cluster] = ev
+			mu.Unlock()
+			continue
+		}
 		asked := time.Now()
 		release, err := c.querySlots.Acquire(ctx, policy.Namespace, policy.Name)
 		c.metrics.slotWait.WithLabelValues(policy.Namespace).Observe(since(asked))
@@ -241,6 +251,7 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 			start := time.Now()
 			ev := promcheck.Run(ctx, querier, j.spec, data, now)
 			c.metrics.queryDuration.Observe(since(start))
+			ev = c.memory.noteCapped(key, policy, j.cappedKey, ev, now, interval)
 			c.metrics.evaluation(policy, &ev)
 			mu.Lock()
 			j.into[j.cluster] = ev

@@ -10,7 +10,8 @@ import (
 
 // memory is what the controller keeps of one policy between its syncs, beside the
 // expectations of its writes (which are kept by object too): its round of checks and
-// its last measure of their series' sample spacing (evaluator), its rounds of name
+// its last measure of their series' sample spacing (evaluator), the backoffs of its
+// checks whose answers are over the manager's limits (cappedRun), its rounds of name
 // server queries (nameServerChecks), and what it saw of its DNS (dns.Settle, the
 // refused addresses' event), and the status its syncs decided but did not write yet
 // (StatusWrites). None of it is needed for safety after a restart: a new process checks
@@ -20,6 +21,9 @@ type memory struct {
 	round *round
 	// spacing is the last measure of the trafficShare series' sample spacing.
 	spacing *spacingMeasure
+	// capped are the checks whose last answers were over the manager's limits; nil
+	// when none.
+	capped map[cappedKey]*cappedRun
 	// nameServers are the rounds of name server queries; nil before the first.
 	nameServers *nsRounds
 	// programmedSince is, by cluster, when this manager first saw the target Gateway
