@@ -27,29 +27,29 @@ var _ workqueue.MetricsProvider = &workqueueMetrics{}
 // the provider of every work queue created after it, process-wide. client-go takes
 // only the first provider, so a second call registers metrics that stay at zero.
 func registerWorkqueueMetrics(reg prometheus.Registerer) error {
+	// Each metric is labelled with the queue's name.
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, []string{"name"})
+	}
+	counter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"name"})
+	}
 	buckets := prometheus.ExponentialBuckets(10e-9, 10, 12) // 10ns to 1000s
+	histogram := func(name, help string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, []string{"name"})
+	}
 	m := &workqueueMetrics{
-		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "workqueue_depth", Help: "Current depth of the work queue.",
-		}, []string{"name"}),
-		adds: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "workqueue_adds_total", Help: "Total number of adds handled by the work queue.",
-		}, []string{"name"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "workqueue_queue_duration_seconds", Help: "How long in seconds an item stays in the work queue before being requested.", Buckets: buckets,
-		}, []string{"name"}),
-		workDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "workqueue_work_duration_seconds", Help: "How long in seconds processing an item from the work queue takes.", Buckets: buckets,
-		}, []string{"name"}),
-		unfinished: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "workqueue_unfinished_work_seconds", Help: "How many seconds of work has been done that is in progress and has not been observed by work_duration.",
-		}, []string{"name"}),
-		longestRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "workqueue_longest_running_processor_seconds", Help: "How many seconds the longest running processor of the work queue has been running.",
-		}, []string{"name"}),
-		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "workqueue_retries_total", Help: "Total number of retries handled by the work queue.",
-		}, []string{"name"}),
+		depth: gauge("workqueue_depth", "Current depth of the work queue."),
+		adds:  counter("workqueue_adds_total", "Total number of adds handled by the work queue."),
+		latency: histogram("workqueue_queue_duration_seconds",
+			"How long in seconds an item stays in the work queue before being requested."),
+		workDuration: histogram("workqueue_work_duration_seconds",
+			"How long in seconds processing an item from the work queue takes."),
+		unfinished: gauge("workqueue_unfinished_work_seconds",
+			"How many seconds of work has been done that is in progress and has not been observed by work_duration."),
+		longestRunning: gauge("workqueue_longest_running_processor_seconds",
+			"How many seconds the longest running processor of the work queue has been running."),
+		retries: counter("workqueue_retries_total", "Total number of retries handled by the work queue."),
 	}
 	for _, c := range []prometheus.Collector{m.depth, m.adds, m.latency, m.workDuration, m.unfinished, m.longestRunning, m.retries} {
 		if err := reg.Register(c); err != nil {
