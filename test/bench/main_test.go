@@ -13,10 +13,8 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
@@ -30,30 +28,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	if msg := testbed.Unconfigured(); msg != "" {
-		fmt.Println(msg)
-		return 0
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var err error
-	bed, err = testbed.New(ctx, testbed.Options{Prometheus: &testbed.PrometheusOptions{}})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
-		return 1
-	}
-	defer bed.Stop()
-	if placementController, err = bed.StartPlacementController(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "start OCM's placement controller: %v\n", err)
-		return 1
-	}
-	code := m.Run()
-	if code != 0 {
-		bed.DumpLogs(os.Stderr, 8192)
-	}
-	return code
+	os.Exit(testbed.RunPlacementSuite(m, func(_ context.Context, b *testbed.Bed, placement *testbed.Process) error {
+		bed, placementController = b, placement
+		return nil
+	}))
 }

@@ -23,37 +23,16 @@ var bed *testbed.Bed
 // binary, run as a process against the hub.
 var manager *managerProcess
 
+// TestMain starts the package's bed (see testbed.RunPlacementSuite) and, on it, the
+// manager the tests share.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	if msg := testbed.Unconfigured(); msg != "" {
-		fmt.Println(msg)
-		return 0
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	start := time.Now()
-	var err error
-	bed, err = testbed.New(ctx, testbed.Options{Prometheus: &testbed.PrometheusOptions{}})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
-		return 1
-	}
-	defer bed.Stop()
-	if _, err := bed.StartPlacementController(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "start OCM's placement controller: %v\n", err)
-		return 1
-	}
-	if manager, err = startManager(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "start the traffic-migration manager: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "test bed ready in %s: hub %s, Prometheus %s\n", time.Since(start).Round(time.Millisecond), bed.Hub.URL, bed.Prometheus.URL)
-	code := m.Run()
-	if code != 0 {
-		bed.DumpLogs(os.Stderr, 8192)
-	}
-	return code
+	os.Exit(testbed.RunPlacementSuite(m, func(ctx context.Context, b *testbed.Bed, _ *testbed.Process) (err error) {
+		bed = b
+		if manager, err = startManager(ctx); err != nil {
+			return fmt.Errorf("start the traffic-migration manager: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "test bed ready in %s: hub %s, Prometheus %s\n", time.Since(start).Round(time.Millisecond), bed.Hub.URL, bed.Prometheus.URL)
+		return nil
+	}))
 }

@@ -80,6 +80,42 @@ func RunOCMSuite(m *testing.M, suite func() (OCMSuite, error)) (code int) {
 	return m.Run()
 }
 
+// RunPlacementSuite is the TestMain of a package that runs on a hub with OCM's
+// placement controller and no more of OCM (test/integration, test/bench). It skips the
+// package, saying how to run it, when the test bed is not configured (see
+// Unconfigured); otherwise it starts a bed with a Prometheus and the placement
+// controller, hands them to ready, which finishes the package's set-up within the same
+// five minutes, runs the tests, dumps the programs' logs when a test failed, and stops
+// the bed.
+func RunPlacementSuite(m *testing.M, ready func(ctx context.Context, b *Bed, placementController *Process) error) int {
+	if msg := Unconfigured(); msg != "" {
+		fmt.Println(msg)
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bed, err := New(ctx, Options{Prometheus: &PrometheusOptions{}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start the test bed: %v\n", err)
+		return 1
+	}
+	defer bed.Stop()
+	placementController, err := bed.StartPlacementController(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start OCM's placement controller: %v\n", err)
+		return 1
+	}
+	if err := ready(ctx, bed, placementController); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		bed.DumpLogs(os.Stderr, 8192)
+	}
+	return code
+}
+
 // SuiteImages returns the image that 'make image' built, as the nodes know it
 // ($TESTBED_IMAGE), and the folder of the images' archives ($TESTBED_IMAGES_DIR), or an
 // error that says how to set them.
