@@ -220,19 +220,8 @@ func ignoreExists(err error) error {
 // the collection of orphaned pods.
 func (b *Bed) startKubeControllerManager(ctx context.Context, c *Cluster, signCSRs bool) (*Process, error) {
 	b.mu.Lock()
-	running, withNode := c.controllerManager, c.node != nil
+	withNode := c.node != nil
 	b.mu.Unlock()
-	if running != nil {
-		return running, nil
-	}
-	dir := filepath.Join(c.dir, "kube-controller-manager")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
 	controllers := "garbagecollector,namespace"
 	if signCSRs {
 		controllers = "csrsigning," + controllers
@@ -240,16 +229,7 @@ func (b *Bed) startKubeControllerManager(ctx context.Context, c *Cluster, signCS
 	if withNode {
 		controllers += ",deployment-controller,replicaset-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,endpoints-controller,endpointslice-controller,pod-garbage-collector-controller,node-lifecycle-controller"
 	}
-	args := []string{
-		"--kubeconfig=" + c.KubeconfigPath,
-		"--controllers=" + controllers,
-		"--use-service-account-credentials=false",
-		"--leader-elect=false",
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--cert-dir=" + dir,
-		"--profiling=false",
-	}
+	var args []string
 	if signCSRs {
 		args = append(args,
 			"--cluster-signing-cert-file="+c.CA.CertPath,
@@ -262,14 +242,47 @@ func (b *Bed) startKubeControllerManager(ctx context.Context, c *Cluster, signCS
 			"--root-ca-file="+c.CA.CertPath,
 		)
 	}
+	return b.startControllerManagerOnce(ctx, c, &c.controllerManager, "kube-controller-manager", "kube-controller-manager", controllers, args...)
+}
+
+// startControllerManagerOnce runs kube-controller-manager against a cluster with the
+// given controllers and more args, once: *running, guarded by the bed's lock, keeps
+// it, and a later call returns the one already running. Its name in the bed's messages
+// is what, and its data and log are under the cluster's folder as name. It uses its
+// own admin credentials for every controller, so it needs no service account tokens.
+func (b *Bed) startControllerManagerOnce(ctx context.Context, c *Cluster, running **Process, what, name, controllers string, more ...string) (*Process, error) {
+	b.mu.Lock()
+	p := *running
+	b.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	dir := filepath.Join(c.dir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{
+		"--kubeconfig=" + c.KubeconfigPath,
+		"--controllers=" + controllers,
+		"--use-service-account-credentials=false",
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + dir,
+		"--profiling=false",
+	}, more...)
 	// /healthz is always allowed, without credentials.
-	p, err := b.startTracked(ctx, "kube-controller-manager ("+c.Name+")", ProgramKubeControllerManager, c.dir, "kube-controller-manager",
+	p, err = b.startTracked(ctx, what+" ("+c.Name+")", ProgramKubeControllerManager, c.dir, name,
 		nil, controllerReadyTimeout, healthzReady("https://"+hostPort(port)+"/healthz"), args...)
 	if err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
-	c.controllerManager = p
+	*running = p
 	b.mu.Unlock()
 	return p, nil
 }
