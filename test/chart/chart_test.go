@@ -90,23 +90,6 @@ func helm(t *testing.T, args ...string) string {
 	return out
 }
 
-// valuesFile writes values as a values file for helm's -f; nil values write none.
-func valuesFile(t *testing.T, values map[string]any) []string {
-	t.Helper()
-	if values == nil {
-		return nil
-	}
-	b, err := yaml.Marshal(values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "values.yaml")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return []string{"--values", path}
-}
-
 // render renders the chart as `helm install` would install it in namespace, with
 // values over its defaults.
 func render(t *testing.T, values map[string]any) map[string]map[string]any {
@@ -114,7 +97,7 @@ func render(t *testing.T, values map[string]any) map[string]map[string]any {
 	// As on a hub of Kubernetes 1.30 or later, which serves ValidatingAdmissionPolicies
 	// (helm template alone assumes an older one).
 	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace,
-		"--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"}, valuesFile(t, values)...)
+		"--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"}, testbed.HelmValues(t, values)...)
 	return objects(t, helm(t, args...))
 }
 
@@ -297,7 +280,7 @@ func TestChartCRDValues(t *testing.T) {
 		})
 	}
 	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},
-		valuesFile(t, map[string]any{"crds": map[string]any{"keep": "yes"}})...)
+		testbed.HelmValues(t, map[string]any{"crds": map[string]any{"keep": "yes"}})...)
 	if _, err := testbed.Helm(t.Context(), t.TempDir(), "", args...); err == nil || !strings.Contains(err.Error(), "/crds/keep") {
 		t.Errorf("helm template with crds.keep a string: %v, want the schema to refuse it", err)
 	}
@@ -399,7 +382,7 @@ func TestChartLeaderElectionOff(t *testing.T) {
 	}
 
 	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},
-		valuesFile(t, map[string]any{"leaderElection": false, "replicas": 2})...)
+		testbed.HelmValues(t, map[string]any{"leaderElection": false, "replicas": 2})...)
 	_, err := testbed.Helm(t.Context(), t.TempDir(), "", args...)
 	if err == nil || !strings.Contains(err.Error(), "replicas > 1 needs leaderElection: true") {
 		t.Errorf("helm template with 2 replicas and no leader election: %v, want it refused", err)
@@ -415,7 +398,7 @@ func TestChartLint(t *testing.T) {
 	}}}
 	for name, values := range map[string]map[string]any{"defaults": nil, "every value set": everyValue, "NetworkPolicy on": networkPolicyOn} {
 		t.Run(name, func(t *testing.T) {
-			args := append([]string{"lint", chart(t), "--strict", "--namespace", namespace}, valuesFile(t, values)...)
+			args := append([]string{"lint", chart(t), "--strict", "--namespace", namespace}, testbed.HelmValues(t, values)...)
 			out := helm(t, args...)
 			if !strings.Contains(out, "1 chart(s) linted, 0 chart(s) failed") {
 				t.Errorf("helm lint:\n%s", out)
@@ -448,7 +431,7 @@ func TestChartInstallStrategy(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace},
-				valuesFile(t, map[string]any{"addon": map[string]any{"installStrategy": tc.strategy}})...)
+				testbed.HelmValues(t, map[string]any{"addon": map[string]any{"installStrategy": tc.strategy}})...)
 			if _, err := testbed.Helm(t.Context(), t.TempDir(), "", args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("helm template: %v, want it refused saying %q", err, tc.want)
 			}

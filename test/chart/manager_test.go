@@ -78,7 +78,7 @@ func containerArgs(t *testing.T, objs map[string]map[string]any, key string) []a
 // its error, which carries helm's stderr.
 func renderError(t *testing.T, values map[string]any) error {
 	t.Helper()
-	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace}, valuesFile(t, values)...)
+	args := append([]string{"template", "traffic-migration", chart(t), "--namespace", namespace}, testbed.HelmValues(t, values)...)
 	_, err := testbed.Helm(t.Context(), t.TempDir(), "", args...)
 	return err
 }

@@ -7,14 +7,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
@@ -105,18 +102,7 @@ func runHelm(t *testing.T, values map[string]any, args ...string) {
 // args, and returns what it printed and its error.
 func tryHelm(t *testing.T, values map[string]any, args ...string) (string, error) {
 	t.Helper()
-	if values != nil {
-		raw, err := yaml.Marshal(values)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(t.TempDir(), "values.yaml")
-		if err := os.WriteFile(file, raw, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, "--values", file)
-	}
-	return bed.Helm(t.Context(), args...)
+	return bed.Helm(t.Context(), append(args, testbed.HelmValues(t, values)...)...)
 }
 
 // upgradeArgs are the values and arguments of `helm upgrade` to this release's chart

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"sigs.k8s.io/yaml"
 )
@@ -45,6 +46,24 @@ func helm(ctx context.Context, dir, kubeconfig string, more []string, args ...st
 		args = append(args, "--kubeconfig="+kubeconfig)
 	}
 	return runCommand(ctx, ProgramHelm, dir, env, args...)
+}
+
+// HelmValues writes values as a values file in the test's temporary folder and returns
+// the arguments that give it to helm (--values); nil values write none.
+func HelmValues(t testing.TB, values map[string]any) []string {
+	t.Helper()
+	if values == nil {
+		return nil
+	}
+	b, err := yaml.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--values", path}
 }
 
 // Helm runs the real helm CLI against the hub as its admin, as a fleet admin installs
