@@ -177,7 +177,8 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 	}
 }
 
-// authCA signs the certificates of the mTLS front and of the manager's client.
+// authCA is a self-signed CA of one test. It signs the certificates of the mTLS front
+// and of the manager's client; TestSecretsNeverLeak only puts it in its Secrets.
 type authCA struct {
 	cert *x509.Certificate
 	key  *ecdsa.PrivateKey

@@ -4,15 +4,8 @@
 package integration
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	cryptorand "crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -45,7 +38,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 	f := m.f
 	token := "tok" + rand.String(32)
 	username, password := "reader-"+rand.String(6), "pw"+rand.String(32)+"!%"
-	caPEM, caDER := throwawayCACert(t)
+	ca := newAuthCA(t)
+	caPEM, caDER := ca.pem, ca.cert.Raw
 	auth := newAuthRecorder(t, bed.Prometheus.URL)
 
 	secrets := map[string]map[string]string{
@@ -147,33 +141,6 @@ func (r *authRecorder) saw(header string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.seen[header]
-}
-
-// throwawayCACert makes a self-signed CA certificate for this test only, in PEM and DER.
-func throwawayCACert(t *testing.T) ([]byte, []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := cryptorand.Int(cryptorand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "throwaway CA " + rand.String(8), Organization: []string{"traffic-migration tests"}},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), der
 }
 
 // startWithSecret creates the Prometheus Secret name with data and a policy,
