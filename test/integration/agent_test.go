@@ -43,19 +43,7 @@ func TestAgent(t *testing.T) {
 	// The cluster's namespace on the hub, as OCM's registration makes it.
 	cluster := bed.Hub.Namespace(t, "agent")
 
-	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	spoke, err := bed.StartSpoke(startCtx, cluster)
-	if err != nil {
-		t.Fatalf("start a spoke: %v", err)
-	}
-	// Stopped once the agent has stopped, to spare the machine; the test bed would
-	// stop it at the end of the package.
-	t.Cleanup(spoke.Process.Stop)
-	spokeKube, err := kubernetes.NewForConfig(spoke.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spoke, spokeKube := startSpoke(t, cluster)
 	spokeGateways, err := gatewayclient.NewForConfig(spoke.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +247,25 @@ func startAgent(t *testing.T, o *agent.Options) string {
 		t.Fatal("the agent did not start")
 	}
 	return ""
+}
+
+// startSpoke starts a spoke of the test bed for the cluster, and returns it with its
+// client. The spoke is stopped once the test's agent has stopped (cleanups run last
+// first), to spare the machine; the test bed would stop it at the end of the package.
+func startSpoke(t *testing.T, cluster string) (*testbed.Cluster, kubernetes.Interface) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	spoke, err := bed.StartSpoke(ctx, cluster)
+	if err != nil {
+		t.Fatalf("start a spoke: %v", err)
+	}
+	t.Cleanup(spoke.Process.Stop)
+	kube, err := kubernetes.NewForConfig(spoke.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spoke, kube
 }
 
 // agentHubKubeconfig writes a hub kubeconfig for the cluster's agent with the rights

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"open-cluster-management.io/traffic-migration/pkg/agent"
@@ -37,17 +36,7 @@ func TestFleetByCluster(t *testing.T) {
 	addons1 := f.addon.AddonV1alpha1().ManagedClusterAddOns(m.c1)
 
 	// cluster1's real agent, on a spoke of its own without the Gateway API yet.
-	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	spoke, err := bed.StartSpoke(startCtx, m.c1)
-	if err != nil {
-		t.Fatalf("start a spoke: %v", err)
-	}
-	t.Cleanup(spoke.Process.Stop)
-	spokeKube, err := kubernetes.NewForConfig(spoke.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spoke, spokeKube := startSpoke(t, m.c1)
 	if _, err := spokeKube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agent.DefaultAddonNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
