@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	typedtraffic "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned/typed/traffic/v1alpha1"
 )
 
 // The validation rules of spec.dns, against the real kube-apiserver, with the field
@@ -40,10 +41,7 @@ func TestCRDValidationOfDNS(t *testing.T) {
 	for i := range nine {
 		nine[i] = fmt.Sprintf("gw%d.example.com", i)
 	}
-	tests := map[string]struct {
-		mutate     func(p *trafficv1alpha1.TrafficMigrationPolicy)
-		wantErrors []string
-	}{
+	tests := map[string]dnsCase{
 		"names, a wildcard and a TTL":   {mutate: withDNS("5m", "gw.example.com", "*.apps.example.com")},
 		"the longest TTL":               {mutate: withDNS("24h", "gw.example.com")},
 		"the shortest TTL":              {mutate: withDNS("1s", "gw.example.com")},
@@ -60,16 +58,7 @@ func TestCRDValidationOfDNS(t *testing.T) {
 		"a TTL above a day":             {mutate: withDNS("25h", "gw.example.com"), wantErrors: []string{"spec.dns.ttl", badTTL}},
 		"a TTL in fractions of seconds": {mutate: withDNS("1500ms", "gw.example.com"), wantErrors: []string{"spec.dns.ttl", "dns.ttl must be a duration in whole seconds"}},
 	}
-	i := 0
-	for name, tc := range tests {
-		i++
-		t.Run(name, func(t *testing.T) {
-			p := sharePolicy(fmt.Sprintf("dns-%d", i))
-			tc.mutate(p)
-			_, err := client.Create(t.Context(), p, metav1.CreateOptions{})
-			checkErrors(t, err, tc.wantErrors)
-		})
-	}
+	createEach(t, client, "dns", tests)
 
 	t.Run("the TTL defaults to 60s", func(t *testing.T) {
 		p := sharePolicy("dns-default")
@@ -103,10 +92,7 @@ func TestCRDValidationOfDNSVerify(t *testing.T) {
 	for i := range eleven {
 		eleven[i] = fmt.Sprintf("192.0.2.%d", i+1)
 	}
-	tests := map[string]struct {
-		mutate     func(p *trafficv1alpha1.TrafficMigrationPolicy)
-		wantErrors []string
-	}{
+	tests := map[string]dnsCase{
 		"the zone's own servers": {mutate: withVerify("")},
 		"ExternalDNS":            {mutate: withVerify(trafficv1alpha1.DNSVerifyExternalDNS)},
 		"servers of every form": {mutate: withVerify(trafficv1alpha1.DNSVerifyAuthoritative,
@@ -122,16 +108,7 @@ func TestCRDValidationOfDNSVerify(t *testing.T) {
 		"port 65536":            {mutate: withVerify("", "[2001:db8::53]:65536"), wantErrors: []string{badPort}},
 		"the same server twice": {mutate: withVerify("", "192.0.2.53", "192.0.2.53"), wantErrors: []string{"Duplicate value"}},
 	}
-	i := 0
-	for name, tc := range tests {
-		i++
-		t.Run(name, func(t *testing.T) {
-			p := sharePolicy(fmt.Sprintf("dns-verify-%d", i))
-			tc.mutate(p)
-			_, err := client.Create(t.Context(), p, metav1.CreateOptions{})
-			checkErrors(t, err, tc.wantErrors)
-		})
-	}
+	createEach(t, client, "dns-verify", tests)
 
 	t.Run("the mode defaults to Authoritative", func(t *testing.T) {
 		p := sharePolicy("dns-verify-default")
@@ -144,4 +121,28 @@ func TestCRDValidationOfDNSVerify(t *testing.T) {
 			t.Errorf("dns.verify.mode defaulted to %q, want Authoritative", got)
 		}
 	})
+}
+
+// dnsCase is a change to a valid trafficShare policy and the messages the API server
+// refuses it with: none when it accepts it.
+type dnsCase struct {
+	mutate     func(p *trafficv1alpha1.TrafficMigrationPolicy)
+	wantErrors []string
+}
+
+// createEach creates, in a subtest each, a trafficShare policy named <prefix>-<n>
+// changed by a case, and checks that the API server accepts or refuses it as the case
+// wants.
+func createEach(t *testing.T, client typedtraffic.TrafficMigrationPolicyInterface, prefix string, tests map[string]dnsCase) {
+	t.Helper()
+	i := 0
+	for name, tc := range tests {
+		i++
+		t.Run(name, func(t *testing.T) {
+			p := sharePolicy(fmt.Sprintf("%s-%d", prefix, i))
+			tc.mutate(p)
+			_, err := client.Create(t.Context(), p, metav1.CreateOptions{})
+			checkErrors(t, err, tc.wantErrors)
+		})
+	}
 }
