@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -33,10 +32,7 @@ import (
 // label wrote may get the label alone, and nothing else.
 func TestChartAdmissionPolicy(t *testing.T) {
 	ctx := t.Context()
-	kube, err := kubernetes.NewForConfig(bed.Hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := hubKube(t)
 	release := bed.Hub.Namespace(t, "tm-vap")
 	tenant := bed.Hub.Namespace(t, "tm-vap-tenant")
 	applyChartRBAC(t, kube, release)
@@ -66,7 +62,7 @@ func TestChartAdmissionPolicy(t *testing.T) {
 
 	// The policy takes effect once the API server has read it: until the first
 	// refusal, an unlabelled create may pass, and is removed to try again.
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := manager.Create(ctx, decisionOf("probe", "gw", false), metav1.CreateOptions{})
 		if err == nil {
 			return false, admin.Delete(ctx, "probe", metav1.DeleteOptions{})

@@ -12,7 +12,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"open-cluster-management.io/traffic-migration/pkg/hub"
@@ -63,10 +62,7 @@ func TestManagerControllers(t *testing.T) {
 // waits and says why; once a policy-only process holds it, it starts.
 func TestAddonManagerHandover(t *testing.T) {
 	ctx := t.Context()
-	kube, err := kubernetes.NewForConfig(bed.Hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := hubKube(t)
 	ns := bed.Hub.Namespace(t, "tm-handover")
 	const policyLease = "traffic-migration-manager"
 	// The earlier release's single manager, renewing its Lease.

@@ -56,6 +56,16 @@ func newFleetOn(t testing.TB, hub *testbed.Cluster) *fleet {
 	return &fleet{api: api, kube: api.Kube, cluster: api.Cluster, addon: api.Addon, traffic: api.Traffic}
 }
 
+// hubKube is a client of the package's hub, as its admin.
+func hubKube(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	kube, err := kubernetes.NewForConfig(bed.Hub.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kube
+}
+
 // newOwnHub starts a hub of the test's own (etcd, a kube-apiserver and OCM's
 // placement controller, without Prometheus), stopped when the test ends, and the fleet
 // on it: for the tests that run a manager with flags of their own, apart from the

@@ -35,10 +35,7 @@ import (
 // ServiceAccount alone, which in turn may read no Secret and no policy
 // (docs/security.md).
 func TestChartManagerRights(t *testing.T) {
-	kube, err := kubernetes.NewForConfig(bed.Hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := hubKube(t)
 	release := bed.Hub.Namespace(t, "tm-rights")
 	tenant := bed.Hub.Namespace(t, "tm-rights-tenant")
 	// A cluster namespace, as OCM makes one per ManagedCluster.

@@ -37,10 +37,7 @@ const aggregationWait = 30 * time.Second
 // nothing in another.
 func TestChartAggregatedRoles(t *testing.T) {
 	ctx := t.Context()
-	kube, err := kubernetes.NewForConfig(bed.Hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := hubKube(t)
 	if _, err := bed.StartRoleAggregation(ctx, bed.Hub); err != nil {
 		t.Fatalf("start the clusterrole-aggregation controller: %v", err)
 	}
@@ -80,7 +77,7 @@ func TestChartAggregatedRoles(t *testing.T) {
 
 	// Without the chart's roles, edit has nothing on policies: what follows comes
 	// from them.
-	_, err = policies("edit", ns).Create(ctx, queryPolicy("before"), metav1.CreateOptions{})
+	_, err := policies("edit", ns).Create(ctx, queryPolicy("before"), metav1.CreateOptions{})
 	forbidden("edit creates a policy before the chart's roles exist", err)
 
 	for _, role := range chartAggregatedRoles(t, ns) {
