@@ -134,7 +134,7 @@ test-integration: testbed build chromium deps-resolvers applicationset-crd dnsen
 # One package at a time (-p 1): each starts an OCM hub, whose add-on webhook binds
 # fixed ports.
 .PHONY: test-e2e
-test-e2e: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image image-upgrade-from test-release dnsendpoint-crd ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+test-e2e: testbed testbed-nodes deps-resolvers testbed-node-images traefik-image prometheus-image build image image-upgrade-from test-release dnsendpoint-crd ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
 	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The release the lifecycle test installs from, as a user would: make release for this
@@ -148,16 +148,18 @@ test-release: ## Package the release the lifecycle test installs: make release V
 # small case (test/bench in make test-integration, test/strategies in make test-e2e).
 # make bench runs the full size BENCH_RUNS times into BENCH_DIR/run-<n>, then writes
 # each figure's median and range into BENCH_DIR/summary.json and summary.md;
-# BENCH_TESTS picks benchmarks (go test -run), e.g. '^TestBench$$/^Neighbours$$'.
+# BENCH_TESTS picks benchmarks (go test -run), e.g. '^TestBench$$/^Neighbours$$'. Run
+# <n> seeds the strategies benchmark's clients with <n>: its median and range are over
+# seeds.
 BENCH_RUNS ?= 3
 BENCH_TESTS ?= ^Test(Bench|Strategies)$$
 BENCH_DIR ?= bench/results/$(shell date -u +%F)-$(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null || echo unknown)
 
 .PHONY: bench
-bench: testbed testbed-nodes testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Run the benchmarks at full size on the local test bed, BENCH_RUNS times (3); the reports and their summary (median and range) go to bench/results/<date>-<commit>/.
+bench: testbed testbed-nodes deps-resolvers testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Run the benchmarks at full size on the local test bed, BENCH_RUNS times (3); the reports and their summary (median and range) go to bench/results/<date>-<commit>/.
 	@for i in $$(seq 1 $(BENCH_RUNS)); do \
 		echo "bench: run $$i of $(BENCH_RUNS) into $(BENCH_DIR)/run-$$i"; \
-		TRAFFIC_MIGRATION_BENCH=full TRAFFIC_MIGRATION_BENCH_DIR=$(abspath $(BENCH_DIR))/run-$$i $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout 90m -run '$(BENCH_TESTS)' -v ./test/bench/ ./test/strategies/ || exit 1; \
+		TRAFFIC_MIGRATION_BENCH=full TRAFFIC_MIGRATION_BENCH_DIR=$(abspath $(BENCH_DIR))/run-$$i TRAFFIC_MIGRATION_BENCH_SEED=$$i $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout 90m -run '$(BENCH_TESTS)' -v ./test/bench/ ./test/strategies/ || exit 1; \
 	done
 	$(GO) run ./hack/benchcompare -summary $(BENCH_DIR) $(BENCH_DIR)/run-*
 

@@ -41,7 +41,8 @@ deps-nodes:
 	@hack/node-packages.sh
 
 # The caching resolvers the bed runs in front of its DNS (testbed.StartResolver):
-# Unbound and dnsmasq, two of the nodes' packages, for make test-integration.
+# Unbound and dnsmasq, two of the nodes' packages, for make test-integration, and for
+# the strategies benchmark (make test-e2e, make bench).
 deps-resolvers:
 	@hack/node-packages.sh unbound dnsmasq-base
 

@@ -34,8 +34,12 @@ import (
 )
 
 // fullEnv selects the full size and the report under bench/results/<date>-<commit>,
-// as in test/bench.
-const fullEnv = "TRAFFIC_MIGRATION_BENCH"
+// as in test/bench; seedEnv, when set, seeds the clients (make bench gives each run its
+// number, so that a series is over seeds).
+const (
+	fullEnv = "TRAFFIC_MIGRATION_BENCH"
+	seedEnv = "TRAFFIC_MIGRATION_BENCH_SEED"
+)
 
 // What the benchmark creates, on the hub and on the spokes.
 const (
@@ -80,18 +84,26 @@ type sizes struct {
 	LongTimerSeconds  float64 `json:"longTimerSeconds"`
 	// WarmUpSeconds is how long the clients send to cluster1 before the move.
 	WarmUpSeconds float64 `json:"warmUpSeconds"`
+	// KeepAliveMaxTimeSeconds is Traefik's keepAliveMaxTime on the entry point of the
+	// row whose pooled clients are to move; the other entry points have none.
+	KeepAliveMaxTimeSeconds float64 `json:"keepAliveMaxTimeSeconds"`
+	// ResolverMinTTLSeconds is the cache-min-ttl of the Unbound that the resolver
+	// rows' clients ask: it keeps every answer at least that long, whatever its TTL.
+	ResolverMinTTLSeconds float64 `json:"resolverMinTTLSeconds"`
 }
 
 var (
 	short = sizes{Mode: "short", Clients: 8, RequestEverySeconds: 0.5, ShortTTLSeconds: [2]float64{1, 3}, LongTTLSeconds: [2]float64{6, 6},
 		LongClients: 1, Seed: 1, RecordTTLSeconds: 1, Window: "4s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 3,
-		ShortTimerSeconds: 3, LongTimerSeconds: 12, WarmUpSeconds: 5}
+		ShortTimerSeconds: 3, LongTimerSeconds: 12, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6}
 	// full is the demo's migration: 40 clients, TTLs of 2-20s and four of 40-60s, a 5s
 	// window checked every 2s, 3 checks in a row, 30s minimum drain. Each client sends
-	// a request a second (the demo's send five), as six migrations run at once.
+	// a request a second (the demo's send five), as eleven migrations run at once.
+	// Traefik closes a pooled client's connection after 30s where the row bounds it;
+	// Unbound keeps answers for at least 60s, as resolvers that raise short TTLs do.
 	full = sizes{Mode: "full", Clients: 40, RequestEverySeconds: 1, ShortTTLSeconds: [2]float64{2, 20}, LongTTLSeconds: [2]float64{40, 60},
 		LongClients: 4, Seed: 1, RecordTTLSeconds: 5, Window: "5s", IntervalSeconds: 2, Successes: 3, MinDrainSeconds: 30,
-		ShortTimerSeconds: 30, LongTimerSeconds: 90, WarmUpSeconds: 10}
+		ShortTimerSeconds: 30, LongTimerSeconds: 90, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60}
 )
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -114,9 +126,36 @@ type row struct {
 	timer       time.Duration // followsTimer
 	percent     float64       // followsProxy: the policy's maxPercent
 	specDNS     bool          // followsProxy: the policy publishes DNS itself
+	// The clients' world: pooled clients are Go's net/http clients, which resolve
+	// only when they dial (clients.Config.Pooled), and keepAlive is Traefik's
+	// keepAliveMaxTime on the row's entry point (zero: none, Traefik's default);
+	// viaResolver clients ask a caching Unbound in front of CoreDNS.
+	pooled      bool
+	keepAlive   time.Duration
+	viaResolver bool
 	// the clients, and what was seen of the row during the run
 	clients                       *clients.Fleet
 	moved, withdrawn, under, gone time.Time
+	// stalled is when the policy's row of cluster1 was first seen Stalled.
+	stalled time.Time
+}
+
+// pinned reports whether the row's clients never leave the connections they have:
+// pooled, on an entry point that keeps connections for ever. Their share of cluster1
+// never falls; a timer's removal fails them, and a policy's drain stalls.
+func (r *row) pinned() bool { return r.pooled && r.keepAlive == 0 }
+
+// done reports whether the run saw all it waits for of the row: DNS's withdrawal of
+// cluster1 and the old Gateway's removal, and the clients off cluster1; for pinned
+// clients, the timer's removal, or the policy's report that the drain stalled.
+func (r *row) done() bool {
+	switch {
+	case r.pinned() && r.follows == followsProxy:
+		return !r.withdrawn.IsZero() && !r.stalled.IsZero()
+	case r.pinned():
+		return !r.withdrawn.IsZero() && !r.gone.IsZero()
+	}
+	return !r.withdrawn.IsZero() && !r.under.IsZero() && !r.gone.IsZero()
 }
 
 func (r *row) hostname() string { return r.name + "." + strings.TrimSuffix(dnsZone, ".") }
@@ -148,20 +187,42 @@ func rows(sz sizes) []*row {
 		{name: "tm1", follows: followsProxy, percent: 1, setup: "traffic-migration: the proxy keeps cluster1 until " + fmt.Sprintf(policy, 1.0)},
 		{name: "tm1dns", follows: followsProxy, percent: 1, specDNS: true,
 			setup: "traffic-migration with spec.dns: the manager publishes DNS, and minDrainDuration counts from DNS's withdrawal; " + fmt.Sprintf(policy, 1.0)},
+		// The worlds of users' clients: pooled connections, caching resolvers.
+		{name: "tm1dns-pinned", follows: followsProxy, percent: 1, specDNS: true, pooled: true,
+			setup: "traffic-migration with spec.dns, pooled clients (Go net/http, default keep-alive: they resolve only when they dial), Traefik without keepAliveMaxTime: the drain is to be reported stalled; " + fmt.Sprintf(policy, 1.0)},
+		{name: "tm1dns-pooled", follows: followsProxy, percent: 1, specDNS: true, pooled: true, keepAlive: seconds(sz.KeepAliveMaxTimeSeconds),
+			setup: fmt.Sprintf("traffic-migration with spec.dns, pooled clients, Traefik keepAliveMaxTime %gs on the entry point; ", sz.KeepAliveMaxTimeSeconds) + fmt.Sprintf(policy, 1.0)},
+		{name: "timer-pinned", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), pooled: true,
+			setup: fmt.Sprintf("fixed timer (%gs) with pooled clients, Traefik without keepAliveMaxTime", sz.ShortTimerSeconds)},
+		{name: "tm1dns-unbound", follows: followsProxy, percent: 1, specDNS: true, viaResolver: true,
+			setup: fmt.Sprintf("traffic-migration with spec.dns, the clients asking Unbound with cache-min-ttl %gs in front of CoreDNS; ", sz.ResolverMinTTLSeconds) + fmt.Sprintf(policy, 1.0)},
+		{name: "timer-unbound", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), viaResolver: true,
+			setup: fmt.Sprintf("fixed timer (%gs), the clients asking Unbound with cache-min-ttl %gs", sz.ShortTimerSeconds, sz.ResolverMinTTLSeconds)},
 	}
 }
 
-// TestStrategies moves six Gateways from cluster1 to cluster2 at the same moment, each
-// a different way, each with the same seeded clients, and counts what the clients saw.
+// TestStrategies moves eleven Gateways from cluster1 to cluster2 at the same moment,
+// each a different way or in a different world of clients (caching clients, pooled
+// ones with and without a bound on their connections' lifetime, clients behind a
+// caching resolver), each with the same seeded clients, and counts what they saw.
 // Every row's DNS follows its real Placement on the same DNS software: the manager
 // publishes it for the row with spec.dns, and for the others a follower does what a
 // user's DNS automation does (see dnsFollower). The benchmark fails only when the
-// harness cannot measure, and when traffic-migration with spec.dns at 1% failed a
-// request: that is the product's promise.
+// harness cannot measure, when traffic-migration with spec.dns at 1% failed a
+// request (that is the product's promise), when it removed cluster1 under pinned
+// clients or never reported their drain stalled, or reported stalled a drain whose
+// clients moved.
 func TestStrategies(t *testing.T) {
 	sz, outDir := short, t.TempDir()
 	if os.Getenv(fullEnv) == "full" {
 		sz, outDir = full, benchreport.RunDir(filepath.Join("..", "..", "bench", "results"), time.Now())
+	}
+	if v := os.Getenv(seedEnv); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", seedEnv, v, err)
+		}
+		sz.Seed = seed
 	}
 	ctx := t.Context()
 	rs := rows(sz)
@@ -184,6 +245,13 @@ func TestStrategies(t *testing.T) {
 	traefik := prepareSpokes(t, rs)
 	dns := prepareHub(t, h, sz, rs)
 	defer dns.Stop()
+	// The resolver rows' clients ask a caching Unbound in front of CoreDNS, which keeps
+	// each answer for at least ResolverMinTTLSeconds.
+	unbound, err := bed.StartResolver(ctx, dns, testbed.ResolverOptions{Kind: testbed.Unbound, MinTTL: seconds(sz.ResolverMinTTLSeconds)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unbound.Stop()
 	follower := startDNSFollower(t, h, traefik, seconds(sz.RecordTTLSeconds), rs)
 
 	// Every row's name answers cluster1's Gateway before its clients start.
@@ -214,9 +282,14 @@ func TestStrategies(t *testing.T) {
 		clients.TTLRange{Min: seconds(sz.LongTTLSeconds[0]), Max: seconds(sz.LongTTLSeconds[1])}, sz.LongClients)
 	for _, r := range rs {
 		hostname := r.hostname() + "."
+		resolver := dns.Resolver()
+		if r.viaResolver {
+			resolver = unbound.Resolver()
+		}
 		r.clients = clients.NewFleet(clients.Config{Hostname: r.hostname(), TTLs: ttls, Every: seconds(sz.RequestEverySeconds), Port: r.port, Seed: sz.Seed,
+			Pooled: r.pooled,
 			Lookup: func(ctx context.Context) ([]netip.Addr, error) {
-				addrs, err := dns.Resolver().LookupNetIP(ctx, "ip4", hostname)
+				addrs, err := resolver.LookupNetIP(ctx, "ip4", hostname)
 				for i := range addrs {
 					addrs[i] = addrs[i].Unmap()
 				}
@@ -279,7 +352,8 @@ func TestStrategies(t *testing.T) {
 
 	// Until every row's old Gateway is gone and no client holds cluster1's address:
 	// when DNS let go of cluster1, when the clients' share of it fell under 1%, and
-	// when its Gateway went.
+	// when its Gateway went; for pinned clients, until the timer removed it or the
+	// policy reported the drain stalled (see row.done).
 	spoke1, err := gatewayclient.NewForConfig(fastConfig(bed.Spokes[cluster1].Config))
 	if err != nil {
 		t.Fatal(err)
@@ -307,8 +381,18 @@ func TestStrategies(t *testing.T) {
 			if r.gone.IsZero() && !slices.ContainsFunc(gws.Items, func(g gatewayv1.Gateway) bool { return g.Name == r.gateway() }) {
 				r.gone = now
 			}
-			if r.withdrawn.IsZero() || r.under.IsZero() || r.gone.IsZero() {
-				waiting = append(waiting, fmt.Sprintf("%s (DNS withdrawn %t, %d clients on cluster1, Gateway gone %t)", r.name, !r.withdrawn.IsZero(), holding, !r.gone.IsZero()))
+			if r.stalled.IsZero() && r.follows == followsProxy && r.specDNS {
+				p, err := h.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, r.name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if row := fixture.PolicyRow(p, cluster1); row != nil && row.Stalled {
+					r.stalled = now
+				}
+			}
+			if !r.done() {
+				waiting = append(waiting, fmt.Sprintf("%s (DNS withdrawn %t, %d clients on cluster1, Gateway gone %t, stalled %t)",
+					r.name, !r.withdrawn.IsZero(), holding, !r.gone.IsZero(), !r.stalled.IsZero()))
 			}
 		}
 		if len(waiting) > 0 {
@@ -349,7 +433,29 @@ func TestStrategies(t *testing.T) {
 		if c := r.clients.Counts(); r.specDNS && r.percent == 1 && c.Retried+c.Failed > 0 {
 			t.Errorf("%s: %d requests failed at the first attempt (%d after a retry): %v", r.name, c.Retried+c.Failed, c.Failed, c.FailureSamples)
 		}
+		// A drain that does not move says so; one that moves never does.
+		if r.pinned() && r.follows == followsProxy && !r.gone.IsZero() {
+			t.Errorf("%s: cluster1 was removed although its pinned clients never left it", r.name)
+		}
+		if d := r.stalled.Sub(r.withdrawn); !r.stalled.IsZero() && d > stallBound(sz) {
+			t.Errorf("%s: the drain was reported stalled %.1fs after DNS's withdrawal, later than %s", r.name, d.Seconds(), stallBound(sz))
+		}
+		if !r.pinned() && !r.viaResolver && !r.stalled.IsZero() {
+			t.Errorf("%s: the drain was reported stalled %.0fs after DNS's withdrawal although its clients moved", r.name, r.stalled.Sub(r.withdrawn).Seconds())
+		}
 	}
+}
+
+// stallBound is how soon after DNS's withdrawal a drain whose traffic does not fall
+// is to be reported stalled: the manager's rule (the record's TTL plus 60s, or four
+// windows, whichever is longer), then a check and its status write, and the harness's
+// own reading of DNS and of the status.
+func stallBound(sz sizes) time.Duration {
+	window, err := time.ParseDuration(sz.Window)
+	if err != nil {
+		panic(err)
+	}
+	return max(seconds(sz.RecordTTLSeconds)+time.Minute, 4*window) + 2*seconds(sz.IntervalSeconds) + 5*time.Second
 }
 
 // fastConfig is a copy of cfg whose client is not rate-limited.
@@ -397,33 +503,57 @@ func served(ctx context.Context, url, hostname string) error {
 func report(rep *benchreport.Report, sz sizes, rs []*row, longest time.Duration) benchreport.Table {
 	const b = "0. Strategies"
 	tbl := benchreport.Table{
-		Title: "Moving a Gateway from cluster1 to cluster2, six ways, on real clients",
+		Title: "Moving a Gateway from cluster1 to cluster2, eleven ways, on real clients",
 		Intro: fmt.Sprintf("Each row: its own Gateway, hostname and %d clients, the same for every row (seed %d): a request every %gs each, "+
 			"each keeping its DNS answer for a TTL of its own whatever the record's (%gs): %s, and %s for %d of them. "+
 			"A client whose request fails on a connection error, or meets Traefik with no route for its name, resolves again and retries once. "+
+			"Pooled clients are Go's net/http clients with default keep-alive: they resolve only when they dial, and retry on the connection they have. "+
 			"Every row's DNS follows its real Placement. Moved at the same moment; measured on %s.",
 			sz.Clients, sz.Seed, sz.RequestEverySeconds, sz.RecordTTLSeconds,
 			clients.TTLRange{Min: seconds(sz.ShortTTLSeconds[0]), Max: seconds(sz.ShortTTLSeconds[1])},
 			clients.TTLRange{Min: seconds(sz.LongTTLSeconds[0]), Max: seconds(sz.LongTTLSeconds[1])}, sz.LongClients, rep.Machine),
 		Header: []string{"strategy", "setup", "move to DNS withdrawal (s)", "move to removal (s)", "(removal − withdrawal) / longest TTL",
-			"requests: served / retried / failed", "failed at the first attempt", "idle after share < 1% (s)"},
+			"(removal − withdrawal) / realized floor", "requests: served / retried / failed", "failed at the first attempt", "idle after share < 1% (s)",
+			"reported stalled, after DNS withdrawal (s)"},
 	}
+	end := time.Now()
 	for _, r := range rs {
 		c := r.clients.Counts()
-		withdrawal, removal := r.withdrawn.Sub(r.moved), r.gone.Sub(r.moved)
-		floor := (removal - withdrawal).Seconds() / longest.Seconds()
-		idle := max(0, r.gone.Sub(r.under))
+		withdrawal := r.withdrawn.Sub(r.moved)
 		first := c.Retried + c.Failed
 		rep.Add(b, r.name, "time from the move to DNS's withdrawal of cluster1", withdrawal.Seconds(), "s", "")
-		rep.Add(b, r.name, "time from the move to the removal of the old Gateway", removal.Seconds(), "s", "")
-		rep.Add(b, r.name, "(removal − DNS withdrawal) / longest client TTL", floor, "", "")
+		removal, floor, realized, idle, stalled := fmt.Sprintf("not within %.0f", end.Sub(r.moved).Seconds()), "-", "-", "-", "-"
+		if !r.gone.IsZero() {
+			d := r.gone.Sub(r.moved)
+			f := (d - withdrawal).Seconds() / longest.Seconds()
+			removal, floor = fmt.Sprintf("%.1f", d.Seconds()), fmt.Sprintf("%.2f", f)
+			rep.Add(b, r.name, "time from the move to the removal of the old Gateway", d.Seconds(), "s", "")
+			rep.Add(b, r.name, "(removal − DNS withdrawal) / longest client TTL", f, "", "")
+		}
+		if !r.gone.IsZero() && !r.under.IsZero() {
+			d := max(0, r.gone.Sub(r.under))
+			idle = fmt.Sprintf("%.1f", d.Seconds())
+			rep.Add(b, r.name, "idle time: old Gateway kept after the clients' share of it fell under 1%", d.Seconds(), "s", "")
+			// The floor this run reached: from DNS's withdrawal to the moment no client
+			// held cluster1's address any more, which the harness knows and no
+			// strategy does.
+			if f := r.under.Sub(r.withdrawn); f > 0 {
+				ratio := r.gone.Sub(r.withdrawn).Seconds() / f.Seconds()
+				realized = fmt.Sprintf("%.2f", ratio)
+				rep.Add(b, r.name, "(removal − DNS withdrawal) / (clients off cluster1 − DNS withdrawal)", ratio, "", "")
+			}
+		}
+		if !r.stalled.IsZero() {
+			d := r.stalled.Sub(r.withdrawn)
+			stalled = fmt.Sprintf("%.1f", d.Seconds())
+			rep.Add(b, r.name, "time from DNS's withdrawal to the drain reported stalled", d.Seconds(), "s", fmt.Sprintf("≤ %g s", stallBound(sz).Seconds()))
+		}
 		rep.Add(b, r.name, "requests served at the first attempt", float64(c.Served), "", "")
 		rep.Add(b, r.name, "requests served after a retry", float64(c.Retried), "", "")
 		rep.Add(b, r.name, "requests failed after a retry", float64(c.Failed), "", "")
 		rep.Add(b, r.name, "requests failed at the first attempt", float64(first), "", "0 for traffic-migration at 1%")
-		rep.Add(b, r.name, "idle time: old Gateway kept after the clients' share of it fell under 1%", idle.Seconds(), "s", "")
-		tbl.Rows = append(tbl.Rows, []string{r.name, r.setup, fmt.Sprintf("%.1f", withdrawal.Seconds()), fmt.Sprintf("%.1f", removal.Seconds()),
-			fmt.Sprintf("%.2f", floor), fmt.Sprintf("%d / %d / %d", c.Served, c.Retried, c.Failed), fmt.Sprint(first), fmt.Sprintf("%.1f", idle.Seconds())})
+		tbl.Rows = append(tbl.Rows, []string{r.name, r.setup, fmt.Sprintf("%.1f", withdrawal.Seconds()), removal,
+			floor, realized, fmt.Sprintf("%d / %d / %d", c.Served, c.Retried, c.Failed), fmt.Sprint(first), idle, stalled})
 	}
 	var zero, some []string
 	for _, r := range rs {
@@ -450,13 +580,16 @@ func orNone(names []string) string {
 // Traefik by cluster.
 func prepareSpokes(t *testing.T, rs []*row) map[string]*testbed.Traefik {
 	ctx := t.Context()
-	entryPoints := map[string]int{}
+	entryPoints, keepAlive := map[string]int{}, map[string]time.Duration{}
 	for _, r := range rs {
 		entryPoints[r.name] = r.port
+		if r.keepAlive > 0 {
+			keepAlive[r.name] = r.keepAlive
+		}
 	}
 	traefik := map[string]*testbed.Traefik{}
 	for _, c := range []string{cluster1, cluster2} {
-		tr, err := bed.PrepareGatewaySpoke(ctx, c, testbed.GatewaySpokeOptions{Traefik: testbed.TraefikOptions{EntryPoints: entryPoints},
+		tr, err := bed.PrepareGatewaySpoke(ctx, c, testbed.GatewaySpokeOptions{Traefik: testbed.TraefikOptions{EntryPoints: entryPoints, KeepAliveMaxTime: keepAlive},
 			Namespace: namespace, Backend: backendName, ClusterLabels: map[string]string{clusterLabel: c}})
 		if err != nil {
 			t.Fatal(err)

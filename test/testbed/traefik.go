@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -92,6 +93,12 @@ type TraefikOptions struct {
 	// requests under entrypoint=<name>: several Gateways on one node, each with a
 	// counter of its own.
 	EntryPoints map[string]int
+	// KeepAliveMaxTime bounds, by entry point name (web or one of EntryPoints), how
+	// long Traefik keeps a client's connection open: past it, Traefik closes the
+	// connection with its next answer (the entry point's transport.keepAliveMaxTime),
+	// and a pooled client dials, and resolves, again. An entry point not named keeps
+	// Traefik's default: no bound, so a busy pooled client never leaves.
+	KeepAliveMaxTime map[string]time.Duration
 }
 
 // Traefik is Traefik running on a cluster's node.
@@ -107,6 +114,7 @@ type Traefik struct {
 	image       string
 	kube        kubernetes.Interface
 	entryPoints map[string]int // the entry points beside web and metrics
+	keepAlive   map[string]time.Duration
 
 	mu      sync.Mutex
 	webPort int // the web entry point's port, which SetWebPort changes
@@ -150,7 +158,7 @@ func (b *Bed) InstallTraefik(ctx context.Context, cluster string, opts TraefikOp
 	t := &Traefik{
 		Cluster: c, Address: c.node.IP, image: opts.Image,
 		webPort: cmp.Or(opts.WebPort, TraefikWebPort), MetricsPort: cmp.Or(opts.MetricsPort, TraefikMetricsPort),
-		entryPoints: opts.EntryPoints,
+		entryPoints: opts.EntryPoints, keepAlive: opts.KeepAliveMaxTime,
 	}
 	var err error
 	if t.kube, err = kubernetes.NewForConfig(c.Config); err != nil {
@@ -318,6 +326,9 @@ func (t *Traefik) deployment(webPort int) *appsv1.Deployment {
 		port := t.entryPoints[name]
 		c.Args = append(c.Args, fmt.Sprintf("--entryPoints.%s.address=:%d", name, port))
 		c.Ports = append(c.Ports, corev1.ContainerPort{Name: name, ContainerPort: int32(port)})
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.keepAlive)) {
+		c.Args = append(c.Args, fmt.Sprintf("--entryPoints.%s.transport.keepAliveMaxTime=%s", name, t.keepAlive[name]))
 	}
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	return d
