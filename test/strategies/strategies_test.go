@@ -79,9 +79,14 @@ type sizes struct {
 	IntervalSeconds  float64 `json:"intervalSeconds"`
 	Successes        int32   `json:"consecutiveSuccesses"`
 	MinDrainSeconds  float64 `json:"minDrainSeconds"`
-	// The fixed timers: one shorter than the longest client TTL, one longer.
-	ShortTimerSeconds float64 `json:"shortTimerSeconds"`
-	LongTimerSeconds  float64 `json:"longTimerSeconds"`
+	// The fixed timers: one shorter than the longest client TTL, one longer; an
+	// oracle's, the longest client TTL plus the time DNS takes to let go, which only
+	// someone who knows every client could set; twice the record's TTL, a common
+	// default; and a fixed 600s (full size only: zero leaves the row out).
+	ShortTimerSeconds  float64 `json:"shortTimerSeconds"`
+	LongTimerSeconds   float64 `json:"longTimerSeconds"`
+	OracleTimerSeconds float64 `json:"oracleTimerSeconds"`
+	FixedTimerSeconds  float64 `json:"fixedTimerSeconds"`
 	// WarmUpSeconds is how long the clients send to cluster1 before the move.
 	WarmUpSeconds float64 `json:"warmUpSeconds"`
 	// KeepAliveMaxTimeSeconds is Traefik's keepAliveMaxTime on the entry point of the
@@ -95,15 +100,15 @@ type sizes struct {
 var (
 	short = sizes{Mode: "short", Clients: 8, RequestEverySeconds: 0.5, ShortTTLSeconds: [2]float64{1, 3}, LongTTLSeconds: [2]float64{6, 6},
 		LongClients: 1, Seed: 1, RecordTTLSeconds: 1, Window: "4s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 3,
-		ShortTimerSeconds: 3, LongTimerSeconds: 12, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6}
+		ShortTimerSeconds: 3, LongTimerSeconds: 12, OracleTimerSeconds: 10, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6}
 	// full is the demo's migration: 40 clients, TTLs of 2-20s and four of 40-60s, a 5s
 	// window checked every 2s, 3 checks in a row, 30s minimum drain. Each client sends
-	// a request a second (the demo's send five), as eleven migrations run at once.
+	// a request a second (the demo's send five), as fourteen migrations run at once.
 	// Traefik closes a pooled client's connection after 30s where the row bounds it;
 	// Unbound keeps answers for at least 60s, as resolvers that raise short TTLs do.
 	full = sizes{Mode: "full", Clients: 40, RequestEverySeconds: 1, ShortTTLSeconds: [2]float64{2, 20}, LongTTLSeconds: [2]float64{40, 60},
 		LongClients: 4, Seed: 1, RecordTTLSeconds: 5, Window: "5s", IntervalSeconds: 2, Successes: 3, MinDrainSeconds: 30,
-		ShortTimerSeconds: 30, LongTimerSeconds: 90, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60}
+		ShortTimerSeconds: 30, LongTimerSeconds: 90, OracleTimerSeconds: 65, FixedTimerSeconds: 600, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60}
 )
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -177,12 +182,16 @@ func (r *row) workloadPlacement() string {
 func rows(sz sizes) []*row {
 	policy := fmt.Sprintf("trafficShare under %%g%%%% on a %s window, checked every %gs, %d checks in a row, minDrainDuration %gs",
 		sz.Window, sz.IntervalSeconds, sz.Successes, sz.MinDrainSeconds)
-	return []*row{
+	rs := []*row{
 		{name: "noproxy", follows: followsReal, setup: "no proxy: the Gateway follows the real Placement, and goes at the move"},
 		{name: "timershort", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds),
 			setup: fmt.Sprintf("fixed timer: the old Gateway goes %gs after the move (shorter than the longest client TTL)", sz.ShortTimerSeconds)},
 		{name: "timerlong", follows: followsTimer, timer: seconds(sz.LongTimerSeconds),
 			setup: fmt.Sprintf("fixed timer: the old Gateway goes %gs after the move (longer than the longest client TTL)", sz.LongTimerSeconds)},
+		{name: "timer-oracle", follows: followsTimer, timer: seconds(sz.OracleTimerSeconds),
+			setup: fmt.Sprintf("oracle timer: %gs, the longest client TTL plus the time DNS takes to let go", sz.OracleTimerSeconds)},
+		{name: "timer-2ttl", follows: followsTimer, timer: seconds(2 * sz.RecordTTLSeconds),
+			setup: fmt.Sprintf("timer of twice the record's TTL (%gs), a common default", 2*sz.RecordTTLSeconds)},
 		{name: "tm5", follows: followsProxy, percent: 5, setup: "traffic-migration: the proxy keeps cluster1 until " + fmt.Sprintf(policy, 5.0)},
 		{name: "tm1", follows: followsProxy, percent: 1, setup: "traffic-migration: the proxy keeps cluster1 until " + fmt.Sprintf(policy, 1.0)},
 		{name: "tm1dns", follows: followsProxy, percent: 1, specDNS: true,
@@ -199,9 +208,15 @@ func rows(sz sizes) []*row {
 		{name: "timer-unbound", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), viaResolver: true,
 			setup: fmt.Sprintf("fixed timer (%gs), the clients asking Unbound with cache-min-ttl %gs", sz.ShortTimerSeconds, sz.ResolverMinTTLSeconds)},
 	}
+	if sz.FixedTimerSeconds > 0 {
+		rs = append(rs, &row{name: "timer-600", follows: followsTimer, timer: seconds(sz.FixedTimerSeconds),
+			setup: fmt.Sprintf("fixed timer of %gs, long enough for nearly any client", sz.FixedTimerSeconds)})
+	}
+	return rs
 }
 
-// TestStrategies moves eleven Gateways from cluster1 to cluster2 at the same moment,
+// TestStrategies moves thirteen Gateways (fourteen at full size) from cluster1 to
+// cluster2 at the same moment,
 // each a different way or in a different world of clients (caching clients, pooled
 // ones with and without a bound on their connections' lifetime, clients behind a
 // caching resolver), each with the same seeded clients, and counts what they saw.
@@ -359,7 +374,7 @@ func TestStrategies(t *testing.T) {
 		t.Fatal(err)
 	}
 	longest := seconds(max(sz.LongTTLSeconds[1], sz.ShortTTLSeconds[1]))
-	timeout := seconds(sz.LongTimerSeconds) + 2*longest + 3*time.Minute
+	timeout := seconds(max(sz.LongTimerSeconds, sz.FixedTimerSeconds)) + 2*longest + 3*time.Minute
 	lastLog := time.Now()
 	testbed.Eventually(t, timeout, "every old Gateway gone and every client off cluster1", func(ctx context.Context) error {
 		gws, err := spoke1.GatewayV1().Gateways(namespace).List(ctx, metav1.ListOptions{})
@@ -503,7 +518,7 @@ func served(ctx context.Context, url, hostname string) error {
 func report(rep *benchreport.Report, sz sizes, rs []*row, longest time.Duration) benchreport.Table {
 	const b = "0. Strategies"
 	tbl := benchreport.Table{
-		Title: "Moving a Gateway from cluster1 to cluster2, eleven ways, on real clients",
+		Title: fmt.Sprintf("Moving a Gateway from cluster1 to cluster2, %d ways, on real clients", len(rs)),
 		Intro: fmt.Sprintf("Each row: its own Gateway, hostname and %d clients, the same for every row (seed %d): a request every %gs each, "+
 			"each keeping its DNS answer for a TTL of its own whatever the record's (%gs): %s, and %s for %d of them. "+
 			"A client whose request fails on a connection error, or meets Traefik with no route for its name, resolves again and retries once. "+
