@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,20 +96,23 @@ type sizes struct {
 	// ResolverMinTTLSeconds is the cache-min-ttl of the Unbound that the resolver
 	// rows' clients ask: it keeps every answer at least that long, whatever its TTL.
 	ResolverMinTTLSeconds float64 `json:"resolverMinTTLSeconds"`
+	// DNSLagSeconds is how late the zone's second authoritative server serves each
+	// change of the first, as a secondary whose zone transfers come late.
+	DNSLagSeconds float64 `json:"dnsLagSeconds"`
 }
 
 var (
 	short = sizes{Mode: "short", Clients: 8, RequestEverySeconds: 0.5, ShortTTLSeconds: [2]float64{1, 3}, LongTTLSeconds: [2]float64{6, 6},
 		LongClients: 1, Seed: 1, RecordTTLSeconds: 1, Window: "4s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 3,
-		ShortTimerSeconds: 3, LongTimerSeconds: 12, OracleTimerSeconds: 10, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6}
+		ShortTimerSeconds: 3, LongTimerSeconds: 12, OracleTimerSeconds: 10, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6, DNSLagSeconds: 5}
 	// full is the demo's migration: 40 clients, TTLs of 2-20s and four of 40-60s, a 5s
 	// window checked every 2s, 3 checks in a row, 30s minimum drain. Each client sends
-	// a request a second (the demo's send five), as fourteen migrations run at once.
+	// a request a second (the demo's send five), as sixteen migrations run at once.
 	// Traefik closes a pooled client's connection after 30s where the row bounds it;
 	// Unbound keeps answers for at least 60s, as resolvers that raise short TTLs do.
 	full = sizes{Mode: "full", Clients: 40, RequestEverySeconds: 1, ShortTTLSeconds: [2]float64{2, 20}, LongTTLSeconds: [2]float64{40, 60},
 		LongClients: 4, Seed: 1, RecordTTLSeconds: 5, Window: "5s", IntervalSeconds: 2, Successes: 3, MinDrainSeconds: 30,
-		ShortTimerSeconds: 30, LongTimerSeconds: 90, OracleTimerSeconds: 65, FixedTimerSeconds: 600, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60}
+		ShortTimerSeconds: 30, LongTimerSeconds: 90, OracleTimerSeconds: 65, FixedTimerSeconds: 600, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60, DNSLagSeconds: 45}
 )
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -138,11 +142,20 @@ type row struct {
 	pooled      bool
 	keepAlive   time.Duration
 	viaResolver bool
+	// lagging: the zone has a second authoritative server that serves every change
+	// DNSLagSeconds late, which the clients ask for every other lookup, and the policy
+	// verifies withdrawals against both (or, with verifyMode ExternalDNS, against
+	// neither).
+	lagging    bool
+	verifyMode trafficv1alpha1.DNSVerificationMode
 	// the clients, and what was seen of the row during the run
 	clients                       *clients.Fleet
 	moved, withdrawn, under, gone time.Time
 	// stalled is when the policy's row of cluster1 was first seen Stalled.
 	stalled time.Time
+	// lagging rows: when the lagging server let go of cluster1, and the policy's
+	// dnsWithdrawalTime of cluster1, its drain clock's start.
+	secondaryWithdrawn, clock time.Time
 }
 
 // pinned reports whether the row's clients never leave the connections they have:
@@ -159,6 +172,8 @@ func (r *row) done() bool {
 		return !r.withdrawn.IsZero() && !r.stalled.IsZero()
 	case r.pinned():
 		return !r.withdrawn.IsZero() && !r.gone.IsZero()
+	case r.lagging && (r.secondaryWithdrawn.IsZero() || r.clock.IsZero()):
+		return false
 	}
 	return !r.withdrawn.IsZero() && !r.under.IsZero() && !r.gone.IsZero()
 }
@@ -207,6 +222,12 @@ func rows(sz sizes) []*row {
 			setup: fmt.Sprintf("traffic-migration with spec.dns, the clients asking Unbound with cache-min-ttl %gs in front of CoreDNS; ", sz.ResolverMinTTLSeconds) + fmt.Sprintf(policy, 1.0)},
 		{name: "timer-unbound", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), viaResolver: true,
 			setup: fmt.Sprintf("fixed timer (%gs), the clients asking Unbound with cache-min-ttl %gs", sz.ShortTimerSeconds, sz.ResolverMinTTLSeconds)},
+		// DNS that lags: its drain clock starts when the last authoritative server let
+		// go, or, by external-dns's word alone, before.
+		{name: "tm1dns-lag", follows: followsProxy, percent: 1, specDNS: true, lagging: true,
+			setup: fmt.Sprintf("traffic-migration with spec.dns, the zone's second authoritative server %gs late (verify: Authoritative, both servers); ", sz.DNSLagSeconds) + fmt.Sprintf(policy, 1.0)},
+		{name: "tm1dns-lag-edns", follows: followsProxy, percent: 1, specDNS: true, lagging: true, verifyMode: trafficv1alpha1.DNSVerifyExternalDNS,
+			setup: "the same, with verify mode ExternalDNS: the drain clock starts when external-dns has read the change; " + fmt.Sprintf(policy, 1.0)},
 	}
 	if sz.FixedTimerSeconds > 0 {
 		rs = append(rs, &row{name: "timer-600", follows: followsTimer, timer: seconds(sz.FixedTimerSeconds),
@@ -258,8 +279,9 @@ func TestStrategies(t *testing.T) {
 		}
 	}()
 	traefik := prepareSpokes(t, rs)
-	dns := prepareHub(t, h, sz, rs)
+	dns, secondary := prepareHub(t, h, sz, rs)
 	defer dns.Stop()
+	defer secondary.Stop()
 	// The resolver rows' clients ask a caching Unbound in front of CoreDNS, which keeps
 	// each answer for at least ResolverMinTTLSeconds.
 	unbound, err := bed.StartResolver(ctx, dns, testbed.ResolverOptions{Kind: testbed.Unbound, MinTTL: seconds(sz.ResolverMinTTLSeconds)})
@@ -273,13 +295,21 @@ func TestStrategies(t *testing.T) {
 	cluster1IP := netip.MustParseAddr(traefik[cluster1].Address)
 	cluster2IP := netip.MustParseAddr(traefik[cluster2].Address)
 	for _, r := range rs {
+		servers := []interface {
+			Lookup(context.Context, string) ([]netip.Addr, error)
+		}{dns}
+		if r.lagging {
+			servers = append(servers, secondary) // its clients ask it too
+		}
 		testbed.Eventually(t, 3*time.Minute, "CoreDNS answering "+r.hostname()+" with cluster1's Gateway", func(ctx context.Context) error {
-			got, err := dns.Lookup(ctx, r.hostname())
-			if err != nil {
-				return err
-			}
-			if !slices.Equal(got, []netip.Addr{cluster1IP}) {
-				return fmt.Errorf("CoreDNS answers %v", got)
+			for _, server := range servers {
+				got, err := server.Lookup(ctx, r.hostname())
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(got, []netip.Addr{cluster1IP}) {
+					return fmt.Errorf("CoreDNS answers %v", got)
+				}
 			}
 			return nil
 		})
@@ -297,13 +327,20 @@ func TestStrategies(t *testing.T) {
 		clients.TTLRange{Min: seconds(sz.LongTTLSeconds[0]), Max: seconds(sz.LongTTLSeconds[1])}, sz.LongClients)
 	for _, r := range rs {
 		hostname := r.hostname() + "."
-		resolver := dns.Resolver()
-		if r.viaResolver {
-			resolver = unbound.Resolver()
+		resolvers := []*net.Resolver{dns.Resolver()}
+		switch {
+		case r.viaResolver:
+			resolvers = []*net.Resolver{unbound.Resolver()}
+		case r.lagging:
+			// Each lookup asks one of the zone's two servers, in turn, as a recursive
+			// resolver spreads its queries over a zone's name servers.
+			resolvers = append(resolvers, secondary.Resolver())
 		}
+		var lookups atomic.Uint64
 		r.clients = clients.NewFleet(clients.Config{Hostname: r.hostname(), TTLs: ttls, Every: seconds(sz.RequestEverySeconds), Port: r.port, Seed: sz.Seed,
 			Pooled: r.pooled,
 			Lookup: func(ctx context.Context) ([]netip.Addr, error) {
+				resolver := resolvers[int(lookups.Add(1)%uint64(len(resolvers)))]
 				addrs, err := resolver.LookupNetIP(ctx, "ip4", hostname)
 				for i := range addrs {
 					addrs[i] = addrs[i].Unmap()
@@ -396,18 +433,34 @@ func TestStrategies(t *testing.T) {
 			if r.gone.IsZero() && !slices.ContainsFunc(gws.Items, func(g gatewayv1.Gateway) bool { return g.Name == r.gateway() }) {
 				r.gone = now
 			}
-			if r.stalled.IsZero() && r.follows == followsProxy && r.specDNS {
+			if r.lagging && r.secondaryWithdrawn.IsZero() {
+				if got, err := secondary.Lookup(ctx, r.hostname()); err == nil && !slices.Contains(got, cluster1IP) && slices.Contains(got, cluster2IP) {
+					r.secondaryWithdrawn = now
+				}
+			}
+			if r.follows == followsProxy && r.specDNS && (r.stalled.IsZero() || r.lagging && r.clock.IsZero()) {
 				p, err := h.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Get(ctx, r.name, metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
-				if row := fixture.PolicyRow(p, cluster1); row != nil && row.Stalled {
-					r.stalled = now
+				if row := fixture.PolicyRow(p, cluster1); row != nil {
+					if row.Stalled && r.stalled.IsZero() {
+						r.stalled = now
+					}
+					if row.DNSWithdrawalTime != nil && r.clock.IsZero() {
+						r.clock = row.DNSWithdrawalTime.Time
+					}
 				}
 			}
 			if !r.done() {
-				waiting = append(waiting, fmt.Sprintf("%s (DNS withdrawn %t, %d clients on cluster1, Gateway gone %t, stalled %t)",
-					r.name, !r.withdrawn.IsZero(), holding, !r.gone.IsZero(), !r.stalled.IsZero()))
+				state := fmt.Sprintf("DNS withdrawn %t, %d clients on cluster1, Gateway gone %t", !r.withdrawn.IsZero(), holding, !r.gone.IsZero())
+				if r.pinned() && r.follows == followsProxy {
+					state += fmt.Sprintf(", stalled %t", !r.stalled.IsZero())
+				}
+				if r.lagging {
+					state += fmt.Sprintf(", lagging server withdrawn %t, clock started %t", !r.secondaryWithdrawn.IsZero(), !r.clock.IsZero())
+				}
+				waiting = append(waiting, r.name+" ("+state+")")
 			}
 		}
 		if len(waiting) > 0 {
@@ -452,6 +505,10 @@ func TestStrategies(t *testing.T) {
 		if r.pinned() && r.follows == followsProxy && !r.gone.IsZero() {
 			t.Errorf("%s: cluster1 was removed although its pinned clients never left it", r.name)
 		}
+		// The authoritative clock never starts before the last server let go.
+		if d := r.clock.Sub(r.secondaryWithdrawn); r.lagging && r.verifyMode != trafficv1alpha1.DNSVerifyExternalDNS && d < -clockSlack {
+			t.Errorf("%s: cluster1's drain clock started %.1fs before the lagging server let go of it", r.name, -d.Seconds())
+		}
 		if d := r.stalled.Sub(r.withdrawn); !r.stalled.IsZero() && d > stallBound(sz) {
 			t.Errorf("%s: the drain was reported stalled %.1fs after DNS's withdrawal, later than %s", r.name, d.Seconds(), stallBound(sz))
 		}
@@ -472,6 +529,12 @@ func stallBound(sz sizes) time.Duration {
 	}
 	return max(seconds(sz.RecordTTLSeconds)+time.Minute, 4*window) + 2*seconds(sz.IntervalSeconds) + 5*time.Second
 }
+
+// clockSlack is how early dnsWithdrawalTime may seem against the moment the harness
+// saw the lagging server let go, with neither early: the status keeps whole seconds
+// (up to 1s earlier than the manager's moment), and the harness sees the server's
+// answer up to a poll (200ms) and a lookup late.
+const clockSlack = 2 * time.Second
 
 // fastConfig is a copy of cfg whose client is not rate-limited.
 func fastConfig(cfg *rest.Config) *rest.Config {
@@ -529,7 +592,7 @@ func report(rep *benchreport.Report, sz sizes, rs []*row, longest time.Duration)
 			clients.TTLRange{Min: seconds(sz.LongTTLSeconds[0]), Max: seconds(sz.LongTTLSeconds[1])}, sz.LongClients, rep.Machine),
 		Header: []string{"strategy", "setup", "move to DNS withdrawal (s)", "move to removal (s)", "(removal − withdrawal) / longest TTL",
 			"(removal − withdrawal) / realized floor", "requests: served / retried / failed", "failed at the first attempt", "idle after share < 1% (s)",
-			"reported stalled, after DNS withdrawal (s)"},
+			"reported stalled, after DNS withdrawal (s)", "drain clock − the last server's withdrawal (s)"},
 	}
 	end := time.Now()
 	for _, r := range rs {
@@ -537,7 +600,7 @@ func report(rep *benchreport.Report, sz sizes, rs []*row, longest time.Duration)
 		withdrawal := r.withdrawn.Sub(r.moved)
 		first := c.Retried + c.Failed
 		rep.Add(b, r.name, "time from the move to DNS's withdrawal of cluster1", withdrawal.Seconds(), "s", "")
-		removal, floor, realized, idle, stalled := fmt.Sprintf("not within %.0f", end.Sub(r.moved).Seconds()), "-", "-", "-", "-"
+		removal, floor, realized, idle, stalled, clock := fmt.Sprintf("not within %.0f", end.Sub(r.moved).Seconds()), "-", "-", "-", "-", "-"
 		if !r.gone.IsZero() {
 			d := r.gone.Sub(r.moved)
 			f := (d - withdrawal).Seconds() / longest.Seconds()
@@ -563,12 +626,21 @@ func report(rep *benchreport.Report, sz sizes, rs []*row, longest time.Duration)
 			stalled = fmt.Sprintf("%.1f", d.Seconds())
 			rep.Add(b, r.name, "time from DNS's withdrawal to the drain reported stalled", d.Seconds(), "s", fmt.Sprintf("≤ %g s", stallBound(sz).Seconds()))
 		}
+		if r.lagging && !r.clock.IsZero() && !r.secondaryWithdrawn.IsZero() {
+			d := r.clock.Sub(r.secondaryWithdrawn)
+			clock = fmt.Sprintf("%+.1f", d.Seconds())
+			goal := fmt.Sprintf("≤ %g s (an interval and 2s; ≥ %g s, see clockSlack)", sz.IntervalSeconds+2, -clockSlack.Seconds())
+			if r.verifyMode == trafficv1alpha1.DNSVerifyExternalDNS {
+				goal = "" // today's rule, for comparison
+			}
+			rep.Add(b, r.name, "dnsWithdrawalTime − the moment the last authoritative server let go", d.Seconds(), "s", goal)
+		}
 		rep.Add(b, r.name, "requests served at the first attempt", float64(c.Served), "", "")
 		rep.Add(b, r.name, "requests served after a retry", float64(c.Retried), "", "")
 		rep.Add(b, r.name, "requests failed after a retry", float64(c.Failed), "", "")
 		rep.Add(b, r.name, "requests failed at the first attempt", float64(first), "", "0 for traffic-migration at 1%")
 		tbl.Rows = append(tbl.Rows, []string{r.name, r.setup, fmt.Sprintf("%.1f", withdrawal.Seconds()), removal,
-			floor, realized, fmt.Sprintf("%d / %d / %d", c.Served, c.Retried, c.Failed), fmt.Sprint(first), idle, stalled})
+			floor, realized, fmt.Sprintf("%d / %d / %d", c.Served, c.Retried, c.Failed), fmt.Sprint(first), idle, stalled, clock})
 	}
 	var zero, some []string
 	for _, r := range rs {
@@ -620,7 +692,7 @@ func prepareSpokes(t *testing.T, rs []*row) map[string]*testbed.Traefik {
 // Placement on cluster1's region (and a timer row's own Placement), the policies of
 // the traffic-migration rows, and each row's ManifestWorkReplicaSet of its Gateway
 // and HTTPRoute.
-func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) *testbed.DNS {
+func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) (*testbed.DNS, *testbed.SecondaryDNS) {
 	ctx := t.Context()
 	if err := testbed.InstallDNSEndpointCRD(ctx, bed.Hub.Config); err != nil {
 		t.Fatal(err)
@@ -631,6 +703,13 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) *testbed.DN
 	if err != nil {
 		t.Fatal(err)
 	}
+	// And its second authoritative server, which serves every change DNSLagSeconds
+	// late, for the lagging rows.
+	secondary, err := bed.StartSecondaryDNS(ctx, dns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(secondary.Follow(ctx, seconds(sz.DNSLagSeconds)))
 	manifests, err := testbed.ManifestsDir()
 	if err != nil {
 		t.Fatal(err)
@@ -679,7 +758,11 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) *testbed.DN
 			}
 		}
 		if r.follows == followsProxy {
-			if _, err := h.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Create(ctx, policy(sz, r, dns.Addr()), metav1.CreateOptions{}); err != nil {
+			nameservers := []string{dns.Addr()}
+			if r.lagging {
+				nameservers = append(nameservers, secondary.Addr())
+			}
+			if _, err := h.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(namespace).Create(ctx, policy(sz, r, nameservers), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -693,13 +776,14 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) *testbed.DN
 			t.Fatal(err)
 		}
 	}
-	return dns
+	return dns, secondary
 }
 
 // policy is the TrafficMigrationPolicy of a traffic-migration row: trafficShare on
-// Traefik's counter of the row's entry point, and with spec.dns, nameserver (the bed's
-// CoreDNS) the zone's authoritative server that confirms a withdrawal.
-func policy(sz sizes, r *row, nameserver string) *trafficv1alpha1.TrafficMigrationPolicy {
+// Traefik's counter of the row's entry point, and with spec.dns, nameservers (the
+// bed's CoreDNS, and for a lagging row its secondary) the zone's authoritative
+// servers that confirm a withdrawal.
+func policy(sz sizes, r *row, nameservers []string) *trafficv1alpha1.TrafficMigrationPolicy {
 	p := &trafficv1alpha1.TrafficMigrationPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: namespace},
 		Spec: trafficv1alpha1.TrafficMigrationPolicySpec{
@@ -719,7 +803,13 @@ func policy(sz sizes, r *row, nameserver string) *trafficv1alpha1.TrafficMigrati
 		p.Spec.DNS = &trafficv1alpha1.DNSPublishing{
 			Hostnames: []trafficv1alpha1.Hostname{trafficv1alpha1.Hostname(r.hostname())},
 			TTL:       &metav1.Duration{Duration: seconds(sz.RecordTTLSeconds)},
-			Verify:    &trafficv1alpha1.DNSVerification{Nameservers: []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(nameserver)}},
+			Verify:    &trafficv1alpha1.DNSVerification{Mode: r.verifyMode},
+		}
+		for _, ns := range nameservers {
+			if r.verifyMode == trafficv1alpha1.DNSVerifyExternalDNS {
+				break // asks no name server
+			}
+			p.Spec.DNS.Verify.Nameservers = append(p.Spec.DNS.Verify.Nameservers, trafficv1alpha1.Nameserver(ns))
 		}
 	}
 	return p

@@ -10,10 +10,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // SecondaryDNS is a second CoreDNS for the zones of a DNS the bed runs (the primary),
@@ -58,6 +60,59 @@ func (s *SecondaryDNS) Transfer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read the primary's records: %w", err)
 	}
+	return s.serve(ctx, records)
+}
+
+// Follow makes the secondary serve every state of the primary's zone lag after the
+// primary did, as a secondary whose zone transfers come late: it reads the primary's
+// records every followPoll and serves each state once it is lag old. It runs in the
+// background until ctx ends or the returned stop is called; a failed read or write is
+// retried at the next poll.
+func (s *SecondaryDNS) Follow(ctx context.Context, lag time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		type state struct {
+			at      time.Time
+			records map[string]string
+		}
+		var pending []state
+		var last map[string]string
+		ticker := time.NewTicker(followPoll)
+		defer ticker.Stop()
+		for {
+			if records, err := s.etcdRange(ctx, s.primary.EtcdPrefix+"/"); err == nil && !maps.Equal(records, last) {
+				pending, last = append(pending, state{time.Now(), records}), records
+			}
+			// The newest state that is lag old, and none older.
+			var due *state
+			for len(pending) > 0 && time.Since(pending[0].at) >= lag {
+				due, pending = &pending[0], pending[1:]
+			}
+			if due != nil {
+				if err := s.serve(ctx, due.records); err != nil {
+					pending = append([]state{*due}, pending...)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// followPoll is how often Follow reads the primary's records.
+const followPoll = 250 * time.Millisecond
+
+// serve makes the secondary serve records, in one etcd transaction.
+func (s *SecondaryDNS) serve(ctx context.Context, records map[string]string) error {
 	stale, err := s.etcdRange(ctx, s.EtcdPrefix+"/")
 	if err != nil {
 		return fmt.Errorf("read the secondary's records: %w", err)
