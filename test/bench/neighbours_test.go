@@ -67,28 +67,58 @@ type checkClock struct {
 	last     map[string]time.Time
 	times    map[string][]time.Time
 	delays   []float64
+	// lastEval is each policy's last check's evaluation time (the query's time
+	// parameter), and dueDelays are the checks' delays past their due times: the
+	// previous check's evaluation time plus the interval, as the manager schedules
+	// them (see takeDueDelays).
+	lastEval  map[string]time.Time
+	dueDelays []float64
 }
 
 // pairLabel finds the policy in a well-behaved policy's query: the value of the
 // pair label of its selector (fleet.policy).
 var pairLabel = regexp.MustCompile(`pair="([^"]+)"`)
 
-// asked records a query of the policy whose pair label is pair. Queries within half
-// an interval of a check's first belong to that check.
-func (c *checkClock) asked(pair string, at time.Time) {
+// asked records a query of the policy whose pair label is pair, evaluated at eval
+// (zero when the query names no time). Queries within half an interval of a check's
+// first belong to that check.
+func (c *checkClock) asked(pair string, at, eval time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	prev, seen := c.last[pair]
 	if seen && at.Sub(prev) < c.interval/2 {
 		return
 	}
+	prevEval, evaluated := c.lastEval[pair]
 	if c.record {
 		c.times[pair] = append(c.times[pair], at)
 		if seen {
 			c.delays = append(c.delays, at.Sub(prev.Add(c.interval)).Seconds())
 		}
+		if evaluated && !eval.IsZero() {
+			c.dueDelays = append(c.dueDelays, at.Sub(prevEval.Add(c.interval)).Seconds())
+		}
 	}
 	c.last[pair] = at
+	if c.lastEval == nil {
+		c.lastEval = map[string]time.Time{}
+	}
+	if eval.IsZero() {
+		delete(c.lastEval, pair)
+	} else {
+		c.lastEval[pair] = eval
+	}
+}
+
+// takeDueDelays returns the delays past their due times of the checks recorded since
+// the last call: from the due time (the previous check's evaluation time, a whole
+// second, plus the interval) to the arrival of the check's query, to the millisecond.
+func (c *checkClock) takeDueDelays() []float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.dueDelays
+	c.dueDelays = nil
+	return d
 }
 
 // recording starts or stops recording and returns what was recorded since the last
@@ -136,12 +166,16 @@ func delayingPrometheus(t testing.TB, target string, lo, hi, interval time.Durat
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		query := r.URL.Query().Get("query")
+		query, at := r.URL.Query().Get("query"), r.URL.Query().Get("time")
 		if form, err := url.ParseQuery(string(body)); err == nil && form.Get("query") != "" {
-			query = form.Get("query")
+			query, at = form.Get("query"), form.Get("time")
 		}
 		if m := pairLabel.FindStringSubmatch(query); m != nil {
-			clock.asked(m[1], asked)
+			var eval time.Time
+			if sec, err := strconv.ParseFloat(at, 64); err == nil {
+				eval = time.UnixMilli(int64(sec * 1000))
+			}
+			clock.asked(m[1], asked, eval)
 		}
 		mu.Lock()
 		d := lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
