@@ -246,8 +246,8 @@ func rows(sz sizes) []*row {
 // user's DNS automation does (see dnsFollower). The benchmark fails only when the
 // harness cannot measure, when traffic-migration with spec.dns at 1% failed a
 // request (that is the product's promise), when it removed cluster1 under pinned
-// clients or never reported their drain stalled, or reported stalled a drain whose
-// clients moved.
+// clients or did not report their drain stalled in time, or reported stalled a drain
+// whose clients honour the TTL of the DNS its clock follows.
 func TestStrategies(t *testing.T) {
 	sz, outDir := short, t.TempDir()
 	if os.Getenv(fullEnv) == "full" {
@@ -509,10 +509,16 @@ func TestStrategies(t *testing.T) {
 		if d := r.clock.Sub(r.secondaryWithdrawn); r.lagging && r.verifyMode != trafficv1alpha1.DNSVerifyExternalDNS && d < -clockSlack {
 			t.Errorf("%s: cluster1's drain clock started %.1fs before the lagging server let go of it", r.name, -d.Seconds())
 		}
-		if d := r.stalled.Sub(r.withdrawn); !r.stalled.IsZero() && d > stallBound(sz) {
+		// Pinned clients' traffic never falls: their drain is reported stalled as soon
+		// as the rule allows. Clients that honour the TTL, asking DNS that the drain
+		// clock follows, move in time: theirs never is. Behind a resolver that raises
+		// the TTL, or with the clock started by external-dns's word while a server
+		// lags, a stall is the rule seeing what it is there for, and only reported.
+		if d := r.stalled.Sub(r.withdrawn); r.pinned() && !r.stalled.IsZero() && d > stallBound(sz) {
 			t.Errorf("%s: the drain was reported stalled %.1fs after DNS's withdrawal, later than %s", r.name, d.Seconds(), stallBound(sz))
 		}
-		if !r.pinned() && !r.viaResolver && !r.stalled.IsZero() {
+		honest := !r.pinned() && !r.viaResolver && !(r.lagging && r.verifyMode == trafficv1alpha1.DNSVerifyExternalDNS)
+		if honest && !r.stalled.IsZero() {
 			t.Errorf("%s: the drain was reported stalled %.0fs after DNS's withdrawal although its clients moved", r.name, r.stalled.Sub(r.withdrawn).Seconds())
 		}
 	}
@@ -624,7 +630,11 @@ func report(rep *benchreport.Report, sz sizes, rs []*row, longest time.Duration)
 		if !r.stalled.IsZero() {
 			d := r.stalled.Sub(r.withdrawn)
 			stalled = fmt.Sprintf("%.1f", d.Seconds())
-			rep.Add(b, r.name, "time from DNS's withdrawal to the drain reported stalled", d.Seconds(), "s", fmt.Sprintf("≤ %g s", stallBound(sz).Seconds()))
+			goal := ""
+			if r.pinned() {
+				goal = fmt.Sprintf("≤ %g s", stallBound(sz).Seconds())
+			}
+			rep.Add(b, r.name, "time from DNS's withdrawal to the drain reported stalled", d.Seconds(), "s", goal)
 		}
 		if r.lagging && !r.clock.IsZero() && !r.secondaryWithdrawn.IsZero() {
 			d := r.clock.Sub(r.secondaryWithdrawn)
