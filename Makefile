@@ -152,12 +152,15 @@ test-release: ## Package the release the lifecycle test installs: make release V
 # <n> seeds the strategies benchmark's clients with <n>: its median and range are over
 # seeds.
 BENCH_RUNS ?= 3
+# BENCH_FROM resumes a series: runs BENCH_FROM to BENCH_RUNS, beside the runs already
+# in BENCH_DIR (after a failed run, for instance).
+BENCH_FROM ?= 1
 BENCH_TESTS ?= ^Test(Bench|Strategies)$$
 BENCH_DIR ?= bench/results/$(shell date -u +%F)-$(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null || echo unknown)
 
 .PHONY: bench
 bench: testbed testbed-nodes deps-resolvers testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Run the benchmarks at full size on the local test bed, BENCH_RUNS times (3); the reports and their summary (median and range) go to bench/results/<date>-<commit>/.
-	@for i in $$(seq 1 $(BENCH_RUNS)); do \
+	@for i in $$(seq $(BENCH_FROM) $(BENCH_RUNS)); do \
 		echo "bench: run $$i of $(BENCH_RUNS) into $(BENCH_DIR)/run-$$i"; \
 		TRAFFIC_MIGRATION_BENCH=full TRAFFIC_MIGRATION_BENCH_DIR=$(abspath $(BENCH_DIR))/run-$$i TRAFFIC_MIGRATION_BENCH_SEED=$$i $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout 90m -run '$(BENCH_TESTS)' -v ./test/bench/ ./test/strategies/ || exit 1; \
 	done
