@@ -260,6 +260,12 @@ func TestStrategies(t *testing.T) {
 		}
 		sz.Seed = seed
 	}
+	// The report starts now, so that it records the machine's load before the run.
+	rep := benchreport.New("traffic-migration strategies, "+sz.Mode+" mode",
+		"Test bed: a real OCM hub and two klusterlets, a node per cluster (kubelet, containerd), Traefik programming the Gateways and serving every request, "+
+			"a Prometheus agent per spoke remote-writing to the hub's Prometheus, traffic-migration's manager and agents as pods, CoreDNS written by external-dns's engine "+
+			"and a second CoreDNS that serves its changes late, and Unbound in front of them for some clients.",
+		sz, outDir)
 	ctx := t.Context()
 	rs := rows(sz)
 	for i, r := range rs {
@@ -482,10 +488,6 @@ func TestStrategies(t *testing.T) {
 	follower.stop()
 	est.halt()
 
-	rep := benchreport.New("traffic-migration strategies, "+sz.Mode+" mode",
-		"Test bed: a real OCM hub and two klusterlets, a node per cluster (kubelet, containerd), Traefik programming the Gateways and serving every request, "+
-			"a Prometheus agent per spoke remote-writing to the hub's Prometheus, traffic-migration's manager and agents as pods, CoreDNS written by external-dns's engine.",
-		sz, outDir)
 	tbl := report(rep, sz, rs, longest)
 	t.Log("\n" + tbl.Markdown())
 	t.Log("\n" + reportEstimates(rep, rs, est).Markdown())
