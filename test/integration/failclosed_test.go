@@ -276,7 +276,7 @@ func TestFailClosed(t *testing.T) {
 			},
 			result:  trafficv1alpha1.EvaluationError,
 			reason:  trafficv1alpha1.ReasonAnswerTooLarge,
-			message: []string{"larger than", "Prometheus is asked again in"}, // the manager backs off, and says so
+			message: []string{"larger than", "sent to Prometheus for"}, // the manager backs off, and says so
 			query:   c1ShareQuery,
 		},
 		"several-series": {

@@ -14,40 +14,40 @@ import (
 )
 
 // An answer over the manager's limits (--prometheus-max-answer-bytes,
-// --prometheus-max-series) will most likely be over them again: the query selects too
-// much, and that does not change by itself. Reading one costs a query slot and, at the
-// byte cap, a megabyte of JSON to decode, so a policy that checks many clusters every
-// second with such a query would cost a CPU core and its namespace's slots. After
-// such an answer, the manager asks Prometheus that cluster's check again only after a
-// backoff: twice the policy's interval after the first, doubling with each such answer
-// in a row, up to maxCappedBackoff. Meanwhile each due check repeats the last answer's
-// result, an Error that keeps the cluster (rule 4), and says so in its message. An
-// answer within the limits, or a change of the policy's spec, ends the backoff; a
-// restart forgets it, and asks again at once.
+// --prometheus-max-series) will most likely come again, for this cluster and for the
+// policy's others: they share the query's template, which selects too much, and that
+// does not change by itself. Reading one costs a query slot and, at the byte cap, a
+// megabyte of JSON to decode, so a policy that checks many clusters every second with
+// such a query would cost a CPU core. After such an answer, the manager sends none of
+// the policy's checks of that kind (its drain checks, or its replacement checks) to
+// Prometheus for a while: twice the policy's interval after the first answer, doubling
+// with each round that has one, up to maxCappedBackoff. Meanwhile each due check is an
+// Error that says so and keeps its cluster (rule 4): removals wait, nothing is
+// removed. The backoff ends when the cluster whose answer started it answers within
+// the limits, or the policy's spec changes; a restart forgets it and asks at once.
 const maxCappedBackoff = 5 * time.Minute
 
-// cappedKey names one check of a policy: a draining cluster's, or an Active cluster's
-// replacement check.
-type cappedKey struct {
-	cluster     string
-	replacement bool
-}
-
-// cappedRun is a check's run of answers over the manager's limits.
+// cappedRun is a policy's run of rounds with an answer over the manager's limits, for
+// its drain checks or for its replacement checks.
 type cappedRun struct {
 	uid        types.UID
 	generation int64
-	// answers is how many answers in a row were over the limits.
-	answers int
-	// last is the check of the last one, its message saying when Prometheus is asked
-	// again.
+	// cluster is the cluster whose answer started the run: only its answer within the
+	// limits ends it.
+	cluster string
+	// rounds is how many rounds in a row had an answer over the limits, and round the
+	// evaluation time of the last: answers of one round count once.
+	rounds int
+	round  time.Time
+	// last is the check of the last answer over the limits, whose message says when
+	// Prometheus is asked again; next is when.
 	last promcheck.Check
-	// next is when to ask Prometheus again.
 	next time.Time
 }
 
-// cappedBackoff is how long a check waits after its n-th answer in a row over the
-// manager's limits: twice the interval, doubling with each, up to maxCappedBackoff.
+// cappedBackoff is how long a policy's checks wait after their n-th round in a row
+// with an answer over the manager's limits: twice the interval, doubling with each,
+// up to maxCappedBackoff.
 func cappedBackoff(interval time.Duration, n int) time.Duration {
 	d := max(interval, time.Second)
 	for i := 0; i < n && d < maxCappedBackoff; i++ {
@@ -56,46 +56,60 @@ func cappedBackoff(interval time.Duration, n int) time.Duration {
 	return min(d, maxCappedBackoff)
 }
 
-// cappedRepeat returns the check to record, without asking Prometheus, when the
-// check's last answers were over the manager's limits and its backoff has not ended
-// by now.
-func (m *memories) cappedRepeat(key string, policy *trafficv1alpha1.TrafficMigrationPolicy, k cappedKey, now time.Time) (ev promcheck.Check, ok bool) {
+// cappedRepeat returns the check to record for a due check of the kind (replacement
+// or drain checks), without asking Prometheus, while the policy's checks of that kind
+// back off: an Error with the message of the last answer over the limits, and query,
+// the check's own resolved query.
+func (m *memories) cappedRepeat(key string, policy *trafficv1alpha1.TrafficMigrationPolicy, replacement bool, query string, now time.Time) (ev promcheck.Check, ok bool) {
 	m.with(key, func(mem *memory) {
-		r := mem.capped[k]
+		r := mem.capped[replacement]
 		if r != nil && r.uid == policy.UID && r.generation == policy.Generation && now.Before(r.next) {
 			ev, ok = r.last, true
+			ev.Value, ev.Query = "", query
 		}
 	})
 	return ev, ok
 }
 
-// noteCapped records the check's answer and returns the check to record: an answer
-// over the manager's limits starts or extends the check's backoff, and its message
-// says so; any other answer ends the backoff.
-func (m *memories) noteCapped(key string, policy *trafficv1alpha1.TrafficMigrationPolicy, k cappedKey, ev promcheck.Check, now time.Time, interval time.Duration) promcheck.Check {
+// noteCapped records a check's answer, made in the round evaluated at round, and
+// returns the check to record: an answer over the manager's limits starts or extends
+// the backoff of the policy's checks of its kind, and its message says so; an answer
+// within them from the cluster that started the backoff ends it.
+func (m *memories) noteCapped(key string, policy *trafficv1alpha1.TrafficMigrationPolicy, replacement bool, cluster string,
+	ev promcheck.Check, round time.Time, interval time.Duration) promcheck.Check {
 	m.with(key, func(mem *memory) {
+		r := mem.capped[replacement]
+		if r != nil && (r.uid != policy.UID || r.generation != policy.Generation) {
+			r = nil
+		}
 		if ev.Reason != trafficv1alpha1.ReasonAnswerTooLarge {
-			delete(mem.capped, k)
+			if r == nil || r.cluster == cluster {
+				delete(mem.capped, replacement)
+			}
 			return
 		}
-		r := mem.capped[k]
-		if r == nil || r.uid != policy.UID || r.generation != policy.Generation {
-			r = &cappedRun{uid: policy.UID, generation: policy.Generation}
+		if r == nil {
+			r = &cappedRun{uid: policy.UID, generation: policy.Generation, cluster: cluster}
 		}
-		r.answers++
-		backoff := cappedBackoff(interval, r.answers)
+		if !r.round.Equal(round) {
+			r.rounds++
+			r.round = round
+		}
+		backoff := cappedBackoff(interval, r.rounds)
 		// No time of day: a message changes only when a check says something new.
-		run := "this answer was"
-		if r.answers > 1 {
-			run = fmt.Sprintf("%d answers in a row were", r.answers)
+		ev.Message = fmt.Sprintf("cluster %s: %s; as the policy's clusters share the query, none of their checks is sent to Prometheus for %s "+
+			"(then less often, up to every %s, while answers stay over the limit), or until the spec changes",
+			cluster, ev.Message, backoff, maxCappedBackoff)
+		// The held-back checks repeat the answer of the cluster that started the run,
+		// whichever of a round's answers came first.
+		if r.cluster == cluster {
+			r.last = ev
 		}
-		ev.Message = fmt.Sprintf("%s; %s over the limit, so Prometheus is asked again in %s (then less often, up to every %s) or when the spec changes",
-			ev.Message, run, backoff, maxCappedBackoff)
-		r.last, r.next = ev, now.Add(backoff)
+		r.next = round.Add(backoff)
 		if mem.capped == nil {
-			mem.capped = map[cappedKey]*cappedRun{}
+			mem.capped = map[bool]*cappedRun{}
 		}
-		mem.capped[k] = r
+		mem.capped[replacement] = r
 	})
 	return ev
 }

@@ -35,70 +35,79 @@ func TestCappedBackoff(t *testing.T) {
 	}
 }
 
-// TestCappedChecks: a check whose answer is over the manager's limits is repeated
-// without asking Prometheus until its backoff ends, a second such answer doubles the
-// backoff, and an answer within the limits, a change of the spec or another policy of
-// the name end it. Each check backs off on its own.
+// TestCappedChecks: after an answer over the manager's limits, none of the policy's
+// checks of that kind is sent to Prometheus until the backoff ends: each is recorded
+// with the message of that answer and its own query. Answers of one round count once;
+// a second round with one doubles the backoff. Another cluster's answer within the
+// limits does not end it; the cluster's own does, and so do a change of the spec and
+// another policy of the name. Drain and replacement checks back off apart.
 func TestCappedChecks(t *testing.T) {
 	mem := newMemories()
 	policy := &trafficv1alpha1.TrafficMigrationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1", Generation: 1}}
-	c1, c1Replacement := cappedKey{cluster: "c1"}, cappedKey{cluster: "c1", replacement: true}
-	tooLarge := promcheck.Check{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonAnswerTooLarge, Message: "the answer is larger than 1048576 bytes"}
+	tooLarge := promcheck.Check{Result: trafficv1alpha1.EvaluationError, Reason: trafficv1alpha1.ReasonAnswerTooLarge, Message: "the answer is larger than 1048576 bytes", Query: "q1"}
+	pass := promcheck.Check{Result: trafficv1alpha1.EvaluationPass, Reason: trafficv1alpha1.ReasonQuerySucceeded, Value: "0", Query: "q2"}
 	t0 := time.Unix(1000, 0)
-
-	if _, ok := mem.cappedRepeat("ns/p", policy, c1, t0); ok {
-		t.Fatal("a check that never answered over the limits was repeated")
-	}
-	first := mem.noteCapped("ns/p", policy, c1, tooLarge, t0, time.Second)
-	if !strings.HasPrefix(first.Message, tooLarge.Message) || !strings.Contains(first.Message, "asked again in 2s") {
-		t.Errorf("the first answer over the limits says %q", first.Message)
-	}
-	repeatAt := func(k cappedKey, at time.Time) (promcheck.Check, bool) {
+	repeat := func(p *trafficv1alpha1.TrafficMigrationPolicy, replacement bool, at time.Time) (promcheck.Check, bool) {
 		t.Helper()
-		return mem.cappedRepeat("ns/p", policy, k, at)
-	}
-	if ev, ok := repeatAt(c1, t0.Add(time.Second)); !ok || ev != first {
-		t.Errorf("within the backoff the check was %v (repeated %v), want %v", ev, ok, first)
-	}
-	if _, ok := repeatAt(c1Replacement, t0.Add(time.Second)); ok {
-		t.Error("the replacement check of the cluster backs off with its drain check")
-	}
-	if _, ok := repeatAt(c1, t0.Add(2*time.Second)); ok {
-		t.Error("the check was repeated after its backoff")
+		return mem.cappedRepeat("ns/p", p, replacement, "q-other", at)
 	}
 
-	second := mem.noteCapped("ns/p", policy, c1, tooLarge, t0.Add(2*time.Second), time.Second)
-	if !strings.Contains(second.Message, "2 answers in a row") || !strings.Contains(second.Message, "asked again in 4s") {
-		t.Errorf("the second answer over the limits says %q", second.Message)
+	if _, ok := repeat(policy, false, t0); ok {
+		t.Fatal("a policy whose answers were never over the limits backs off")
 	}
-	if _, ok := repeatAt(c1, t0.Add(5*time.Second)); !ok {
-		t.Error("the second answer over the limits did not double the backoff")
+	first := mem.noteCapped("ns/p", policy, false, "c1", tooLarge, t0, time.Second)
+	for _, want := range []string{"cluster c1: the answer is larger than 1048576 bytes", "sent to Prometheus for 2s"} {
+		if !strings.Contains(first.Message, want) {
+			t.Errorf("the first answer over the limits says %q, want %q in it", first.Message, want)
+		}
+	}
+	// A second answer of the same round counts once.
+	mem.noteCapped("ns/p", policy, false, "c3", tooLarge, t0, time.Second)
+	ev, ok := repeat(policy, false, t0.Add(time.Second))
+	if !ok || ev.Result != trafficv1alpha1.EvaluationError || ev.Reason != trafficv1alpha1.ReasonAnswerTooLarge || ev.Message != first.Message || ev.Query != "q-other" || ev.Value != "" {
+		t.Errorf("another cluster's check within the backoff was %+v (repeated %v), want an AnswerTooLarge error with the first message and its own query", ev, ok)
+	}
+	if _, ok := repeat(policy, true, t0.Add(time.Second)); ok {
+		t.Error("the replacement checks back off with the drain checks")
+	}
+	if _, ok := repeat(policy, false, t0.Add(2*time.Second)); ok {
+		t.Error("a check was held back after the backoff")
 	}
 
-	// A new spec may hold a new query: it is asked at once.
+	// Another cluster's answer within the limits does not end the backoff.
+	mem.noteCapped("ns/p", policy, false, "c2", pass, t0.Add(2*time.Second), time.Second)
+	second := mem.noteCapped("ns/p", policy, false, "c1", tooLarge, t0.Add(2*time.Second), time.Second)
+	if !strings.Contains(second.Message, "for 4s") {
+		t.Errorf("the second round over the limits says %q, want a backoff of 4s", second.Message)
+	}
+	if _, ok := repeat(policy, false, t0.Add(5*time.Second)); !ok {
+		t.Error("the second round over the limits did not double the backoff")
+	}
+
+	// A new spec may hold a new query, and another policy of the name is another
+	// question: both are asked at once.
 	changed := policy.DeepCopy()
 	changed.Generation = 2
-	if _, ok := mem.cappedRepeat("ns/p", changed, c1, t0.Add(5*time.Second)); ok {
-		t.Error("the check was repeated for a changed spec")
+	if _, ok := repeat(changed, false, t0.Add(5*time.Second)); ok {
+		t.Error("a changed spec's checks were held back")
 	}
 	other := policy.DeepCopy()
 	other.UID = "u2"
-	if _, ok := mem.cappedRepeat("ns/p", other, c1, t0.Add(5*time.Second)); ok {
-		t.Error("the check was repeated for another policy of the name")
+	if _, ok := repeat(other, false, t0.Add(5*time.Second)); ok {
+		t.Error("another policy of the name's checks were held back")
 	}
 
-	// An answer within the limits ends the backoff.
-	pass := promcheck.Check{Result: trafficv1alpha1.EvaluationPass, Reason: trafficv1alpha1.ReasonQuerySucceeded}
-	if got := mem.noteCapped("ns/p", policy, c1, pass, t0.Add(6*time.Second), time.Second); got != pass {
-		t.Errorf("an answer within the limits was recorded as %v", got)
+	// The cluster that started it answering within the limits ends it.
+	if got := mem.noteCapped("ns/p", policy, false, "c1", pass, t0.Add(6*time.Second), time.Second); got != pass {
+		t.Errorf("an answer within the limits was recorded as %+v", got)
 	}
-	third := mem.noteCapped("ns/p", policy, c1, tooLarge, t0.Add(7*time.Second), time.Second)
-	if !strings.Contains(third.Message, "this answer was over") {
-		t.Errorf("an answer within the limits did not end the run: %q", third.Message)
+	third := mem.noteCapped("ns/p", policy, false, "c2", tooLarge, t0.Add(7*time.Second), time.Second)
+	if !strings.Contains(third.Message, "for 2s") {
+		t.Errorf("a run after the end of the last started at %q, want a backoff of 2s", third.Message)
 	}
 
 	mem.forget("ns/p")
-	if _, ok := repeatAt(c1, t0.Add(8*time.Second)); ok {
+	if _, ok := repeat(policy, false, t0.Add(8*time.Second)); ok {
 		t.Error("forget kept the backoff")
 	}
 }

@@ -197,20 +197,21 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	}
 	now := c.clock.Now().Truncate(time.Second)
 	type job struct {
-		cappedKey
-		spec *trafficv1alpha1.TrafficMigrationPolicySpec
-		into map[string]promcheck.Check
+		cluster     string
+		replacement bool
+		spec        *trafficv1alpha1.TrafficMigrationPolicySpec
+		into        map[string]promcheck.Check
 	}
 	jobs := make([]job, 0, len(due.draining)+len(due.replacements))
 	for _, cluster := range due.draining {
-		jobs = append(jobs, job{cappedKey{cluster: cluster}, &policy.Spec, out.draining})
+		jobs = append(jobs, job{cluster, false, &policy.Spec, out.draining})
 	}
 	replacement := policy.Spec.Replacement.Check()
 	for _, cluster := range due.replacements {
 		if replacement == nil {
 			break
 		}
-		jobs = append(jobs, job{cappedKey{cluster: cluster, replacement: true}, replacement, out.replacements})
+		jobs = append(jobs, job{cluster, true, replacement, out.replacements})
 	}
 	querier, problem := c.querierFor(ctx, policy)
 	if problem != nil {
@@ -226,15 +227,28 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	key, interval := keyOf(policy), decision.PolicyFromSpec(&policy.Spec).Interval
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	record := func(j job, ev promcheck.Check) {
+		c.metrics.evaluation(policy, &ev)
+		mu.Lock()
+		j.into[j.cluster] = ev
+		mu.Unlock()
+	}
+	// backingOff records the check of j without asking Prometheus while the policy's
+	// checks of its kind back off after an answer over the manager's limits
+	// (cappedRun), also one of this round's.
+	backingOff := func(j job, data promcheck.QueryData) bool {
+		query, _ := promcheck.ResolveQuery(j.spec, data)
+		ev, ok := c.memory.cappedRepeat(key, policy, j.replacement, query, now)
+		if ok {
+			record(j, ev)
+		}
+		return ok
+	}
 	// A round takes one of the manager's slots for each query, as its namespace's and
-	// its policy's fair share allows, but for the checks whose answers are over the
-	// manager's limits while they back off (cappedRun).
+	// its policy's fair share allows.
 	for _, j := range jobs {
-		if ev, ok := c.memory.cappedRepeat(key, policy, j.cappedKey, now); ok {
-			c.metrics.evaluation(policy, &ev)
-			mu.Lock()
-			j.into[j.cluster] = ev
-			mu.Unlock()
+		data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: j.cluster, Labels: clusterLabels[j.cluster]})
+		if backingOff(j, data) {
 			continue
 		}
 		asked := time.Now()
@@ -244,18 +258,17 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 			wg.Wait()
 			return out, now // the manager stops; the rest is checked after its restart
 		}
+		if backingOff(j, data) {
+			release()
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { release(); wg.Done() }()
-			data := promcheck.NewQueryData(policy, promcheck.ClusterInfo{Name: j.cluster, Labels: clusterLabels[j.cluster]})
 			start := time.Now()
 			ev := promcheck.Run(ctx, querier, j.spec, data, now)
 			c.metrics.queryDuration.Observe(since(start))
-			ev = c.memory.noteCapped(key, policy, j.cappedKey, ev, now, interval)
-			c.metrics.evaluation(policy, &ev)
-			mu.Lock()
-			j.into[j.cluster] = ev
-			mu.Unlock()
+			record(j, c.memory.noteCapped(key, policy, j.replacement, j.cluster, ev, now, interval))
 		}()
 	}
 	wg.Wait()

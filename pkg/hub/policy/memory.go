@@ -21,9 +21,9 @@ type memory struct {
 	round *round
 	// spacing is the last measure of the trafficShare series' sample spacing.
 	spacing *spacingMeasure
-	// capped are the checks whose last answers were over the manager's limits; nil
-	// when none.
-	capped map[cappedKey]*cappedRun
+	// capped are the backoffs of its drain checks (false) and replacement checks
+	// (true) after answers over the manager's limits; nil when none.
+	capped map[bool]*cappedRun
 	// nameServers are the rounds of name server queries; nil before the first.
 	nameServers *nsRounds
 	// programmedSince is, by cluster, when this manager first saw the target Gateway
