@@ -58,14 +58,14 @@ func cappedBackoff(interval time.Duration, n int) time.Duration {
 
 // cappedRepeat returns the check to record for a due check of the kind (replacement
 // or drain checks), without asking Prometheus, while the policy's checks of that kind
-// back off: an Error with the message of the last answer over the limits, and query,
-// the check's own resolved query.
-func (m *memories) cappedRepeat(key string, policy *trafficv1alpha1.TrafficMigrationPolicy, replacement bool, query string, now time.Time) (ev promcheck.Check, ok bool) {
+// back off: an Error with the message of the last answer over the limits, and no
+// value or query (the caller fills in the check's own query).
+func (m *memories) cappedRepeat(key string, policy *trafficv1alpha1.TrafficMigrationPolicy, replacement bool, now time.Time) (ev promcheck.Check, ok bool) {
 	m.with(key, func(mem *memory) {
 		r := mem.capped[replacement]
 		if r != nil && r.uid == policy.UID && r.generation == policy.Generation && now.Before(r.next) {
 			ev, ok = r.last, true
-			ev.Value, ev.Query = "", query
+			ev.Value, ev.Query = "", ""
 		}
 	})
 	return ev, ok

@@ -237,9 +237,9 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	// checks of its kind back off after an answer over the manager's limits
 	// (cappedRun), also one of this round's.
 	backingOff := func(j job, data promcheck.QueryData) bool {
-		query, _ := promcheck.ResolveQuery(j.spec, data)
-		ev, ok := c.memory.cappedRepeat(key, policy, j.replacement, query, now)
+		ev, ok := c.memory.cappedRepeat(key, policy, j.replacement, now)
 		if ok {
+			ev.Query, _ = promcheck.ResolveQuery(j.spec, data) // the row keeps its own query
 			record(j, ev)
 		}
 		return ok
