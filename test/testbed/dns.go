@@ -83,6 +83,13 @@ type DNSOptions struct {
 	Interval time.Duration
 	// LogQueries makes CoreDNS log every query it answers (its log plugin).
 	LogQueries bool
+	// RefuseWithdrawalOnce, a regular expression of record names, makes the engine
+	// refuse the first change that drops an address from each name it matches, for
+	// RefuseFor (default a minute, external-dns's --interval), while it writes the
+	// DNSEndpoints' observedGeneration all the same: the order of external-dns's CRD
+	// source and a provider that rejects or rate-limits a change.
+	RefuseWithdrawalOnce string
+	RefuseFor            time.Duration
 }
 
 // DNS is real DNS software run by the test bed: CoreDNS serving zones from etcd,
@@ -90,7 +97,8 @@ type DNSOptions struct {
 // writes the records of the DNSEndpoints (externaldns.k8s.io/v1alpha1) of a cluster,
 // as external-dns with --source=crd --provider=coredns does. A DNSEndpoint's
 // status.observedGeneration is its generation once its records are in etcd, which
-// CoreDNS reads at every query: from then on CoreDNS answers them.
+// CoreDNS reads at every query: from then on CoreDNS answers them (except for a change
+// refused by DNSOptions.RefuseWithdrawalOnce).
 type DNS struct {
 	// CoreDNS is the running CoreDNS.
 	CoreDNS *Process
@@ -170,6 +178,12 @@ func (b *Bed) StartDNS(ctx context.Context, opts DNSOptions) (_ *DNS, err error)
 	}
 	if opts.Namespace != "" {
 		args = append(args, "--namespace="+opts.Namespace)
+	}
+	if opts.RefuseWithdrawalOnce != "" {
+		args = append(args, "--refuse-withdrawal-once="+opts.RefuseWithdrawalOnce)
+		if opts.RefuseFor > 0 {
+			args = append(args, "--refuse-for="+opts.RefuseFor.String())
+		}
 	}
 	d.Feeder, err = b.startTracked(ctx, fmt.Sprintf("externaldns (dns-%d)", n), ProgramExternalDNS, dir, "externaldns",
 		[]string{"ETCD_URLS=" + b.EtcdURL}, dnsReadyTimeout, HTTPReady("http://"+hostPort(healthPort)+"/readyz"), args...)

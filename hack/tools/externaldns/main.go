@@ -23,7 +23,10 @@
 // status.observedGeneration when it reads the object, before the provider applied
 // anything. Here it is written after the pass applied the changes (or found none), so
 // that a client that waits for observedGeneration == generation knows the records of
-// that generation are in etcd.
+// that generation are in etcd. With --refuse-withdrawal-once, the first change that
+// drops an address from a name it matches is refused for --refuse-for while the
+// DNSEndpoints are marked read, which is external-dns's own order: a test bed's
+// provider that refuses or rate-limits a change.
 package main
 
 import (
@@ -36,6 +39,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -89,15 +94,25 @@ func main() {
 		namespace     = flag.String("namespace", "", "read the DNSEndpoints of this namespace only (default: all)")
 		corednsPrefix = flag.String("coredns-prefix", "/skydns/", "the etcd prefix of CoreDNS's etcd plugin (its path, between slashes)")
 		listen        = flag.String("listen", "", "address of /healthz and /readyz, ready once a first pass succeeded (default: none)")
+		refuseOnce    = flag.String("refuse-withdrawal-once", "", "a regular expression of record names: the first change that drops a target from one of them is refused, as a provider that rate-limits or rejects a change does, and applied --refuse-for later; the DNSEndpoints' observedGeneration is written all the same, as external-dns's CRD source does (default: none)")
+		refuseFor     = flag.Duration("refuse-for", time.Minute, "how long after its refusal a refused change is applied: external-dns tries again at its next --interval (one minute by default)")
 		domainFilter  stringList
 	)
 	flag.Var(&domainFilter, "domain-filter", "manage records of these domains only (repeatable, or comma-separated)")
 	flag.Parse()
 	log.SetFormatter(&log.TextFormatter{FullTimestamp: true})
+	var refuse *refusal
+	if *refuseOnce != "" {
+		re, err := regexp.Compile(*refuseOnce)
+		if err != nil {
+			log.Fatalf("--refuse-withdrawal-once: %v", err)
+		}
+		refuse = &refusal{names: re, delay: *refuseFor, until: map[string]time.Time{}}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *kubeconfig, *namespace, *listen, *interval, &externaldns.Config{
+	if err := run(ctx, *kubeconfig, *namespace, *listen, *interval, refuse, &externaldns.Config{
 		TXTOwnerID:    *ownerID,
 		CoreDNSPrefix: *corednsPrefix,
 		DomainFilter:  domainFilter,
@@ -116,10 +131,11 @@ type feeder struct {
 	registry     registry.Registry
 	domainFilter *endpoint.DomainFilter
 	managed      []string
+	refusal      *refusal
 	ready        atomic.Bool
 }
 
-func run(ctx context.Context, kubeconfig, namespace, listen string, interval time.Duration, cfg *externaldns.Config) error {
+func run(ctx context.Context, kubeconfig, namespace, listen string, interval time.Duration, refusal *refusal, cfg *externaldns.Config) error {
 	restConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -167,7 +183,7 @@ func run(ctx context.Context, kubeconfig, namespace, listen string, interval tim
 	}); err != nil {
 		return err
 	}
-	f := &feeder{client: client, store: informer.GetStore(), registry: reg, domainFilter: domainFilter, managed: cfg.ManagedDNSRecordTypes}
+	f := &feeder{client: client, store: informer.GetStore(), registry: reg, domainFilter: domainFilter, managed: cfg.ManagedDNSRecordTypes, refusal: refusal}
 
 	if listen != "" {
 		if err := f.serveHealth(ctx, listen); err != nil {
@@ -252,6 +268,9 @@ func (f *feeder) pass(ctx context.Context) error {
 		ManagedRecords: f.managed,
 		OwnerID:        f.registry.OwnerID(),
 	}).Calculate()
+	if f.refusal != nil {
+		f.refusal.hold(p.Changes, time.Now())
+	}
 	if p.Changes.HasChanges() {
 		if err := f.registry.ApplyChanges(ctx, p.Changes); err != nil {
 			return fmt.Errorf("apply changes: %w", err)
@@ -273,6 +292,59 @@ func (f *feeder) pass(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// refusal is a provider's refusal of one withdrawal per record name: the first change
+// that drops a target from a name it matches is held back for a while, and the
+// DNSEndpoints are marked read all the same, as external-dns's CRD source marks them
+// before the provider is called.
+type refusal struct {
+	names *regexp.Regexp
+	delay time.Duration
+	// until is, by record name, when its refused change may be applied.
+	until map[string]time.Time
+}
+
+// hold takes out of changes those of the names under refusal at now: a name whose
+// first withdrawal this is starts its refusal. An update is the pair of its old and
+// new endpoint, matched by name, type and set identifier.
+func (r *refusal) hold(changes *plan.Changes, now time.Time) {
+	key := func(ep *endpoint.Endpoint) string { return ep.DNSName + " " + ep.RecordType + " " + ep.SetIdentifier }
+	old := map[string]*endpoint.Endpoint{}
+	for _, ep := range changes.UpdateOld {
+		old[key(ep)] = ep
+	}
+	refuse := func(ep *endpoint.Endpoint, what string) {
+		if _, seen := r.until[ep.DNSName]; !seen && r.names.MatchString(ep.DNSName) {
+			r.until[ep.DNSName] = now.Add(r.delay)
+			log.Warnf("refused: %s %s %s, applied after %s", what, ep.DNSName, ep.RecordType, r.delay)
+		}
+	}
+	for _, ep := range changes.UpdateNew {
+		if o := old[key(ep)]; o != nil && drops(o.Targets, ep.Targets) {
+			refuse(ep, fmt.Sprintf("update %v -> %v of", o.Targets, ep.Targets))
+		}
+	}
+	for _, ep := range changes.Delete {
+		refuse(ep, "delete of")
+	}
+	held := func(ep *endpoint.Endpoint) bool {
+		until, ok := r.until[ep.DNSName]
+		return ok && now.Before(until)
+	}
+	changes.UpdateOld = slices.DeleteFunc(changes.UpdateOld, held)
+	changes.UpdateNew = slices.DeleteFunc(changes.UpdateNew, held)
+	changes.Delete = slices.DeleteFunc(changes.Delete, held)
+}
+
+// drops reports whether a target of old is not in new.
+func drops(old, new endpoint.Targets) bool {
+	for _, t := range old {
+		if !slices.Contains(new, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // desiredEndpoints takes the DNSEndpoints' endpoints as external-dns's CRD source does
