@@ -25,6 +25,9 @@ type GatewaySpokeOptions struct {
 	// ClusterLabels are the labels the metrics pipeline adds to every sample, as a
 	// per-cluster pipeline adds the cluster's name: {cluster: <name>}.
 	ClusterLabels map[string]string
+	// MetricsJobs are the pipeline's further jobs at cadences of their own
+	// (MetricsAgentOptions.Jobs).
+	MetricsJobs []MetricsJob
 }
 
 // PrepareGatewaySpoke does on a cluster with a node what its platform team does before
@@ -57,6 +60,7 @@ func (b *Bed) PrepareGatewaySpoke(ctx context.Context, cluster string, opts Gate
 	err = b.InstallMetricsAgent(ctx, cluster, MetricsAgentOptions{
 		Targets:        []string{traefik.MetricsTarget()},
 		ExternalLabels: opts.ClusterLabels,
+		Jobs:           opts.MetricsJobs,
 	})
 	if err != nil {
 		return nil, err

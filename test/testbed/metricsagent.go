@@ -7,7 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"time"
 
+	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,6 +47,26 @@ type MetricsAgentOptions struct {
 	ExternalLabels map[string]string
 	// Image is the Prometheus image. Default: $TESTBED_PROMETHEUS_IMAGE.
 	Image string
+	// Jobs are further scrape jobs of the same targets at cadences of their own, as
+	// production pipelines run them.
+	Jobs []MetricsJob
+}
+
+// MetricsJob is a scrape job of the agent's targets at a cadence of its own: its
+// samples carry job=<Name>, and leave through a remote write of their own. The
+// samples of the job "gateway" keep the cadence of the test bed (a scrape every
+// second, sent within a second).
+type MetricsJob struct {
+	// Name is the job's name, the label job of its samples; not "gateway".
+	Name string
+	// ScrapeInterval is how often it scrapes, e.g. 15s or 30s.
+	ScrapeInterval time.Duration
+	// BatchSendDeadline is the longest a sample waits in the remote write's queue,
+	// e.g. 5s (Prometheus's default).
+	BatchSendDeadline time.Duration
+	// KeepLabel and KeepRegex, when set, keep only the samples whose label KeepLabel
+	// matches KeepRegex (a metric relabelling's keep), e.g. one entry point's.
+	KeepLabel, KeepRegex string
 }
 
 // InstallMetricsAgent runs the metrics pipeline of a cluster with a node: a real
@@ -96,22 +119,41 @@ func (b *Bed) InstallMetricsAgent(ctx context.Context, cluster string, opts Metr
 	return c.WaitDeploymentAvailable(ctx, MetricsAgentNamespace, MetricsAgentName)
 }
 
-// metricsAgentConfig is the agent's prometheus.yml: one scrape job, the external
-// labels, and a remote write that sends within a second.
+// metricsAgentConfig is the agent's prometheus.yml: the job "gateway" every second,
+// the external labels, and a remote write that sends within a second; and each
+// further job with its own cadence and remote write.
 func metricsAgentConfig(opts MetricsAgentOptions, remoteWriteURL string) ([]byte, error) {
+	static := []map[string]any{{"targets": opts.Targets}}
+	scrapes := []map[string]any{{"job_name": "gateway", "static_configs": static}}
+	writes := []map[string]any{{
+		"name":                  "gateway",
+		"url":                   remoteWriteURL,
+		"queue_config":          map[string]any{"batch_send_deadline": "1s"},
+		"write_relabel_configs": []map[string]any{{"source_labels": []string{"job"}, "regex": "gateway", "action": "keep"}},
+	}}
+	for _, j := range opts.Jobs {
+		if j.Name == "" || j.Name == "gateway" || j.ScrapeInterval < time.Second || j.BatchSendDeadline <= 0 {
+			return nil, fmt.Errorf("metrics agent job %q: want a name other than gateway, a scrape interval of at least 1s and a send deadline", j.Name)
+		}
+		job := map[string]any{"job_name": j.Name, "scrape_interval": model.Duration(j.ScrapeInterval).String(), "static_configs": static}
+		if j.KeepLabel != "" {
+			job["metric_relabel_configs"] = []map[string]any{{"source_labels": []string{j.KeepLabel}, "regex": j.KeepRegex, "action": "keep"}}
+		}
+		scrapes = append(scrapes, job)
+		writes = append(writes, map[string]any{
+			"name":                  j.Name,
+			"url":                   remoteWriteURL,
+			"queue_config":          map[string]any{"batch_send_deadline": model.Duration(j.BatchSendDeadline).String()},
+			"write_relabel_configs": []map[string]any{{"source_labels": []string{"job"}, "regex": regexp.QuoteMeta(j.Name), "action": "keep"}},
+		})
+	}
 	cfg := map[string]any{
 		"global": map[string]any{
 			"scrape_interval": "1s",
 			"external_labels": opts.ExternalLabels,
 		},
-		"scrape_configs": []map[string]any{{
-			"job_name":       "gateway",
-			"static_configs": []map[string]any{{"targets": opts.Targets}},
-		}},
-		"remote_write": []map[string]any{{
-			"url":          remoteWriteURL,
-			"queue_config": map[string]any{"batch_send_deadline": "1s"},
-		}},
+		"scrape_configs": scrapes,
+		"remote_write":   writes,
 	}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
