@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,12 +100,43 @@ type sizes struct {
 	// DNSLagSeconds is how late the zone's second authoritative server serves each
 	// change of the first, as a secondary whose zone transfers come late.
 	DNSLagSeconds float64 `json:"dnsLagSeconds"`
+	// RefuseSeconds is how long the DNS engine holds back its first withdrawal of a
+	// lagging row's address, which it refuses once while it marks the DNSEndpoint
+	// read (external-dns tries again at its next interval, a minute by default).
+	RefuseSeconds float64 `json:"refuseSeconds"`
+	// Production are the production-cadence rows' pipelines and policies: agents that
+	// scrape every 15s or 30s and send within 5s, windows of four scrapes, checks every
+	// 30s; and the README's own policy.
+	Production []cadence `json:"production"`
+}
+
+// cadence is a row's own metrics pipeline and policy timings.
+type cadence struct {
+	Name                string  `json:"name"`
+	ScrapeSeconds       float64 `json:"scrapeSeconds"`
+	SendDeadlineSeconds float64 `json:"sendDeadlineSeconds"`
+	Window              string  `json:"window"`
+	IntervalSeconds     float64 `json:"intervalSeconds"`
+	Successes           int32   `json:"consecutiveSuccesses"`
+	MinDrainSeconds     float64 `json:"minDrainSeconds"`
+	MaxPercent          float64 `json:"maxPercent"`
+}
+
+// pipelineDelay is what the pipeline and the policy take by themselves to see a
+// drain done: a window of four scrapes, then consecutiveSuccesses checks.
+func (c cadence) pipelineDelay() time.Duration {
+	window, err := time.ParseDuration(c.Window)
+	if err != nil {
+		panic(err)
+	}
+	return window + time.Duration(c.Successes)*seconds(c.IntervalSeconds)
 }
 
 var (
 	short = sizes{Mode: "short", Clients: 8, RequestEverySeconds: 0.5, ShortTTLSeconds: [2]float64{1, 3}, LongTTLSeconds: [2]float64{6, 6},
 		LongClients: 1, Seed: 1, RecordTTLSeconds: 1, Window: "4s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 3,
-		ShortTimerSeconds: 3, LongTimerSeconds: 12, OracleTimerSeconds: 10, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6, DNSLagSeconds: 5}
+		ShortTimerSeconds: 3, LongTimerSeconds: 12, OracleTimerSeconds: 10, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6, DNSLagSeconds: 5, RefuseSeconds: 5,
+		Production: []cadence{{Name: "tm1dns-scrape3", ScrapeSeconds: 3, SendDeadlineSeconds: 2, Window: "12s", IntervalSeconds: 3, Successes: 2, MinDrainSeconds: 3, MaxPercent: 1}}}
 	// full is the demo's migration: 40 clients, TTLs of 2-20s and four of 40-60s, a 5s
 	// window checked every 2s, 3 checks in a row, 30s minimum drain. Each client sends
 	// a request a second (the demo's send five), as sixteen migrations run at once.
@@ -112,8 +144,17 @@ var (
 	// Unbound keeps answers for at least 60s, as resolvers that raise short TTLs do.
 	full = sizes{Mode: "full", Clients: 40, RequestEverySeconds: 1, ShortTTLSeconds: [2]float64{2, 20}, LongTTLSeconds: [2]float64{40, 60},
 		LongClients: 4, Seed: 1, RecordTTLSeconds: 5, Window: "5s", IntervalSeconds: 2, Successes: 3, MinDrainSeconds: 30,
-		ShortTimerSeconds: 30, LongTimerSeconds: 90, OracleTimerSeconds: 65, FixedTimerSeconds: 600, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60, DNSLagSeconds: 45}
+		ShortTimerSeconds: 30, LongTimerSeconds: 90, OracleTimerSeconds: 65, FixedTimerSeconds: 600, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60, DNSLagSeconds: 45, RefuseSeconds: 60,
+		Production: []cadence{
+			{Name: "tm1dns-scrape15", ScrapeSeconds: 15, SendDeadlineSeconds: 5, Window: "60s", IntervalSeconds: 30, Successes: 3, MinDrainSeconds: 30, MaxPercent: 1},
+			{Name: "tm1dns-scrape30", ScrapeSeconds: 30, SendDeadlineSeconds: 5, Window: "120s", IntervalSeconds: 30, Successes: 3, MinDrainSeconds: 30, MaxPercent: 1},
+			// The README's first policy, on a pipeline that scrapes every 30s.
+			{Name: "readme-scrape30", ScrapeSeconds: 30, SendDeadlineSeconds: 5, Window: "5m", IntervalSeconds: 30, Successes: 3, MinDrainSeconds: 120, MaxPercent: 5},
+		}}
 )
+
+// FullSize reports whether these are the sizes of make bench.
+func (sz sizes) FullSize() bool { return sz.Mode == full.Mode }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
@@ -138,14 +179,19 @@ type row struct {
 	// The clients' world: pooled clients are Go's net/http clients, which resolve
 	// only when they dial (clients.Config.Pooled), and keepAlive is Traefik's
 	// keepAliveMaxTime on the row's entry point (zero: none, Traefik's default);
-	// viaResolver clients ask a caching Unbound in front of CoreDNS.
-	pooled      bool
-	keepAlive   time.Duration
-	viaResolver bool
+	// with a resolver, the clients ask that caching resolver in front of CoreDNS.
+	pooled    bool
+	keepAlive time.Duration
+	resolver  *testbed.ResolverOptions
+	// cadence, when set, is the row's own metrics pipeline (a job of the spokes'
+	// agents at a production cadence) and its policy's timings.
+	cadence *cadence
 	// lagging: the zone has a second authoritative server that serves every change
 	// DNSLagSeconds late, which the clients ask for every other lookup, and the policy
 	// verifies withdrawals against both (or, with verifyMode ExternalDNS, against
 	// neither).
+	// The DNS engine also refuses its first withdrawal of a lagging row's address
+	// for RefuseSeconds, while it marks the DNSEndpoint read.
 	lagging    bool
 	verifyMode trafficv1alpha1.DNSVerificationMode
 	// the clients, and what was seen of the row during the run
@@ -156,6 +202,24 @@ type row struct {
 	// lagging rows: when the lagging server let go of cluster1, and the policy's
 	// dnsWithdrawalTime of cluster1, its drain clock's start.
 	secondaryWithdrawn, clock time.Time
+}
+
+// honoursTTL reports whether the row's clients leave cluster1 as the TTL of the DNS
+// its drain clock follows says: not pinned, behind no resolver that keeps answers
+// longer than their TTL, and with the clock not started by external-dns's word while
+// a server lags.
+func (r *row) honoursTTL() bool {
+	keeps := r.resolver != nil && (r.resolver.MinTTL > 0 || r.resolver.ServeExpired)
+	return !r.pinned() && !keeps && !(r.lagging && r.verifyMode == trafficv1alpha1.DNSVerifyExternalDNS)
+}
+
+// job is the row's scrape job on the spokes' agents: its own at a production
+// cadence, or the bed's every second.
+func (r *row) job() string {
+	if r.cadence != nil {
+		return "gateway-" + r.name
+	}
+	return "gateway"
 }
 
 // pinned reports whether the row's clients never leave the connections they have:
@@ -195,6 +259,11 @@ func (r *row) workloadPlacement() string {
 // rows are the strategies, each on an entry point of its own: Traefik counts each
 // row's requests apart.
 func rows(sz sizes) []*row {
+	minTTL := seconds(sz.ResolverMinTTLSeconds)
+	unboundDefaults := testbed.ResolverOptions{Kind: testbed.Unbound}
+	unboundMinTTL := testbed.ResolverOptions{Kind: testbed.Unbound, MinTTL: minTTL}
+	unboundStale := testbed.ResolverOptions{Kind: testbed.Unbound, ServeExpired: true}
+	dnsmasqMinTTL := testbed.ResolverOptions{Kind: testbed.Dnsmasq, MinTTL: minTTL}
 	policy := fmt.Sprintf("trafficShare under %%g%%%% on a %s window, checked every %gs, %d checks in a row, minDrainDuration %gs",
 		sz.Window, sz.IntervalSeconds, sz.Successes, sz.MinDrainSeconds)
 	rs := []*row{
@@ -211,23 +280,42 @@ func rows(sz sizes) []*row {
 		{name: "tm1", follows: followsProxy, percent: 1, setup: "traffic-migration: the proxy keeps cluster1 until " + fmt.Sprintf(policy, 1.0)},
 		{name: "tm1dns", follows: followsProxy, percent: 1, specDNS: true,
 			setup: "traffic-migration with spec.dns: the manager publishes DNS, and minDrainDuration counts from DNS's withdrawal; " + fmt.Sprintf(policy, 1.0)},
-		// The worlds of users' clients: pooled connections, caching resolvers.
+		// The worlds of users' clients: pooled connections, caching resolvers
+		// (Unbound and dnsmasq, as Debian packages them).
 		{name: "tm1dns-pinned", follows: followsProxy, percent: 1, specDNS: true, pooled: true,
 			setup: "traffic-migration with spec.dns, pooled clients (Go net/http, default keep-alive: they resolve only when they dial), Traefik without keepAliveMaxTime: the drain is to be reported stalled; " + fmt.Sprintf(policy, 1.0)},
 		{name: "tm1dns-pooled", follows: followsProxy, percent: 1, specDNS: true, pooled: true, keepAlive: seconds(sz.KeepAliveMaxTimeSeconds),
 			setup: fmt.Sprintf("traffic-migration with spec.dns, pooled clients, Traefik keepAliveMaxTime %gs on the entry point; ", sz.KeepAliveMaxTimeSeconds) + fmt.Sprintf(policy, 1.0)},
 		{name: "timer-pinned", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), pooled: true,
 			setup: fmt.Sprintf("fixed timer (%gs) with pooled clients, Traefik without keepAliveMaxTime", sz.ShortTimerSeconds)},
-		{name: "tm1dns-unbound", follows: followsProxy, percent: 1, specDNS: true, viaResolver: true,
-			setup: fmt.Sprintf("traffic-migration with spec.dns, the clients asking Unbound with cache-min-ttl %gs in front of CoreDNS; ", sz.ResolverMinTTLSeconds) + fmt.Sprintf(policy, 1.0)},
-		{name: "timer-unbound", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), viaResolver: true,
-			setup: fmt.Sprintf("fixed timer (%gs), the clients asking Unbound with cache-min-ttl %gs", sz.ShortTimerSeconds, sz.ResolverMinTTLSeconds)},
+		{name: "tm1dns-unbound", follows: followsProxy, percent: 1, specDNS: true, resolver: &unboundMinTTL,
+			setup: fmt.Sprintf("traffic-migration with spec.dns, the clients asking %s in front of CoreDNS; ", unboundMinTTL) + fmt.Sprintf(policy, 1.0)},
+		{name: "timer-unbound", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), resolver: &unboundMinTTL,
+			setup: fmt.Sprintf("fixed timer (%gs), the clients asking %s", sz.ShortTimerSeconds, unboundMinTTL)},
+		{name: "tm1dns-ub-stale", follows: followsProxy, percent: 1, specDNS: true, resolver: &unboundStale,
+			setup: fmt.Sprintf("traffic-migration with spec.dns, the clients asking %s (it answers from its cache after the TTL, and refreshes behind); ", unboundStale) + fmt.Sprintf(policy, 1.0)},
+		{name: "tm1dns-dnsmasq", follows: followsProxy, percent: 1, specDNS: true, resolver: &dnsmasqMinTTL,
+			setup: fmt.Sprintf("traffic-migration with spec.dns, the clients asking %s in front of CoreDNS; ", dnsmasqMinTTL) + fmt.Sprintf(policy, 1.0)},
 		// DNS that lags: its drain clock starts when the last authoritative server let
 		// go, or, by external-dns's word alone, before.
 		{name: "tm1dns-lag", follows: followsProxy, percent: 1, specDNS: true, lagging: true,
-			setup: fmt.Sprintf("traffic-migration with spec.dns, the zone's second authoritative server %gs late (verify: Authoritative, both servers); ", sz.DNSLagSeconds) + fmt.Sprintf(policy, 1.0)},
+			setup: fmt.Sprintf("traffic-migration with spec.dns, the DNS engine refusing the withdrawal once (applied %gs later, the DNSEndpoint marked read at once), the zone's second authoritative server %gs late (verify: Authoritative, both servers); ",
+				sz.RefuseSeconds, sz.DNSLagSeconds) + fmt.Sprintf(policy, 1.0)},
 		{name: "tm1dns-lag-edns", follows: followsProxy, percent: 1, specDNS: true, lagging: true, verifyMode: trafficv1alpha1.DNSVerifyExternalDNS,
 			setup: "the same, with verify mode ExternalDNS: the drain clock starts when external-dns has read the change; " + fmt.Sprintf(policy, 1.0)},
+	}
+	for _, c := range sz.Production {
+		rs = append(rs, &row{name: c.Name, follows: followsProxy, percent: c.MaxPercent, specDNS: true, cadence: &c,
+			setup: fmt.Sprintf("traffic-migration with spec.dns at a production cadence: the agents scrape every %gs and send within %gs; trafficShare under %g%% on a %s window, checked every %gs, %d checks in a row, minDrainDuration %gs",
+				c.ScrapeSeconds, c.SendDeadlineSeconds, c.MaxPercent, c.Window, c.IntervalSeconds, c.Successes, c.MinDrainSeconds)})
+	}
+	if sz.FullSize() {
+		// At full size only: the resolvers' defaults, and a timer behind dnsmasq.
+		rs = append(rs,
+			&row{name: "tm1dns-ub-dflt", follows: followsProxy, percent: 1, specDNS: true, resolver: &unboundDefaults,
+				setup: fmt.Sprintf("traffic-migration with spec.dns, the clients asking %s in front of CoreDNS; ", unboundDefaults) + fmt.Sprintf(policy, 1.0)},
+			&row{name: "timer-dnsmasq", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), resolver: &dnsmasqMinTTL,
+				setup: fmt.Sprintf("fixed timer (%gs), the clients asking %s", sz.ShortTimerSeconds, dnsmasqMinTTL)})
 	}
 	if sz.FixedTimerSeconds > 0 {
 		rs = append(rs, &row{name: "timer-600", follows: followsTimer, timer: seconds(sz.FixedTimerSeconds),
@@ -236,11 +324,11 @@ func rows(sz sizes) []*row {
 	return rs
 }
 
-// TestStrategies moves thirteen Gateways (fourteen at full size) from cluster1 to
-// cluster2 at the same moment,
-// each a different way or in a different world of clients (caching clients, pooled
-// ones with and without a bound on their connections' lifetime, clients behind a
-// caching resolver), each with the same seeded clients, and counts what they saw.
+// TestStrategies moves a Gateway per row (rows) from cluster1 to cluster2, all at the
+// same moment, each a different way or in a different world (caching clients, pooled
+// ones with and without a bound on their connections' lifetime, clients behind
+// caching resolvers, DNS that lags and refuses, metrics pipelines at a production
+// cadence), each with the same seeded clients, and counts what they saw.
 // Every row's DNS follows its real Placement on the same DNS software: the manager
 // publishes it for the row with spec.dns, and for the others a follower does what a
 // user's DNS automation does (see dnsFollower). The benchmark fails only when the
@@ -288,13 +376,20 @@ func TestStrategies(t *testing.T) {
 	dns, secondary := prepareHub(t, h, sz, rs)
 	defer dns.Stop()
 	defer secondary.Stop()
-	// The resolver rows' clients ask a caching Unbound in front of CoreDNS, which keeps
-	// each answer for at least ResolverMinTTLSeconds.
-	unbound, err := bed.StartResolver(ctx, dns, testbed.ResolverOptions{Kind: testbed.Unbound, MinTTL: seconds(sz.ResolverMinTTLSeconds)})
-	if err != nil {
-		t.Fatal(err)
+	// The resolver rows' clients ask a caching resolver in front of CoreDNS: one of
+	// each kind and setting, shared by the rows that have it.
+	resolvers := map[testbed.ResolverOptions]*testbed.Resolver{}
+	for _, r := range rs {
+		if r.resolver == nil || resolvers[*r.resolver] != nil {
+			continue
+		}
+		res, err := bed.StartResolver(ctx, dns, *r.resolver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Stop()
+		resolvers[*r.resolver] = res
 	}
-	defer unbound.Stop()
 	follower := startDNSFollower(t, h, traefik, seconds(sz.RecordTTLSeconds), rs)
 
 	// Every row's name answers cluster1's Gateway before its clients start.
@@ -333,20 +428,20 @@ func TestStrategies(t *testing.T) {
 		clients.TTLRange{Min: seconds(sz.LongTTLSeconds[0]), Max: seconds(sz.LongTTLSeconds[1])}, sz.LongClients)
 	for _, r := range rs {
 		hostname := r.hostname() + "."
-		resolvers := []*net.Resolver{dns.Resolver()}
+		asked := []*net.Resolver{dns.Resolver()}
 		switch {
-		case r.viaResolver:
-			resolvers = []*net.Resolver{unbound.Resolver()}
+		case r.resolver != nil:
+			asked = []*net.Resolver{resolvers[*r.resolver].Resolver()}
 		case r.lagging:
 			// Each lookup asks one of the zone's two servers, in turn, as a recursive
 			// resolver spreads its queries over a zone's name servers.
-			resolvers = append(resolvers, secondary.Resolver())
+			asked = append(asked, secondary.Resolver())
 		}
 		var lookups atomic.Uint64
 		r.clients = clients.NewFleet(clients.Config{Hostname: r.hostname(), TTLs: ttls, Every: seconds(sz.RequestEverySeconds), Port: r.port, Seed: sz.Seed,
 			Pooled: r.pooled,
 			Lookup: func(ctx context.Context) ([]netip.Addr, error) {
-				resolver := resolvers[int(lookups.Add(1)%uint64(len(resolvers)))]
+				resolver := asked[int(lookups.Add(1)%uint64(len(asked)))]
 				addrs, err := resolver.LookupNetIP(ctx, "ip4", hostname)
 				for i := range addrs {
 					addrs[i] = addrs[i].Unmap()
@@ -519,8 +614,7 @@ func TestStrategies(t *testing.T) {
 		if d := r.stalled.Sub(r.withdrawn); r.pinned() && !r.stalled.IsZero() && d > stallBound(sz) {
 			t.Errorf("%s: the drain was reported stalled %.1fs after DNS's withdrawal, later than %s", r.name, d.Seconds(), stallBound(sz))
 		}
-		honest := !r.pinned() && !r.viaResolver && !(r.lagging && r.verifyMode == trafficv1alpha1.DNSVerifyExternalDNS)
-		if honest && !r.stalled.IsZero() {
+		if r.honoursTTL() && !r.stalled.IsZero() {
 			t.Errorf("%s: the drain was reported stalled %.0fs after DNS's withdrawal although its clients moved", r.name, r.stalled.Sub(r.withdrawn).Seconds())
 		}
 	}
@@ -627,6 +721,13 @@ func report(rep *benchreport.Report, sz sizes, rs []*row, longest time.Duration)
 				ratio := r.gone.Sub(r.withdrawn).Seconds() / f.Seconds()
 				realized = fmt.Sprintf("%.2f", ratio)
 				rep.Add(b, r.name, "(removal − DNS withdrawal) / (clients off cluster1 − DNS withdrawal)", ratio, "", "")
+				// At a production cadence the pipeline and the policy take time of
+				// their own to see any drain done; the goal is on the rest.
+				if c := r.cadence; c != nil {
+					net := (r.gone.Sub(r.withdrawn) - c.pipelineDelay()).Seconds() / f.Seconds()
+					realized += fmt.Sprintf(" (%.2f less the pipeline's %.0fs)", net, c.pipelineDelay().Seconds())
+					rep.Add(b, r.name, "(removal − DNS withdrawal − the pipeline's delay: a window and consecutiveSuccesses intervals) / (clients off cluster1 − DNS withdrawal)", net, "", "≤ 1.5")
+				}
 			}
 		}
 		if !r.stalled.IsZero() {
@@ -680,16 +781,21 @@ func orNone(names []string) string {
 func prepareSpokes(t *testing.T, rs []*row) map[string]*testbed.Traefik {
 	ctx := t.Context()
 	entryPoints, keepAlive := map[string]int{}, map[string]time.Duration{}
+	var jobs []testbed.MetricsJob
 	for _, r := range rs {
 		entryPoints[r.name] = r.port
 		if r.keepAlive > 0 {
 			keepAlive[r.name] = r.keepAlive
 		}
+		if r.cadence != nil {
+			jobs = append(jobs, testbed.MetricsJob{Name: r.job(), ScrapeInterval: seconds(r.cadence.ScrapeSeconds),
+				BatchSendDeadline: seconds(r.cadence.SendDeadlineSeconds), KeepLabel: "entrypoint", KeepRegex: regexp.QuoteMeta(r.name)})
+		}
 	}
 	traefik := map[string]*testbed.Traefik{}
 	for _, c := range []string{cluster1, cluster2} {
 		tr, err := bed.PrepareGatewaySpoke(ctx, c, testbed.GatewaySpokeOptions{Traefik: testbed.TraefikOptions{EntryPoints: entryPoints, KeepAliveMaxTime: keepAlive},
-			Namespace: namespace, Backend: backendName, ClusterLabels: map[string]string{clusterLabel: c}})
+			Namespace: namespace, Backend: backendName, ClusterLabels: map[string]string{clusterLabel: c}, MetricsJobs: jobs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -711,7 +817,16 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) (*testbed.D
 	}
 	// The zone's DNS first: the policies with spec.dns ask its CoreDNS whether it let
 	// go of a cluster (spec.dns.verify.nameservers).
-	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{dnsZone}, Namespace: namespace, OwnerID: "strategies"})
+	// Its engine refuses its first withdrawal of a lagging row's address for a while,
+	// and marks the DNSEndpoint read all the same.
+	var lagging []string
+	for _, r := range rs {
+		if r.lagging {
+			lagging = append(lagging, regexp.QuoteMeta(r.hostname()))
+		}
+	}
+	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{dnsZone}, Namespace: namespace, OwnerID: "strategies",
+		RefuseWithdrawalOnce: "^(" + strings.Join(lagging, "|") + ")$", RefuseFor: seconds(sz.RefuseSeconds)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -792,10 +907,15 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) (*testbed.D
 }
 
 // policy is the TrafficMigrationPolicy of a traffic-migration row: trafficShare on
-// Traefik's counter of the row's entry point, and with spec.dns, nameservers (the
-// bed's CoreDNS, and for a lagging row its secondary) the zone's authoritative
-// servers that confirm a withdrawal.
+// Traefik's counter of the row's entry point, from the row's scrape job, with the
+// run's timings or the row's cadence; and with spec.dns, nameservers (the bed's
+// CoreDNS, and for a lagging row its secondary) the zone's authoritative servers that
+// confirm a withdrawal.
 func policy(sz sizes, r *row, nameservers []string) *trafficv1alpha1.TrafficMigrationPolicy {
+	window, interval, successes, minDrain := sz.Window, sz.IntervalSeconds, sz.Successes, sz.MinDrainSeconds
+	if c := r.cadence; c != nil {
+		window, interval, successes, minDrain = c.Window, c.IntervalSeconds, c.Successes, c.MinDrainSeconds
+	}
 	p := &trafficv1alpha1.TrafficMigrationPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: namespace},
 		Spec: trafficv1alpha1.TrafficMigrationPolicySpec{
@@ -803,12 +923,12 @@ func policy(sz sizes, r *row, nameservers []string) *trafficv1alpha1.TrafficMigr
 			TargetRef:        trafficv1alpha1.GatewayReference{Group: gatewayv1.GroupName, Kind: "Gateway", Name: r.gateway(), Namespace: namespace},
 			PrometheusSecret: trafficv1alpha1.SecretReference{Name: secretName},
 			TrafficShare: &trafficv1alpha1.TrafficShare{
-				Metric: requestsMetric, Selector: fmt.Sprintf("entrypoint=%q", r.name), ClusterLabel: clusterLabel,
-				Window: sz.Window, MaxPercent: r.percent,
+				Metric: requestsMetric, Selector: fmt.Sprintf("entrypoint=%q,job=%q", r.name, r.job()), ClusterLabel: clusterLabel,
+				Window: window, MaxPercent: r.percent,
 			},
-			Interval:             &metav1.Duration{Duration: seconds(sz.IntervalSeconds)},
-			ConsecutiveSuccesses: sz.Successes,
-			MinDrainDuration:     &metav1.Duration{Duration: seconds(sz.MinDrainSeconds)},
+			Interval:             &metav1.Duration{Duration: seconds(interval)},
+			ConsecutiveSuccesses: successes,
+			MinDrainDuration:     &metav1.Duration{Duration: seconds(minDrain)},
 		},
 	}
 	if r.specDNS {
