@@ -28,6 +28,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 	"open-cluster-management.io/traffic-migration/test/benchreport"
+	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
 // neighbourSizes are the knobs of the noisy-neighbour benchmark.
@@ -259,13 +260,9 @@ func (h *hostilePrometheus) switchTo(t testing.TB, a hostileAnswer, n int64, wit
 	t.Helper()
 	h.answer.Store(int32(a))
 	from := h.answered[a].Load()
-	deadline := time.Now().Add(within)
-	for h.answered[a].Load()-from < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("the hostile Prometheus gave %d answers %s in %s, want %d", h.answered[a].Load()-from, a, within, n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testbed.EventuallyTrue(t, within, fmt.Sprintf("the hostile Prometheus giving %d answers %s", n, a), func() bool {
+		return h.answered[a].Load()-from >= n
+	})
 }
 
 // cappedBackoffCeiling is the longest the manager holds back a policy's checks after
