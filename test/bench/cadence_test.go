@@ -106,7 +106,7 @@ func measureCadence(t *testing.T, cs cadenceSizes, interval time.Duration, mgr *
 	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the recorded Prometheus's Secret: %v", err)
 	}
-	policies := f.failingDrains(t, traffic, cs.Policies, cs.Groups, interval, secret.Name)
+	policies := f.failingDrains(t, traffic, cs.Policies, cs.Groups, interval, 0, secret.Name)
 	checks.recording(true)
 	m0, _ := mgr.sample(t)
 	start := time.Now()

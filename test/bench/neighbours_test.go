@@ -292,7 +292,10 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(ctx, slow, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the delayed Prometheus's Secret: %v", err)
 	}
-	policies := f.failingDrains(t, traffic, ns.Policies, ns.Groups, interval, slow.Name)
+	// The well-behaved drains start spread over an interval, so that their checks
+	// are not all due in the same moment: the baseline is then not a burst of 100
+	// checks every interval.
+	policies := f.failingDrains(t, traffic, ns.Policies, ns.Groups, interval, interval, slow.Name)
 	policies.waitAll(t, ns.Policies, 10*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		if p.Status.DrainingClusters != 1 {
 			return false
@@ -480,9 +483,11 @@ func joinInts(xs []int) string {
 // of 2 clusters (a and b of one of groups pairs, shared) and with the given interval
 // and Prometheus Secret ("" for the fleet's), and moves each Placement to its b
 // cluster. Each policy keeps half of its traffic on the cluster that leaves, so its
-// checks fail and it drains for the whole benchmark. It returns the watch of the
-// policies, once every one lists both clusters and the Placements have moved.
-func (f *fleet) failingDrains(t *testing.T, traffic *trafficSource, n, groups int, interval time.Duration, secret string) *policyWatch {
+// checks fail and it drains for the whole benchmark. The moves are spread evenly
+// over spread (0: all at once), as the drains of users' policies do not start in the
+// same millisecond: a drain's checks keep the phase of its start. It returns the watch
+// of the policies, once every one lists both clusters and the Placements have moved.
+func (f *fleet) failingDrains(t *testing.T, traffic *trafficSource, n, groups int, interval, spread time.Duration, secret string) *policyWatch {
 	ctx := t.Context()
 	pair := func(i int) string { return fmt.Sprintf("%s-p%d", f.ns, i) }
 	cluster := func(g int, side string) string { return fmt.Sprintf("%s-%d%s", f.ns, g, side) }
@@ -513,7 +518,15 @@ func (f *fleet) failingDrains(t *testing.T, traffic *trafficSource, n, groups in
 	policies.waitAll(t, n, 10*time.Minute, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {
 		return p.Status.ActiveClusters == 2
 	})
+	start := time.Now()
 	parallel(t, n, func(i int) error {
+		at := time.NewTimer(time.Until(start.Add(spread * time.Duration(i) / time.Duration(n))))
+		defer at.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-at.C:
+		}
 		return f.selectClusters(ctx, fmt.Sprintf("d-%d", i), map[string]string{"fleet": f.ns, "dgroup": group(i), "side": "b"})
 	})
 	return policies
