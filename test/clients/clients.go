@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -136,10 +137,23 @@ func (c *client) resolve(fresh bool) (netip.Addr, error) {
 	return c.cached, nil
 }
 
-// holding is the address the client's cache holds now.
+// holding is the address the client's cache holds now (a pooled client's, the
+// address it last dialed).
 func (c *client) holding() netip.Addr {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.cached
+}
+
+// bound is the address the client's next request is bound to whatever DNS says now:
+// its cached answer until it expires (then the request asks DNS again), or a pooled
+// client's connection's.
+func (c *client) bound() netip.Addr {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.pooled && !time.Now().Before(c.expires) {
+		return netip.Addr{}
+	}
 	return c.cached
 }
 
@@ -303,6 +317,9 @@ type Config struct {
 	TTLs []time.Duration
 	// Every is the interval between two requests of a client.
 	Every time.Duration
+	// Everies, when set, are the clients' own intervals, one per TTL (ZipfEvery),
+	// in place of Every.
+	Everies []time.Duration
 	// Lookup resolves Hostname.
 	Lookup LookupFunc
 	// Port is the gateway's port.
@@ -326,13 +343,17 @@ func NewFleet(cfg Config) *Fleet {
 		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
 	}
 	for i, ttl := range cfg.TTLs {
+		every := cfg.Every
+		if i < len(cfg.Everies) {
+			every = cfg.Everies[i]
+		}
 		transport := &http.Transport{
 			DialContext:         (&net.Dialer{Timeout: RequestTimeout}).DialContext,
 			MaxIdleConnsPerHost: 1,
 			IdleConnTimeout:     10 * time.Second,
 		}
 		c := &client{
-			id: i + 1, hostname: cfg.Hostname, ttl: ttl, every: cfg.Every, port: strconv.Itoa(cfg.Port),
+			id: i + 1, hostname: cfg.Hostname, ttl: ttl, every: every, port: strconv.Itoa(cfg.Port),
 			lookup: cfg.Lookup, stats: f.stats, pooled: cfg.Pooled,
 		}
 		if cfg.Pooled {
@@ -423,6 +444,32 @@ func TTLs(n int, short, long TTLRange, nLong int) []time.Duration {
 	}
 	spread(n-nLong, short)
 	spread(nLong, long)
+	return out
+}
+
+// Bound counts the clients by the address their next request is bound to whatever
+// DNS answers now: a cached answer that has not expired, or a pooled connection's. A
+// client whose answer expired asks DNS at its next request, and counts under no
+// address: a rare caller's stale cache reaches no cluster.
+func (f *Fleet) Bound() map[netip.Addr]int {
+	out := map[netip.Addr]int{}
+	for _, c := range f.clients {
+		if a := c.bound(); a.IsValid() {
+			out[a]++
+		}
+	}
+	return out
+}
+
+// ZipfEvery returns the request intervals of n light clients whose rates follow
+// Zipf's law, as the callers of a public name do: the k-th sends every first × k^s,
+// so that a few send often and most rarely (s = 1: the 1,000th sends a thousandth as
+// often as the first).
+func ZipfEvery(n int, first time.Duration, s float64) []time.Duration {
+	out := make([]time.Duration, n)
+	for k := range n {
+		out[k] = time.Duration(float64(first) * math.Pow(float64(k+1), s))
+	}
 	return out
 }
 

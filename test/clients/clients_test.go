@@ -32,6 +32,38 @@ func TestClientTTLs(t *testing.T) {
 	}
 }
 
+func TestZipfEvery(t *testing.T) {
+	got := ZipfEvery(4, time.Second, 1)
+	want := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("client %d: every %s, want %s", i+1, got[i], want[i])
+		}
+	}
+	if got := ZipfEvery(3, time.Second, 0.5); got[2].Round(time.Millisecond) != 1732*time.Millisecond {
+		t.Errorf("ZipfEvery(3, 1s, 0.5): the third every %s, want 1.732s", got[2])
+	}
+}
+
+// TestBoundIgnoresExpiredAnswers: a rare caller keeps its answer in its cache after
+// the answer's TTL, but its next request asks DNS: it is bound to no address.
+func TestBoundIgnoresExpiredAnswers(t *testing.T) {
+	g := startGateways(t, "one")
+	ip1, answer, port := g.ips[0], g.answer, g.port
+	// The first client's answer expires within 50ms; the second's in an hour. Neither
+	// sends a request within the test (every hour, from a random moment of it).
+	f := NewFleet(Config{Hostname: testHostname, TTLs: []time.Duration{50 * time.Millisecond, time.Hour},
+		Everies: []time.Duration{time.Hour, time.Hour}, Lookup: answer.Lookup, Port: port, Seed: 1})
+	if err := f.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Halt()
+	eventually(t, "the short-TTL answer expiring", func() bool { return f.Bound()[ip1] == 1 })
+	if h := f.Holding(); h[ip1] != 2 {
+		t.Errorf("both clients' caches hold %s: got %v", ip1, h)
+	}
+}
+
 // TestClientsFollowDNSAndRetry runs the clients against two gateways without a hub:
 // the DNS answer moves from the first to the second, the clients follow as their TTLs end,
 // and once the first gateway has no route for the name any more (as Traefik once the
