@@ -120,7 +120,7 @@ clean: ## Remove build output (the tools cache stays).
 test: deps tools test-unit test-integration test-e2e ## Run all tests: unit, integration and end-to-end (builds the test bed on first use).
 
 .PHONY: test-unit
-test-unit: ## Run the unit tests.
+test-unit: deps-jdk ## Run the unit tests.
 	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/... ./test/clients/... ./test/testbed/... ./test/docs/... ./test/benchreport/... ./hack/benchcompare/... ./hack/release/...
 
 # The tests that run real programs are never taken from the test cache (-count=1).
@@ -134,7 +134,7 @@ test-integration: testbed build chromium deps-resolvers applicationset-crd dnsen
 # One package at a time (-p 1): each starts an OCM hub, whose add-on webhook binds
 # fixed ports.
 .PHONY: test-e2e
-test-e2e: testbed testbed-nodes deps-resolvers testbed-node-images traefik-image prometheus-image build image image-upgrade-from test-release dnsendpoint-crd ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
+test-e2e: testbed testbed-nodes deps-resolvers deps-jdk testbed-node-images traefik-image prometheus-image build image image-upgrade-from test-release dnsendpoint-crd ## Run the end-to-end tests and the demo's short form: a real OCM hub and klusterlets on the local test bed, and the test bed's nodes.
 	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 # The release the lifecycle test installs from, as a user would: make release for this
@@ -159,7 +159,7 @@ BENCH_TESTS ?= ^Test(Bench|Strategies)$$
 BENCH_DIR ?= bench/results/$(shell date -u +%F)-$(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null || echo unknown)
 
 .PHONY: bench
-bench: testbed testbed-nodes deps-resolvers testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Run the benchmarks at full size on the local test bed, BENCH_RUNS times (3); the reports and their summary (median and range) go to bench/results/<date>-<commit>/.
+bench: testbed testbed-nodes deps-resolvers deps-jdk testbed-node-images traefik-image prometheus-image build image dnsendpoint-crd ## Run the benchmarks at full size on the local test bed, BENCH_RUNS times (3); the reports and their summary (median and range) go to bench/results/<date>-<commit>/.
 	@for i in $$(seq $(BENCH_FROM) $(BENCH_RUNS)); do \
 		echo "bench: run $$i of $(BENCH_RUNS) into $(BENCH_DIR)/run-$$i"; \
 		TRAFFIC_MIGRATION_BENCH=full TRAFFIC_MIGRATION_BENCH_DIR=$(abspath $(BENCH_DIR))/run-$$i TRAFFIC_MIGRATION_BENCH_SEED=$$i $(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -p 1 -timeout 90m -run '$(BENCH_TESTS)' -v ./test/bench/ ./test/strategies/ || exit 1; \
@@ -185,7 +185,7 @@ tools: ## Build (or find cached) every program of the test bed, its nodes and it
 # Only what is missing, so that on a machine that has it all this needs no root; each
 # piece, and the targets that reach it themselves, are in hack/make/deps.mk.
 .PHONY: deps
-deps: deps-ca-certificates deps-chromium deps-nodes ## Install the missing Debian packages the tests and the demo need, as root: ca-certificates, chromium, the nodes' packages.
+deps: deps-ca-certificates deps-chromium deps-nodes deps-jdk ## Install the missing Debian packages the tests and the demo need, as root: ca-certificates, chromium, the nodes' packages, OpenJDK 17.
 
 ##@ Demo
 

@@ -14,7 +14,7 @@
 # The dashboard's browser test drives Debian's Chromium.
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: deps-ca-certificates deps-chromium deps-nodes deps-resolvers
+.PHONY: deps-ca-certificates deps-chromium deps-nodes deps-resolvers deps-jdk
 
 # ca-certificates: the CA bundle the image carries (CA_BUNDLE), as root.
 deps-ca-certificates: $(CA_BUNDLE)
@@ -45,6 +45,14 @@ deps-nodes:
 # the strategies benchmark (make test-e2e, make bench).
 deps-resolvers:
 	@hack/node-packages.sh unbound dnsmasq-base
+
+# OpenJDK 17, whose java runs the JVM clients (test/clients, JVMFleet) from their
+# source file, which needs the JDK's compiler: for make test-unit and the strategies
+# benchmark. As root (CI and these machines) or through sudo.
+deps-jdk:
+	@command -v javac >/dev/null || { echo ">> installing openjdk-17-jdk-headless from Debian's packages"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq -o DPkg::Lock::Timeout=600 openjdk-17-jdk-headless >/dev/null; }
 
 ##@ Debian packages (hack/make/deps.mk)
 
