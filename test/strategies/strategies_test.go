@@ -110,6 +110,9 @@ type sizes struct {
 	// ones'.
 	LightClients      int     `json:"lightClients"`
 	LightEverySeconds float64 `json:"lightEverySeconds"`
+	// JVMCacheSeconds is the JVM rows' address cache (networkaddress.cache.ttl): the
+	// JVM's default, 30s, at full size.
+	JVMCacheSeconds int `json:"jvmCacheSeconds"`
 	// Production are the production-cadence rows' pipelines and policies: agents that
 	// scrape every 15s or 30s and send within 5s, windows of four scrapes, checks every
 	// 30s; and the README's own policy.
@@ -141,7 +144,7 @@ func (c cadence) pipelineDelay() time.Duration {
 var (
 	short = sizes{Mode: "short", Clients: 8, RequestEverySeconds: 0.5, ShortTTLSeconds: [2]float64{1, 3}, LongTTLSeconds: [2]float64{6, 6},
 		LongClients: 1, Seed: 1, RecordTTLSeconds: 1, Window: "4s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 3,
-		ShortTimerSeconds: 3, LongTimerSeconds: 12, OracleTimerSeconds: 10, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6, DNSLagSeconds: 5, RefuseSeconds: 5, LightClients: 100, LightEverySeconds: 0.5,
+		ShortTimerSeconds: 3, LongTimerSeconds: 12, OracleTimerSeconds: 10, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6, DNSLagSeconds: 5, RefuseSeconds: 5, LightClients: 100, LightEverySeconds: 0.5, JVMCacheSeconds: 3,
 		Production: []cadence{{Name: "tm1dns-scrape3", ScrapeSeconds: 3, SendDeadlineSeconds: 2, Window: "12s", IntervalSeconds: 3, Successes: 2, MinDrainSeconds: 3, MaxPercent: 1}}}
 	// full is the demo's migration: 40 clients, TTLs of 2-20s and four of 40-60s, a 5s
 	// window checked every 2s, 3 checks in a row, 30s minimum drain. Each client sends
@@ -150,7 +153,7 @@ var (
 	// Unbound keeps answers for at least 60s, as resolvers that raise short TTLs do.
 	full = sizes{Mode: "full", Clients: 40, RequestEverySeconds: 1, ShortTTLSeconds: [2]float64{2, 20}, LongTTLSeconds: [2]float64{40, 60},
 		LongClients: 4, Seed: 1, RecordTTLSeconds: 5, Window: "5s", IntervalSeconds: 2, Successes: 3, MinDrainSeconds: 30,
-		ShortTimerSeconds: 30, LongTimerSeconds: 90, OracleTimerSeconds: 65, FixedTimerSeconds: 600, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60, DNSLagSeconds: 45, RefuseSeconds: 60, LightClients: 1000, LightEverySeconds: 2,
+		ShortTimerSeconds: 30, LongTimerSeconds: 90, OracleTimerSeconds: 65, FixedTimerSeconds: 600, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60, DNSLagSeconds: 45, RefuseSeconds: 60, LightClients: 1000, LightEverySeconds: 2, JVMCacheSeconds: 30,
 		Production: []cadence{
 			{Name: "tm1dns-scrape15", ScrapeSeconds: 15, SendDeadlineSeconds: 5, Window: "60s", IntervalSeconds: 30, Successes: 3, MinDrainSeconds: 30, MaxPercent: 1},
 			{Name: "tm1dns-scrape30", ScrapeSeconds: 30, SendDeadlineSeconds: 5, Window: "120s", IntervalSeconds: 30, Successes: 3, MinDrainSeconds: 30, MaxPercent: 1},
@@ -202,8 +205,12 @@ type row struct {
 	// for RefuseSeconds, while it marks the DNSEndpoint read.
 	lagging    bool
 	verifyMode trafficv1alpha1.DNSVerificationMode
+	// jvm: the clients are JVMs (OpenJDK 17's HttpClient, its pool kept alive) whose
+	// address cache keeps an answer jvmCache seconds (-1: for ever).
+	jvm      bool
+	jvmCache int
 	// the clients, and what was seen of the row during the run
-	clients                       *clients.Fleet
+	clients                       population
 	moved, withdrawn, under, gone time.Time
 	// stalled is when the policy's row of cluster1 was first seen Stalled.
 	stalled time.Time
@@ -217,7 +224,7 @@ type row struct {
 // longer than their TTL, and with the clock not started by external-dns's word while
 // a server lags.
 func (r *row) honoursTTL() bool {
-	keeps := r.resolver != nil && (r.resolver.MinTTL > 0 || r.resolver.ServeExpired)
+	keeps := r.resolver != nil && (r.resolver.MinTTL > 0 || r.resolver.ServeExpired) || r.jvm
 	return !r.pinned() && !keeps && !(r.lagging && r.verifyMode == trafficv1alpha1.DNSVerifyExternalDNS)
 }
 
@@ -230,10 +237,19 @@ func (r *row) job() string {
 	return "gateway"
 }
 
-// pinned reports whether the row's clients never leave the connections they have:
-// pooled, on an entry point that keeps connections for ever. Their share of cluster1
-// never falls; a timer's removal fails them, and a policy's drain stalls.
-func (r *row) pinned() bool { return r.pooled && r.keepAlive == 0 }
+// population is a row's clients: Go's (clients.Fleet) or JVMs (clients.JVMFleet).
+type population interface {
+	Start() error
+	Halt()
+	Counts() clients.Counts
+	Bound() map[netip.Addr]int
+}
+
+// pinned reports whether the row's clients never leave cluster1: pooled, on an entry
+// point that keeps connections for ever, or JVMs that cache an answer for ever. Their
+// share of cluster1 never falls; a timer's removal fails them, and a policy's drain
+// stalls.
+func (r *row) pinned() bool { return r.pooled && r.keepAlive == 0 || r.jvm && r.jvmCache < 0 }
 
 // done reports whether the run saw all it waits for of the row: DNS's withdrawal of
 // cluster1 and the old Gateway's removal, and the clients off cluster1; for pinned
@@ -311,6 +327,19 @@ func rows(sz sizes) []*row {
 				sz.RefuseSeconds, sz.DNSLagSeconds) + fmt.Sprintf(policy, 1.0)},
 		{name: "tm1dns-lag-edns", follows: followsProxy, percent: 1, specDNS: true, lagging: true, verifyMode: trafficv1alpha1.DNSVerifyExternalDNS,
 			setup: "the same, with verify mode ExternalDNS: the drain clock starts when external-dns has read the change; " + fmt.Sprintf(policy, 1.0)},
+	}
+	// JVM applications: OpenJDK's HttpClient keeps its connections, and the JVM its
+	// answers, whatever the record's TTL; on an entry point that closes connections
+	// after keepAliveMaxTime, they move as their cache lets them.
+	keepAlive := seconds(sz.KeepAliveMaxTimeSeconds)
+	rs = append(rs,
+		&row{name: "tm1dns-jvm", follows: followsProxy, percent: 1, specDNS: true, jvm: true, jvmCache: sz.JVMCacheSeconds, keepAlive: keepAlive,
+			setup: fmt.Sprintf("traffic-migration with spec.dns, OpenJDK 17 clients (HttpClient, address cache %ds, the JVM's default), Traefik keepAliveMaxTime %gs; ", sz.JVMCacheSeconds, sz.KeepAliveMaxTimeSeconds) + fmt.Sprintf(policy, 1.0)},
+		&row{name: "tm1dns-jvm-inf", follows: followsProxy, percent: 1, specDNS: true, jvm: true, jvmCache: -1, keepAlive: keepAlive,
+			setup: fmt.Sprintf("traffic-migration with spec.dns, OpenJDK 17 clients caching answers for ever (networkaddress.cache.ttl=-1), Traefik keepAliveMaxTime %gs: the drain is to be reported stalled; ", sz.KeepAliveMaxTimeSeconds) + fmt.Sprintf(policy, 1.0)})
+	if sz.FullSize() {
+		rs = append(rs, &row{name: "timer-jvm", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), jvm: true, jvmCache: sz.JVMCacheSeconds, keepAlive: keepAlive,
+			setup: fmt.Sprintf("fixed timer (%gs), OpenJDK 17 clients (address cache %ds), Traefik keepAliveMaxTime %gs", sz.ShortTimerSeconds, sz.JVMCacheSeconds, sz.KeepAliveMaxTimeSeconds)})
 	}
 	// Beside the heavy clients, a thousand light ones: the traffic's last 1% is
 	// somebody's.
@@ -464,16 +493,24 @@ func TestStrategies(t *testing.T) {
 			rowTTLs, everies = append(slices.Clone(ttls), lightTTLs...), slices.Repeat([]time.Duration{seconds(sz.RequestEverySeconds)}, len(ttls))
 			everies = append(everies, clients.ZipfEvery(sz.LightClients, seconds(sz.LightEverySeconds), 1)...)
 		}
+		lookup := func(ctx context.Context) ([]netip.Addr, error) {
+			resolver := asked[int(lookups.Add(1)%uint64(len(asked)))]
+			addrs, err := resolver.LookupNetIP(ctx, "ip4", hostname)
+			for i := range addrs {
+				addrs[i] = addrs[i].Unmap()
+			}
+			return addrs, err
+		}
+		if r.jvm {
+			// As many threads as clients, in JVMs of ten (four in the small case).
+			workers := min(10, max(1, sz.Clients/2))
+			r.clients = clients.NewJVMFleet(clients.JVMConfig{Hostname: r.hostname(), Port: r.port, JVMs: sz.Clients / workers, Workers: workers,
+				Every: seconds(sz.RequestEverySeconds), CacheTTL: r.jvmCache, Lookup: lookup,
+				Clusters: map[string]netip.Addr{cluster1: cluster1IP, cluster2: cluster2IP}, Dir: t.TempDir(), Seed: sz.Seed})
+			continue
+		}
 		r.clients = clients.NewFleet(clients.Config{Hostname: r.hostname(), TTLs: rowTTLs, Every: seconds(sz.RequestEverySeconds), Everies: everies, Port: r.port, Seed: sz.Seed,
-			Pooled: r.pooled,
-			Lookup: func(ctx context.Context) ([]netip.Addr, error) {
-				resolver := asked[int(lookups.Add(1)%uint64(len(asked)))]
-				addrs, err := resolver.LookupNetIP(ctx, "ip4", hostname)
-				for i := range addrs {
-					addrs[i] = addrs[i].Unmap()
-				}
-				return addrs, err
-			}})
+			Pooled: r.pooled, Lookup: lookup})
 	}
 	for _, r := range rs {
 		if err := r.clients.Start(); err != nil {
