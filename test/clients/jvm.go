@@ -20,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // jvmClientSource is the JVM clients' program (jvm/Client.java), which Java 11 and
@@ -110,16 +112,8 @@ func (f *JVMFleet) Start() (err error) {
 	ctx, stop := context.WithCancel(context.Background())
 	f.stop = stop
 	f.wg.Go(func() {
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				_ = f.follow(ctx, hosts) // a failed lookup keeps the last answer
-			}
-		}
+		// A failed lookup keeps the last answer.
+		wait.UntilWithContext(ctx, func(ctx context.Context) { _ = f.follow(ctx, hosts) }, 100*time.Millisecond)
 	})
 	defer func() {
 		if err != nil {
