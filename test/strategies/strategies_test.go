@@ -786,7 +786,8 @@ func report(rep *benchreport.Report, sz sizes, rs []*row, longest time.Duration)
 			// The floor this run reached: from DNS's withdrawal to the moment no client
 			// held cluster1's address any more, which the harness knows and no
 			// strategy does.
-			if f := r.under.Sub(r.withdrawn); f > 0 {
+			// A removal before the withdrawal (no proxy) has no such ratio.
+			if f := r.under.Sub(r.withdrawn); f > 0 && r.gone.After(r.withdrawn) {
 				ratio := r.gone.Sub(r.withdrawn).Seconds() / f.Seconds()
 				realized = fmt.Sprintf("%.2f", ratio)
 				rep.Add(b, r.name, "(removal − DNS withdrawal) / (clients off cluster1 − DNS withdrawal)", ratio, "", "")
