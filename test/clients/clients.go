@@ -52,6 +52,9 @@ type Counts struct {
 	ByCluster map[string]int64
 	// FailureSamples are the first few failures, in words.
 	FailureSamples []string
+	// RetrySamples are the first few first attempts that failed and were retried,
+	// in words, with the time of day.
+	RetrySamples []string
 }
 
 // clientStats are the counts, shared by the clients.
@@ -59,7 +62,16 @@ type clientStats struct {
 	served, retried, failed atomic.Int64
 	mu                      sync.Mutex
 	byCluster               map[string]int64
-	samples                 []string
+	samples, retrySamples   []string
+}
+
+// firstFailed notes a first attempt that failed and is retried.
+func (s *clientStats) firstFailed(why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.retrySamples) < maxFailureSamples {
+		s.retrySamples = append(s.retrySamples, time.Now().Format("15:04:05.000")+" "+why)
+	}
 }
 
 func (s *clientStats) answered(cluster string) {
@@ -83,6 +95,7 @@ func (s *clientStats) counts() Counts {
 	c := Counts{
 		Served: s.served.Load(), Retried: s.retried.Load(), Failed: s.failed.Load(),
 		ByCluster: make(map[string]int64, len(s.byCluster)), FailureSamples: append([]string(nil), s.samples...),
+		RetrySamples: append([]string(nil), s.retrySamples...),
 	}
 	for k, v := range s.byCluster {
 		c.ByCluster[k] = v
@@ -267,6 +280,7 @@ func (c *client) firstAnswer(cluster string, err error) (retry bool) {
 		c.stats.fail(fmt.Sprintf("client %d: %v", c.id, err))
 		return false
 	}
+	c.stats.firstFailed(fmt.Sprintf("client %d: %v", c.id, err))
 	return true
 }
 

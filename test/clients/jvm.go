@@ -83,6 +83,7 @@ type jvmReport struct {
 	ByCluster map[string]int64 `json:"byCluster"`
 	Last      []string         `json:"last"`
 	Samples   []string         `json:"samples"`
+	Retries   []string         `json:"retrySamples"`
 }
 
 // NewJVMFleet makes the fleet; Start runs it.
@@ -225,6 +226,11 @@ func (f *JVMFleet) Counts() Counts {
 		for _, s := range r.Samples {
 			if len(c.FailureSamples) < maxFailureSamples {
 				c.FailureSamples = append(c.FailureSamples, s)
+			}
+		}
+		for _, s := range r.Retries {
+			if len(c.RetrySamples) < maxFailureSamples {
+				c.RetrySamples = append(c.RetrySamples, s)
 			}
 		}
 	}

@@ -655,6 +655,9 @@ func TestStrategies(t *testing.T) {
 		if c := r.clients.Counts(); len(c.FailureSamples) > 0 {
 			t.Logf("%s: the first failures: %s", r.name, strings.Join(c.FailureSamples, "; "))
 		}
+		if c := r.clients.Counts(); len(c.RetrySamples) > 0 {
+			t.Logf("%s: the first retried first attempts: %s", r.name, strings.Join(c.RetrySamples, "; "))
+		}
 	}
 	if err := rep.Write("strategies.json", "strategies.md"); err != nil {
 		t.Fatal(err)
@@ -663,7 +666,7 @@ func TestStrategies(t *testing.T) {
 		// Its promise is to the heavy clients' worlds; beside light clients, 1% of the
 		// traffic may be some rare callers', and what they met is only reported.
 		if c := r.clients.Counts(); r.specDNS && r.percent == 1 && !r.light && c.Retried+c.Failed > 0 {
-			t.Errorf("%s: %d requests failed at the first attempt (%d after a retry): %v", r.name, c.Retried+c.Failed, c.Failed, c.FailureSamples)
+			t.Errorf("%s: %d requests failed at the first attempt (%d after a retry): %v; retried: %v", r.name, c.Retried+c.Failed, c.Failed, c.FailureSamples, c.RetrySamples)
 		}
 		// A drain that does not move says so; one that moves never does.
 		if r.pinned() && r.follows == followsProxy && !r.gone.IsZero() {

@@ -16,7 +16,7 @@
 // It prints its counts as one JSON object a line, every 250 ms and once more when it
 // stops (its standard input closes): served, retried, failed, the answers by cluster,
 // the cluster that answered each worker's last request ("" when it failed), and the
-// first few failures.
+// first few failures and retried first attempts.
 //
 // Usage: java Client.java <host> <port> <workers> <everyMillis> <cacheTTL> <seed>
 
@@ -42,7 +42,7 @@ public class Client {
 
     static final AtomicLong served = new AtomicLong(), retried = new AtomicLong(), failed = new AtomicLong();
     static final Map<String, LongAdder> byCluster = new ConcurrentHashMap<>();
-    static final List<String> samples = new ArrayList<>();
+    static final List<String> samples = new ArrayList<>(), retrySamples = new ArrayList<>();
     static volatile boolean stopping;
 
     // Unrouted is the gateway's own answer: no backend served the request.
@@ -135,6 +135,11 @@ public class Client {
                 last.set(id, "");
                 continue;
             } catch (Exception first) {
+                synchronized (retrySamples) {
+                    if (retrySamples.size() < MAX_SAMPLES) {
+                        retrySamples.add(java.time.LocalTime.now() + " worker " + id + ": " + describe(first));
+                    }
+                }
                 try {
                     cluster = send(http, request);
                     retried.incrementAndGet();
@@ -190,13 +195,21 @@ public class Client {
             String c = last.get(i);
             b.append(i > 0 ? "," : "").append(c == null ? "\"\"" : quote(c));
         }
-        b.append("],\"samples\":[");
-        synchronized (samples) {
-            for (int i = 0; i < samples.size(); i++) {
-                b.append(i > 0 ? "," : "").append(quote(samples.get(i)));
+        b.append("],\"samples\":");
+        list(b, samples);
+        b.append(",\"retrySamples\":");
+        list(b, retrySamples);
+        return b.append("}").toString();
+    }
+
+    static void list(StringBuilder b, List<String> l) {
+        b.append('[');
+        synchronized (l) {
+            for (int i = 0; i < l.size(); i++) {
+                b.append(i > 0 ? "," : "").append(quote(l.get(i)));
             }
         }
-        return b.append("]}").toString();
+        b.append(']');
     }
 
     static String quote(String s) {
