@@ -9,7 +9,8 @@
 // whatever the platform resolves; package clients (JVMFleet) points the JVM at a
 // hosts file that follows the gateway's DNS (jdk.net.hosts.file).
 //
-// A request that fails on a connection error, or meets the gateway with no route for
+// Each request has 15 s, as clients.RequestTimeout. A request that fails on a
+// connection error, or meets the gateway with no route for
 // the name (an answer without X-Served-By), is retried once, on the client's own
 // terms: a new connection resolves the name through the JVM's cache again.
 //
@@ -74,10 +75,10 @@ public class Client {
 
         HttpClient http = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(5))
+                .connectTimeout(Duration.ofSeconds(15))
                 .build();
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + host + ":" + port + "/"))
-                .timeout(Duration.ofSeconds(5))
+                .timeout(Duration.ofSeconds(15))
                 .GET()
                 .build();
         AtomicReferenceArray<String> last = new AtomicReferenceArray<>(workers);
