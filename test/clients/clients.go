@@ -123,8 +123,11 @@ type client struct {
 	http     *http.Client
 	stats    *clientStats
 	// pooled: the URL names the host, and the client resolves only when its
-	// transport dials (Config.Pooled).
+	// transport dials (Config.Pooled). dialer is the client whose dial the transport
+	// uses, whose cache holds the address it dialed: the client itself, or the first
+	// of the clients that share an HTTP/2 connection (Config.ConnShare).
 	pooled bool
+	dialer *client
 
 	mu      sync.Mutex
 	cached  netip.Addr
@@ -153,8 +156,11 @@ func (c *client) resolve(fresh bool) (netip.Addr, error) {
 }
 
 // holding is the address the client's cache holds now (a pooled client's, the
-// address it last dialed).
+// address its transport last dialed).
 func (c *client) holding() netip.Addr {
+	if c.pooled {
+		c = c.dialer
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cached
@@ -164,9 +170,12 @@ func (c *client) holding() netip.Addr {
 // its cached answer until it expires (then the request asks DNS again), or a pooled
 // client's connection's.
 func (c *client) bound() netip.Addr {
+	if c.pooled {
+		return c.holding()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.pooled && !time.Now().Before(c.expires) {
+	if !time.Now().Before(c.expires) {
 		return netip.Addr{}
 	}
 	return c.cached
@@ -349,6 +358,15 @@ type Config struct {
 	// the gateway keeps the connection open, whatever DNS answers since. TTLs are then
 	// only how many clients there are.
 	Pooled bool
+	// HTTP2 makes the clients pooled ones that speak HTTP/2 without TLS (h2c with
+	// prior knowledge, which Traefik's plain entry points accept), ConnShare of them
+	// (default 1) on one transport: one connection, its requests multiplexed, as a
+	// service's HTTP/2 or gRPC client keeps it. Go's transport dials again, and so
+	// resolves, only when the gateway sends GOAWAY or the connection breaks; Go's
+	// HTTP/2 server, and so Traefik's keepAliveMaxTime, sends GOAWAY on a response
+	// marked Connection: close.
+	HTTP2     bool
+	ConnShare int
 }
 
 // NewFleet makes one client per TTL of cfg.
@@ -358,25 +376,39 @@ func NewFleet(cfg Config) *Fleet {
 		stop:  make(chan struct{}),
 		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
 	}
+	share := 1
+	if cfg.HTTP2 && cfg.ConnShare > 1 {
+		share = cfg.ConnShare
+	}
+	var shared *http.Client // the transport of the current group of HTTP/2 clients
 	for i, ttl := range cfg.TTLs {
 		every := cfg.Every
 		if i < len(cfg.Everies) {
 			every = cfg.Everies[i]
 		}
-		transport := &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: RequestTimeout}).DialContext,
-			MaxIdleConnsPerHost: 1,
-			IdleConnTimeout:     10 * time.Second,
-		}
 		c := &client{
 			id: i + 1, hostname: cfg.Hostname, ttl: ttl, every: every, port: strconv.Itoa(cfg.Port),
-			lookup: cfg.Lookup, stats: f.stats, pooled: cfg.Pooled,
+			lookup: cfg.Lookup, stats: f.stats, pooled: cfg.Pooled || cfg.HTTP2,
 		}
-		if cfg.Pooled {
+		c.dialer = c
+		switch {
+		case i%share != 0:
+			c.http, c.dialer = shared, f.clients[i-i%share]
+		case cfg.HTTP2:
+			protocols := new(http.Protocols)
+			protocols.SetUnencryptedHTTP2(true)
+			c.http = &http.Client{Timeout: RequestTimeout, Transport: &http.Transport{DialContext: c.dialPooled, Protocols: protocols}}
+		case c.pooled:
 			// Go's own defaults (http.DefaultTransport's), without a proxy.
-			transport = &http.Transport{DialContext: c.dialPooled, MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second}
+			c.http = &http.Client{Timeout: RequestTimeout, Transport: &http.Transport{DialContext: c.dialPooled, MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second}}
+		default:
+			c.http = &http.Client{Timeout: RequestTimeout, Transport: &http.Transport{
+				DialContext:         (&net.Dialer{Timeout: RequestTimeout}).DialContext,
+				MaxIdleConnsPerHost: 1,
+				IdleConnTimeout:     10 * time.Second,
+			}}
 		}
-		c.http = &http.Client{Transport: transport, Timeout: RequestTimeout}
+		shared = c.http
 		f.clients = append(f.clients, c)
 	}
 	return f

@@ -108,34 +108,49 @@ func TestClientsFollowDNSAndRetry(t *testing.T) {
 }
 
 // TestPooledClientsStayOnTheirConnections: pooled clients (Go's net/http with the
-// hostname in the URL and default keep-alive) resolve only when they dial, so when DNS
-// moves they keep sending to the gateway of their connections, request after request,
-// until it closes them (keepAliveMaxTime): then they dial again, resolve, and move,
-// without a failed request.
+// hostname in the URL and default keep-alive, over HTTP/1.1, or over HTTP/2 with
+// three clients on one connection) resolve only when they dial, so when DNS moves
+// they keep sending to the gateway of their connections, request after request, until
+// it closes them (keepAliveMaxTime: Connection: close, which Go's HTTP/2 server sends
+// as GOAWAY): then they dial again, resolve, and move, without a failed request.
 func TestPooledClientsStayOnTheirConnections(t *testing.T) {
-	g := startGateways(t, "one", "two")
-	ip1, ip2, gw1, answer, port := g.ips[0], g.ips[1], g.gateways[0], g.answer, g.port
-	// Their TTLs, shorter than a request's interval, would move caching clients at once.
-	ttls := []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
-	f := NewFleet(Config{Hostname: testHostname, TTLs: ttls, Every: 20 * time.Millisecond, Lookup: answer.Lookup, Port: port, Seed: 1, Pooled: true})
-	if err := f.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer f.Halt()
-	eventually(t, "every client holding "+ip1.String(), func() bool { return f.Holding()[ip1] == 3 })
-	answer.Publish(ip2)
-	before := f.Counts().ByCluster["one"]
-	eventually(t, "the clients sending 60 more requests", func() bool { return f.Counts().ByCluster["one"] >= before+60 })
-	if c := f.Counts(); c.ByCluster["two"] != 0 || f.Holding()[ip1] != 3 {
-		t.Fatalf("pooled clients moved while their connections lived: %+v, holding %v", c, f.Holding())
-	}
-	gw1.closing.Store(true)
-	eventually(t, "every client on "+ip2.String()+" once gateway one closes its connections", func() bool {
-		return f.Holding()[ip2] == 3 && f.Counts().ByCluster["two"] > 0
-	})
-	f.Halt()
-	if c := f.Counts(); c.Failed != 0 {
-		t.Errorf("%d requests failed: %v", c.Failed, c.FailureSamples)
+	for _, http2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[http2], func(t *testing.T) {
+			g := startGateways(t, "one", "two")
+			ip1, ip2, gw1, answer, port := g.ips[0], g.ips[1], g.gateways[0], g.answer, g.port
+			// Their TTLs, shorter than a request's interval, would move caching clients at once.
+			ttls := []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
+			f := NewFleet(Config{Hostname: testHostname, TTLs: ttls, Every: 20 * time.Millisecond, Lookup: answer.Lookup, Port: port, Seed: 1,
+				Pooled: !http2, HTTP2: http2, ConnShare: 3})
+			if err := f.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer f.Halt()
+			eventually(t, "every client holding "+ip1.String(), func() bool { return f.Holding()[ip1] == 3 })
+			answer.Publish(ip2)
+			before := f.Counts().ByCluster["one"]
+			eventually(t, "the clients sending 60 more requests", func() bool { return f.Counts().ByCluster["one"] >= before+60 })
+			if c := f.Counts(); c.ByCluster["two"] != 0 || f.Holding()[ip1] != 3 || f.Bound()[ip1] != 3 {
+				t.Fatalf("pooled clients moved while their connections lived: %+v, holding %v", c, f.Holding())
+			}
+			gw1.closing.Store(true)
+			eventually(t, "every client on "+ip2.String()+" once gateway one closes its connections", func() bool {
+				return f.Holding()[ip2] == 3 && f.Counts().ByCluster["two"] > 0
+			})
+			f.Halt()
+			if c := f.Counts(); c.Failed != 0 {
+				t.Errorf("%d requests failed: %v", c.Failed, c.FailureSamples)
+			}
+			conns, h2 := gw1.conns.Load(), gw1.http2.Load()
+			switch {
+			// Go's transport may dial twice for the first requests of its clients
+			// that come at the same moment, and keeps both connections.
+			case http2 && (conns >= 3 || h2 == 0):
+				t.Errorf("gateway one: %d connections, %d HTTP/2 requests; want fewer connections than clients, of HTTP/2", conns, h2)
+			case !http2 && (conns != 3 || h2 != 0):
+				t.Errorf("gateway one: %d connections, %d HTTP/2 requests; want one connection of HTTP/1.1 a client", conns, h2)
+			}
+		})
 	}
 }
 
@@ -166,6 +181,9 @@ type fakeGateway struct {
 	// closing closes each connection after its next answer, as Traefik does to a
 	// connection older than its entry point's keepAliveMaxTime.
 	closing atomic.Bool
+	// conns counts the connections accepted before closing was set, and http2 the
+	// requests served over HTTP/2.
+	conns, http2 atomic.Int64
 }
 
 // testGateways are fake gateways on one port, the DNS answer the clients read, and
@@ -205,7 +223,18 @@ func startFakeGateway(t *testing.T, cluster, addr string) *fakeGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	// HTTP/1.1 and HTTP/2 without TLS, as Traefik's plain entry points serve.
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Protocols: protocols, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew && !g.closing.Load() {
+			g.conns.Add(1)
+		}
+	}, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			g.http2.Add(1)
+		}
 		if !g.routed.Load() {
 			http.NotFound(w, nil)
 			return

@@ -113,6 +113,10 @@ type sizes struct {
 	// JVMCacheSeconds is the JVM rows' address cache (networkaddress.cache.ttl): the
 	// JVM's default, 30s, at full size.
 	JVMCacheSeconds int `json:"jvmCacheSeconds"`
+	// EngineIntervalSeconds is the interval of the slow engine row's external-dns
+	// engine, which runs its passes only then (no --events): external-dns's default
+	// of one minute at full size.
+	EngineIntervalSeconds float64 `json:"engineIntervalSeconds"`
 	// Production are the production-cadence rows' pipelines and policies: agents that
 	// scrape every 15s or 30s and send within 5s, windows of four scrapes, checks every
 	// 30s; and the README's own policy.
@@ -144,7 +148,7 @@ func (c cadence) pipelineDelay() time.Duration {
 var (
 	short = sizes{Mode: "short", Clients: 8, RequestEverySeconds: 0.5, ShortTTLSeconds: [2]float64{1, 3}, LongTTLSeconds: [2]float64{6, 6},
 		LongClients: 1, Seed: 1, RecordTTLSeconds: 1, Window: "4s", IntervalSeconds: 1, Successes: 2, MinDrainSeconds: 3,
-		ShortTimerSeconds: 3, LongTimerSeconds: 12, OracleTimerSeconds: 10, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6, DNSLagSeconds: 5, RefuseSeconds: 5, LightClients: 100, LightEverySeconds: 0.5, JVMCacheSeconds: 3,
+		ShortTimerSeconds: 3, LongTimerSeconds: 12, OracleTimerSeconds: 10, WarmUpSeconds: 5, KeepAliveMaxTimeSeconds: 3, ResolverMinTTLSeconds: 6, DNSLagSeconds: 5, RefuseSeconds: 5, LightClients: 100, LightEverySeconds: 0.5, JVMCacheSeconds: 3, EngineIntervalSeconds: 10,
 		Production: []cadence{{Name: "tm1dns-scrape3", ScrapeSeconds: 3, SendDeadlineSeconds: 2, Window: "12s", IntervalSeconds: 3, Successes: 2, MinDrainSeconds: 3, MaxPercent: 1}}}
 	// full is the demo's migration: 40 clients, TTLs of 2-20s and four of 40-60s, a 5s
 	// window checked every 2s, 3 checks in a row, 30s minimum drain. Each client sends
@@ -153,7 +157,7 @@ var (
 	// Unbound keeps answers for at least 60s, as resolvers that raise short TTLs do.
 	full = sizes{Mode: "full", Clients: 40, RequestEverySeconds: 1, ShortTTLSeconds: [2]float64{2, 20}, LongTTLSeconds: [2]float64{40, 60},
 		LongClients: 4, Seed: 1, RecordTTLSeconds: 5, Window: "5s", IntervalSeconds: 2, Successes: 3, MinDrainSeconds: 30,
-		ShortTimerSeconds: 30, LongTimerSeconds: 90, OracleTimerSeconds: 65, FixedTimerSeconds: 600, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60, DNSLagSeconds: 45, RefuseSeconds: 60, LightClients: 1000, LightEverySeconds: 2, JVMCacheSeconds: 30,
+		ShortTimerSeconds: 30, LongTimerSeconds: 90, OracleTimerSeconds: 65, FixedTimerSeconds: 600, WarmUpSeconds: 10, KeepAliveMaxTimeSeconds: 30, ResolverMinTTLSeconds: 60, DNSLagSeconds: 45, RefuseSeconds: 60, LightClients: 1000, LightEverySeconds: 2, JVMCacheSeconds: 30, EngineIntervalSeconds: 60,
 		Production: []cadence{
 			{Name: "tm1dns-scrape15", ScrapeSeconds: 15, SendDeadlineSeconds: 5, Window: "60s", IntervalSeconds: 30, Successes: 3, MinDrainSeconds: 30, MaxPercent: 1},
 			{Name: "tm1dns-scrape30", ScrapeSeconds: 30, SendDeadlineSeconds: 5, Window: "120s", IntervalSeconds: 30, Successes: 3, MinDrainSeconds: 30, MaxPercent: 1},
@@ -189,9 +193,15 @@ type row struct {
 	// only when they dial (clients.Config.Pooled), and keepAlive is Traefik's
 	// keepAliveMaxTime on the row's entry point (zero: none, Traefik's default);
 	// with a resolver, the clients ask that caching resolver in front of CoreDNS.
+	// http2 pooled clients speak HTTP/2 (h2c), as many to a connection as a JVM
+	// row's JVM has threads (clients.Config.HTTP2).
 	pooled    bool
+	http2     bool
 	keepAlive time.Duration
 	resolver  *testbed.ResolverOptions
+	// slowEngine: the row's DNSEndpoint is applied by an engine of its own that runs
+	// its passes only every EngineIntervalSeconds, as external-dns does by default.
+	slowEngine bool
 	// light rows have LightClients more clients, of Zipf-spread rates.
 	light bool
 	// cadence, when set, is the row's own metrics pipeline (a job of the spokes'
@@ -236,6 +246,10 @@ func (r *row) job() string {
 	}
 	return "gateway"
 }
+
+// clientsPerApp is how many clients make one application, sharing its JVM or its
+// HTTP/2 connection: ten (four in the small case).
+func clientsPerApp(sz sizes) int { return min(10, max(1, sz.Clients/2)) }
 
 // population is a row's clients: Go's (clients.Fleet) or JVMs (clients.JVMFleet).
 type population interface {
@@ -312,6 +326,8 @@ func rows(sz sizes) []*row {
 			setup: fmt.Sprintf("traffic-migration with spec.dns, pooled clients, Traefik keepAliveMaxTime %gs on the entry point; ", sz.KeepAliveMaxTimeSeconds) + fmt.Sprintf(policy, 1.0)},
 		{name: "timer-pinned", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), pooled: true,
 			setup: fmt.Sprintf("fixed timer (%gs) with pooled clients, Traefik without keepAliveMaxTime", sz.ShortTimerSeconds)},
+		{name: "tm1dns-h2-kamt", follows: followsProxy, percent: 1, specDNS: true, pooled: true, http2: true, keepAlive: seconds(sz.KeepAliveMaxTimeSeconds),
+			setup: fmt.Sprintf("traffic-migration with spec.dns, HTTP/2 clients (Go, h2c, several on one connection), Traefik keepAliveMaxTime %gs on the entry point (a GOAWAY); ", sz.KeepAliveMaxTimeSeconds) + fmt.Sprintf(policy, 1.0)},
 		{name: "tm1dns-unbound", follows: followsProxy, percent: 1, specDNS: true, resolver: &unboundMinTTL,
 			setup: fmt.Sprintf("traffic-migration with spec.dns, the clients asking %s in front of CoreDNS; ", unboundMinTTL) + fmt.Sprintf(policy, 1.0)},
 		{name: "timer-unbound", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), resolver: &unboundMinTTL,
@@ -328,6 +344,18 @@ func rows(sz sizes) []*row {
 		{name: "tm1dns-lag-edns", follows: followsProxy, percent: 1, specDNS: true, lagging: true, verifyMode: trafficv1alpha1.DNSVerifyExternalDNS,
 			setup: "the same, with verify mode ExternalDNS: the drain clock starts when external-dns has read the change; " + fmt.Sprintf(policy, 1.0)},
 	}
+	if sz.FullSize() {
+		// HTTP/2 on connections kept for ever: stalled, and a timer's removal fails them.
+		rs = append(rs,
+			&row{name: "tm1dns-h2", follows: followsProxy, percent: 1, specDNS: true, pooled: true, http2: true,
+				setup: "traffic-migration with spec.dns, HTTP/2 clients (Go, h2c, several on one connection), Traefik without keepAliveMaxTime: the drain is to be reported stalled; " + fmt.Sprintf(policy, 1.0)},
+			&row{name: "timer-h2", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), pooled: true, http2: true,
+				setup: fmt.Sprintf("fixed timer (%gs) with HTTP/2 clients, Traefik without keepAliveMaxTime", sz.ShortTimerSeconds)})
+	}
+	// DNS written by an engine that runs once a minute: each step of the switch
+	// waits for its next pass.
+	rs = append(rs, &row{name: "tm1dns-slowedns", follows: followsProxy, percent: 1, specDNS: true, slowEngine: true,
+		setup: fmt.Sprintf("traffic-migration with spec.dns, its DNSEndpoint applied by an external-dns engine that runs every %gs and not on changes (external-dns's defaults); ", sz.EngineIntervalSeconds) + fmt.Sprintf(policy, 1.0)})
 	// JVM applications: OpenJDK's HttpClient keeps its connections, and the JVM its
 	// answers, whatever the record's TTL; on an entry point that closes connections
 	// after keepAliveMaxTime, they move as their cache lets them.
@@ -503,14 +531,14 @@ func TestStrategies(t *testing.T) {
 		}
 		if r.jvm {
 			// As many threads as clients, in JVMs of ten (four in the small case).
-			workers := min(10, max(1, sz.Clients/2))
+			workers := clientsPerApp(sz)
 			r.clients = clients.NewJVMFleet(clients.JVMConfig{Hostname: r.hostname(), Port: r.port, JVMs: sz.Clients / workers, Workers: workers,
 				Every: seconds(sz.RequestEverySeconds), CacheTTL: r.jvmCache, Lookup: lookup,
 				Clusters: map[string]netip.Addr{cluster1: cluster1IP, cluster2: cluster2IP}, Dir: t.TempDir(), Seed: sz.Seed})
 			continue
 		}
 		r.clients = clients.NewFleet(clients.Config{Hostname: r.hostname(), TTLs: rowTTLs, Every: seconds(sz.RequestEverySeconds), Everies: everies, Port: r.port, Seed: sz.Seed,
-			Pooled: r.pooled, Lookup: lookup})
+			Pooled: r.pooled, HTTP2: r.http2, ConnShare: clientsPerApp(sz), Lookup: lookup})
 	}
 	for _, r := range rs {
 		if err := r.clients.Start(); err != nil {
@@ -892,16 +920,32 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) (*testbed.D
 	// go of a cluster (spec.dns.verify.nameservers).
 	// Its engine refuses its first withdrawal of a lagging row's address for a while,
 	// and marks the DNSEndpoint read all the same.
-	var lagging []string
+	// The slow engine rows' DNSEndpoints (the manager labels each with its policy)
+	// are another engine's, which shares the zone.
+	var lagging, slow []string
 	for _, r := range rs {
 		if r.lagging {
 			lagging = append(lagging, regexp.QuoteMeta(r.hostname()))
 		}
+		if r.slowEngine {
+			slow = append(slow, r.name)
+		}
 	}
-	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{dnsZone}, Namespace: namespace, OwnerID: "strategies",
+	var notSlow, onlySlow string
+	if len(slow) > 0 {
+		notSlow = fmt.Sprintf("%s notin (%s)", trafficv1alpha1.PolicyLabel, strings.Join(slow, ","))
+		onlySlow = fmt.Sprintf("%s in (%s)", trafficv1alpha1.PolicyLabel, strings.Join(slow, ","))
+	}
+	dns, err := bed.StartDNS(ctx, testbed.DNSOptions{Zones: []string{dnsZone}, Namespace: namespace, OwnerID: "strategies", LabelFilter: notSlow,
 		RefuseWithdrawalOnce: "^(" + strings.Join(lagging, "|") + ")$", RefuseFor: seconds(sz.RefuseSeconds)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(slow) > 0 {
+		if err := dns.StartEngine(ctx, bed, testbed.DNSOptions{Namespace: namespace, OwnerID: "strategies-slow", LabelFilter: onlySlow,
+			Interval: seconds(sz.EngineIntervalSeconds), NoEvents: true}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// And its second authoritative server, which serves every change DNSLagSeconds
 	// late, for the lagging rows.

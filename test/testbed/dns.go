@@ -79,7 +79,7 @@ type DNSOptions struct {
 	// engine changes only the records it owns. Default "testbed".
 	OwnerID string
 	// Interval is the longest time between two passes of the engine; a change of a
-	// DNSEndpoint starts one at once. Default 1s.
+	// DNSEndpoint starts one at once (unless NoEvents). Default 1s.
 	Interval time.Duration
 	// LogQueries makes CoreDNS log every query it answers (its log plugin).
 	LogQueries bool
@@ -90,6 +90,14 @@ type DNSOptions struct {
 	// source and a provider that rejects or rate-limits a change.
 	RefuseWithdrawalOnce string
 	RefuseFor            time.Duration
+	// LabelFilter, a label selector, limits the DNSEndpoints read to those it
+	// selects (external-dns's --label-filter), so that two engines with their own
+	// OwnerID share a zone (DNS.StartEngine).
+	LabelFilter string
+	// NoEvents runs the engine's passes only every Interval, as external-dns does
+	// without --events (its default, with a one-minute interval): a change waits for
+	// the next pass.
+	NoEvents bool
 }
 
 // DNS is real DNS software run by the test bed: CoreDNS serving zones from etcd,
@@ -104,6 +112,8 @@ type DNS struct {
 	CoreDNS *Process
 	// Feeder is the loop that feeds external-dns's engine.
 	Feeder *Process
+	// engines are further engines that write the same zones (StartEngine).
+	engines []*Process
 	// Zones are the zones served, fully qualified.
 	Zones []string
 	// EtcdPrefix is the etcd prefix of the records, CoreDNS's etcd path.
@@ -129,14 +139,8 @@ func (b *Bed) StartDNS(ctx context.Context, opts DNSOptions) (_ *DNS, err error)
 	if len(opts.Zones) == 0 {
 		return nil, errors.New("StartDNS: no zone")
 	}
-	if opts.Kubeconfig == "" {
-		opts.Kubeconfig = b.Hub.KubeconfigPath
-	}
 	if opts.OwnerID == "" {
 		opts.OwnerID = "testbed"
-	}
-	if opts.Interval == 0 {
-		opts.Interval = time.Second
 	}
 	n := dnsSeq.Add(1)
 	dir := filepath.Join(b.dir, fmt.Sprintf("dns-%d", n))
@@ -145,14 +149,12 @@ func (b *Bed) StartDNS(ctx context.Context, opts DNSOptions) (_ *DNS, err error)
 	}
 	// One path segment: CoreDNS's etcd plugin strips exactly one from its keys.
 	d := &DNS{EtcdPrefix: fmt.Sprintf("/skydns-%d", n)}
-	var filter []string
 	for _, z := range opts.Zones {
 		z = strings.TrimSuffix(strings.TrimSpace(z), ".")
 		if z == "" {
 			return nil, fmt.Errorf("StartDNS: empty zone in %q", opts.Zones)
 		}
 		d.Zones = append(d.Zones, z+".")
-		filter = append(filter, z)
 	}
 	defer func() {
 		if err != nil {
@@ -164,6 +166,47 @@ func (b *Bed) StartDNS(ctx context.Context, opts DNSOptions) (_ *DNS, err error)
 		return nil, err
 	}
 
+	if d.Feeder, err = d.startEngine(ctx, b, dir, n, opts); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// StartEngine starts a further loop of external-dns's engine that writes d's zones,
+// with opts' Kubeconfig, Namespace, OwnerID (which must differ from the other
+// engines'), Interval, LabelFilter, NoEvents and refusal; opts.Zones are d's. It
+// returns once its first pass succeeded, and stops with d.
+func (d *DNS) StartEngine(ctx context.Context, b *Bed, opts DNSOptions) error {
+	if opts.OwnerID == "" {
+		return errors.New("StartEngine: a further engine needs an owner id of its own")
+	}
+	opts.Zones = d.Zones
+	n := dnsSeq.Add(1)
+	dir := filepath.Join(b.dir, fmt.Sprintf("dns-%d", n))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	p, err := d.startEngine(ctx, b, dir, n, opts)
+	if err != nil {
+		return err
+	}
+	d.engines = append(d.engines, p)
+	return nil
+}
+
+// startEngine starts the loop that feeds external-dns's engine, writing d's records
+// (default: the hub's DNSEndpoints, a pass every second).
+func (d *DNS) startEngine(ctx context.Context, b *Bed, dir string, n int64, opts DNSOptions) (*Process, error) {
+	if opts.Kubeconfig == "" {
+		opts.Kubeconfig = b.Hub.KubeconfigPath
+	}
+	if opts.Interval == 0 {
+		opts.Interval = time.Second
+	}
+	var filter []string
+	for _, z := range opts.Zones {
+		filter = append(filter, strings.TrimSuffix(strings.TrimSpace(z), "."))
+	}
 	healthPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -175,9 +218,13 @@ func (b *Bed) StartDNS(ctx context.Context, opts DNSOptions) (_ *DNS, err error)
 		"--interval=" + opts.Interval.String(),
 		"--coredns-prefix=" + d.EtcdPrefix + "/",
 		"--listen=" + hostPort(healthPort),
+		"--events=" + strconv.FormatBool(!opts.NoEvents),
 	}
 	if opts.Namespace != "" {
 		args = append(args, "--namespace="+opts.Namespace)
+	}
+	if opts.LabelFilter != "" {
+		args = append(args, "--label-filter="+opts.LabelFilter)
 	}
 	if opts.RefuseWithdrawalOnce != "" {
 		args = append(args, "--refuse-withdrawal-once="+opts.RefuseWithdrawalOnce)
@@ -185,12 +232,8 @@ func (b *Bed) StartDNS(ctx context.Context, opts DNSOptions) (_ *DNS, err error)
 			args = append(args, "--refuse-for="+opts.RefuseFor.String())
 		}
 	}
-	d.Feeder, err = b.startTracked(ctx, fmt.Sprintf("externaldns (dns-%d)", n), ProgramExternalDNS, dir, "externaldns",
+	return b.startTracked(ctx, fmt.Sprintf("externaldns (dns-%d)", n), ProgramExternalDNS, dir, "externaldns",
 		[]string{"ETCD_URLS=" + b.EtcdURL}, dnsReadyTimeout, HTTPReady("http://"+hostPort(healthPort)+"/readyz"), args...)
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
 }
 
 // startCoreDNS writes the Corefile and starts CoreDNS on a free port (listenOnFreePort).
@@ -373,6 +416,9 @@ func (w *AnswerWatch) Stop() AnswerLog {
 // Stop stops the feeder and CoreDNS; the bed stops them too. The records stay in etcd
 // under EtcdPrefix.
 func (d *DNS) Stop() {
+	for _, p := range d.engines {
+		p.Stop()
+	}
 	if d.Feeder != nil {
 		d.Feeder.Stop()
 	}

@@ -15,7 +15,9 @@
 // cluster of --kubeconfig, takes their spec.endpoints as the desired records as the
 // CRD source does, and runs the controller's pass: the registry's records, a plan from
 // them to the desired ones, and the plan's changes applied. A pass runs when a
-// DNSEndpoint changes and at least every --interval. The etcd address comes from
+// DNSEndpoint changes (--events, on here by default, off in external-dns) and at
+// least every --interval; --label-filter reads only the DNSEndpoints it selects, so
+// that two engines with their own owner ids can share a zone. The etcd address comes from
 // ETCD_URLS (and ETCD_USERNAME, ETCD_PASSWORD, ETCD_* TLS variables), as
 // provider/coredns reads it.
 //
@@ -96,6 +98,8 @@ func main() {
 		listen        = flag.String("listen", "", "address of /healthz and /readyz, ready once a first pass succeeded (default: none)")
 		refuseOnce    = flag.String("refuse-withdrawal-once", "", "a regular expression of record names: the first change that drops a target from one of them is refused, as a provider that rate-limits or rejects a change does, and applied --refuse-for later; the DNSEndpoints' observedGeneration is written all the same, as external-dns's CRD source does (default: none)")
 		refuseFor     = flag.Duration("refuse-for", time.Minute, "how long after its refusal a refused change is applied: external-dns tries again at its next --interval (one minute by default)")
+		events        = flag.Bool("events", true, "run a pass as soon as a DNSEndpoint changes, as external-dns's --events does; with --events=false (external-dns's default), passes run only every --interval")
+		labelFilter   = flag.String("label-filter", "", "read only the DNSEndpoints that this label selector selects, as external-dns's --label-filter does (default: all)")
 		domainFilter  stringList
 	)
 	flag.Var(&domainFilter, "domain-filter", "manage records of these domains only (repeatable, or comma-separated)")
@@ -112,7 +116,8 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *kubeconfig, *namespace, *listen, *interval, refuse, &externaldns.Config{
+	loop := loopConfig{kubeconfig: *kubeconfig, namespace: *namespace, labelFilter: *labelFilter, listen: *listen, interval: *interval, events: *events, refusal: refuse}
+	if err := run(ctx, loop, &externaldns.Config{
 		TXTOwnerID:    *ownerID,
 		CoreDNSPrefix: *corednsPrefix,
 		DomainFilter:  domainFilter,
@@ -135,8 +140,16 @@ type feeder struct {
 	ready        atomic.Bool
 }
 
-func run(ctx context.Context, kubeconfig, namespace, listen string, interval time.Duration, refusal *refusal, cfg *externaldns.Config) error {
-	restConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+// loopConfig is what the loop reads, and when it runs a pass.
+type loopConfig struct {
+	kubeconfig, namespace, labelFilter, listen string
+	interval                                   time.Duration
+	events                                     bool
+	refusal                                    *refusal
+}
+
+func run(ctx context.Context, loop loopConfig, cfg *externaldns.Config) error {
+	restConfig, err := clientcmd.BuildConfigFromFlags("", loop.kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -160,17 +173,24 @@ func run(ctx context.Context, kubeconfig, namespace, listen string, interval tim
 	// one runs make one more pass.
 	// An informer of its own rather than client-go's dynamicinformer, which links
 	// every typed informer and the typed clientset (a third of the build).
-	resource := client.Resource(dnsEndpoints).Namespace(orAll(namespace))
+	// The label filter is the lists' and watches' label selector, as the CRD source
+	// sets it.
+	resource := client.Resource(dnsEndpoints).Namespace(orAll(loop.namespace))
 	informer := cache.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			opts.LabelSelector = loop.labelFilter
 			return resource.List(ctx, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.LabelSelector = loop.labelFilter
 			return resource.Watch(ctx, opts)
 		},
 	}, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	changed := make(chan struct{}, 1)
 	poke := func(any) {
+		if !loop.events {
+			return
+		}
 		select {
 		case changed <- struct{}{}:
 		default:
@@ -183,15 +203,16 @@ func run(ctx context.Context, kubeconfig, namespace, listen string, interval tim
 	}); err != nil {
 		return err
 	}
-	f := &feeder{client: client, store: informer.GetStore(), registry: reg, domainFilter: domainFilter, managed: cfg.ManagedDNSRecordTypes, refusal: refusal}
+	f := &feeder{client: client, store: informer.GetStore(), registry: reg, domainFilter: domainFilter, managed: cfg.ManagedDNSRecordTypes, refusal: loop.refusal}
 
-	if listen != "" {
-		if err := f.serveHealth(ctx, listen); err != nil {
+	if loop.listen != "" {
+		if err := f.serveHealth(ctx, loop.listen); err != nil {
 			return err
 		}
 	}
 	go informer.RunWithContext(ctx)
-	log.Infof("waiting for the DNSEndpoints (namespace %q, owner %q, domains %v, prefix %s)", namespace, cfg.TXTOwnerID, []string(cfg.DomainFilter), cfg.CoreDNSPrefix)
+	log.Infof("waiting for the DNSEndpoints (namespace %q, labels %q, owner %q, domains %v, prefix %s; a pass every %s, and on changes: %t)",
+		loop.namespace, loop.labelFilter, cfg.TXTOwnerID, []string(cfg.DomainFilter), cfg.CoreDNSPrefix, loop.interval, loop.events)
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		if ctx.Err() != nil {
 			return nil
@@ -199,7 +220,7 @@ func run(ctx context.Context, kubeconfig, namespace, listen string, interval tim
 		return errors.New("the DNSEndpoints' cache did not sync")
 	}
 
-	tick := time.NewTicker(interval)
+	tick := time.NewTicker(loop.interval)
 	defer tick.Stop()
 	for {
 		if err := f.pass(ctx); err != nil {
