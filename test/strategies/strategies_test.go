@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -195,8 +196,11 @@ type row struct {
 	// with a resolver, the clients ask that caching resolver in front of CoreDNS.
 	// http2 pooled clients speak HTTP/2 (h2c), as many to a connection as a JVM
 	// row's JVM has threads (clients.Config.HTTP2).
+	// grpc clients are grpc-go applications (clients.GRPCFleet) on the row's
+	// GRPCRoute, their DNS resolver asking CoreDNS.
 	pooled    bool
 	http2     bool
+	grpc      bool
 	keepAlive time.Duration
 	resolver  *testbed.ResolverOptions
 	// slowEngine: the row's DNSEndpoint is applied by an engine of its own that runs
@@ -263,7 +267,9 @@ type population interface {
 // point that keeps connections for ever, or JVMs that cache an answer for ever. Their
 // share of cluster1 never falls; a timer's removal fails them, and a policy's drain
 // stalls.
-func (r *row) pinned() bool { return r.pooled && r.keepAlive == 0 || r.jvm && r.jvmCache < 0 }
+func (r *row) pinned() bool {
+	return (r.pooled || r.grpc) && r.keepAlive == 0 || r.jvm && r.jvmCache < 0
+}
 
 // done reports whether the run saw all it waits for of the row: DNS's withdrawal of
 // cluster1 and the old Gateway's removal, and the clients off cluster1; for pinned
@@ -326,7 +332,7 @@ func rows(sz sizes) []*row {
 			setup: fmt.Sprintf("traffic-migration with spec.dns, pooled clients, Traefik keepAliveMaxTime %gs on the entry point; ", sz.KeepAliveMaxTimeSeconds) + fmt.Sprintf(policy, 1.0)},
 		{name: "timer-pinned", follows: followsTimer, timer: seconds(sz.ShortTimerSeconds), pooled: true,
 			setup: fmt.Sprintf("fixed timer (%gs) with pooled clients, Traefik without keepAliveMaxTime", sz.ShortTimerSeconds)},
-		{name: "tm1dns-h2-kamt", follows: followsProxy, percent: 1, specDNS: true, pooled: true, http2: true, keepAlive: seconds(sz.KeepAliveMaxTimeSeconds),
+		{name: "tm1dns-h2-ka", follows: followsProxy, percent: 1, specDNS: true, pooled: true, http2: true, keepAlive: seconds(sz.KeepAliveMaxTimeSeconds),
 			setup: fmt.Sprintf("traffic-migration with spec.dns, HTTP/2 clients (Go, h2c, several on one connection), Traefik keepAliveMaxTime %gs on the entry point (a GOAWAY); ", sz.KeepAliveMaxTimeSeconds) + fmt.Sprintf(policy, 1.0)},
 		{name: "tm1dns-unbound", follows: followsProxy, percent: 1, specDNS: true, resolver: &unboundMinTTL,
 			setup: fmt.Sprintf("traffic-migration with spec.dns, the clients asking %s in front of CoreDNS; ", unboundMinTTL) + fmt.Sprintf(policy, 1.0)},
@@ -344,7 +350,12 @@ func rows(sz sizes) []*row {
 		{name: "tm1dns-lag-edns", follows: followsProxy, percent: 1, specDNS: true, lagging: true, verifyMode: trafficv1alpha1.DNSVerifyExternalDNS,
 			setup: "the same, with verify mode ExternalDNS: the drain clock starts when external-dns has read the change; " + fmt.Sprintf(policy, 1.0)},
 	}
+	// gRPC applications: grpc-go resolves again only when it loses its connection.
+	rs = append(rs, &row{name: "tm1dns-grpc-ka", follows: followsProxy, percent: 1, specDNS: true, grpc: true, keepAlive: seconds(sz.KeepAliveMaxTimeSeconds),
+		setup: fmt.Sprintf("traffic-migration with spec.dns, gRPC applications (grpc-go, its DNS resolver and pick_first; the backend without MAX_CONNECTION_AGE), Traefik keepAliveMaxTime %gs on the entry point (a GOAWAY); ", sz.KeepAliveMaxTimeSeconds) + fmt.Sprintf(policy, 1.0)})
 	if sz.FullSize() {
+		rs = append(rs, &row{name: "tm1dns-grpc", follows: followsProxy, percent: 1, specDNS: true, grpc: true,
+			setup: "traffic-migration with spec.dns, gRPC applications (grpc-go), neither the backend nor Traefik bounding a connection: the drain is to be reported stalled; " + fmt.Sprintf(policy, 1.0)})
 		// HTTP/2 on connections kept for ever: stalled, and a timer's removal fails them.
 		rs = append(rs,
 			&row{name: "tm1dns-h2", follows: followsProxy, percent: 1, specDNS: true, pooled: true, http2: true,
@@ -493,6 +504,10 @@ func TestStrategies(t *testing.T) {
 	for _, r := range rs {
 		url := "http://" + net.JoinHostPort(cluster1IP.String(), strconv.Itoa(r.port)) + "/"
 		testbed.Eventually(t, time.Minute, "cluster1's Traefik serving "+r.hostname(), func(ctx context.Context) error {
+			if r.grpc {
+				_, err := clients.ServedGRPC(ctx, net.JoinHostPort(cluster1IP.String(), strconv.Itoa(r.port)), r.hostname())
+				return err
+			}
 			return served(ctx, url, r.hostname())
 		})
 	}
@@ -528,6 +543,12 @@ func TestStrategies(t *testing.T) {
 				addrs[i] = addrs[i].Unmap()
 			}
 			return addrs, err
+		}
+		if r.grpc {
+			workers := clientsPerApp(sz)
+			r.clients = clients.NewGRPCFleet(clients.GRPCConfig{Hostname: r.hostname(), Port: r.port, Nameserver: dns.Addr(),
+				Apps: sz.Clients / workers, Workers: workers, Every: seconds(sz.RequestEverySeconds), Seed: sz.Seed})
+			continue
 		}
 		if r.jvm {
 			// As many threads as clients, in JVMs of ten (four in the small case).
@@ -1010,9 +1031,12 @@ func prepareHub(t *testing.T, h *fixture.Fleet, sz sizes, rs []*row) (*testbed.D
 				t.Fatal(err)
 			}
 		}
-		mwrs, err := fixture.ManifestWorkReplicaSetOf(namespace, r.name, r.workloadPlacement(),
-			fixture.TraefikGatewayOnPort(namespace, r.gateway(), r.hostname(), r.port),
-			fixture.BackendRouteObject(namespace, "route-"+r.name, r.gateway(), r.hostname(), backendName))
+		objects := []runtime.Object{fixture.TraefikGatewayOnPort(namespace, r.gateway(), r.hostname(), r.port),
+			fixture.BackendRouteObject(namespace, "route-"+r.name, r.gateway(), r.hostname(), backendName)}
+		if r.grpc {
+			objects = append(objects, fixture.BackendGRPCRouteObject(namespace, "grpc-"+r.name, r.gateway(), r.hostname(), backendName))
+		}
+		mwrs, err := fixture.ManifestWorkReplicaSetOf(namespace, r.name, r.workloadPlacement(), objects...)
 		if err != nil {
 			t.Fatal(err)
 		}
