@@ -19,12 +19,18 @@ import (
 // "incluster backend" it is the Gateways' backend.
 const InclusterImageEnv = "TESTBED_INCLUSTER_IMAGE"
 
-// BackendPort is the port of a backend's Service, which an HTTPRoute names.
-const BackendPort = 80
+// BackendPort is the port of a backend's Service, which an HTTPRoute names, and
+// BackendGRPCPort its gRPC port (h2c), which a GRPCRoute names.
+const (
+	BackendPort     = 80
+	BackendGRPCPort = 9090
+)
 
 // InstallBackend runs the backend of a cluster's Gateway on its node: a Deployment of
 // the test image in backend mode, which answers every request with the cluster's
-// name (and its X-Served-By header), and a Service of the same name on BackendPort.
+// name (and its X-Served-By header), and every gRPC call of the health service with
+// the name in its header metadata, and a Service of the same name on BackendPort and
+// BackendGRPCPort (appProtocol kubernetes.io/h2c).
 // It returns once the backend's pod is ready.
 func (b *Bed) InstallBackend(ctx context.Context, cluster, namespace, name string) error {
 	b.mu.Lock()
@@ -48,7 +54,7 @@ func (b *Bed) InstallBackend(ctx context.Context, cluster, namespace, name strin
 			Image: image,
 			Args:  []string{"backend"},
 			Env:   []corev1.EnvVar{{Name: "CLUSTER_NAME", Value: cluster}},
-			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "grpc", ContainerPort: 9090}},
 			ReadinessProbe: &corev1.Probe{
 				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("http")}},
 				PeriodSeconds: 1,
@@ -62,7 +68,10 @@ func (b *Bed) InstallBackend(ctx context.Context, cluster, namespace, name strin
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: deployment.Labels},
 		Spec: corev1.ServiceSpec{
 			Selector: deployment.Labels,
-			Ports:    []corev1.ServicePort{{Name: "http", Port: BackendPort, TargetPort: intstr.FromString("http")}},
+			Ports: []corev1.ServicePort{
+				{Name: "http", Port: BackendPort, TargetPort: intstr.FromString("http")},
+				{Name: "grpc", Port: BackendGRPCPort, TargetPort: intstr.FromString("grpc"), AppProtocol: ptr.To("kubernetes.io/h2c")},
+			},
 		},
 	}
 	if _, err := kube.CoreV1().Services(namespace).Create(ctx, service, metav1.CreateOptions{}); err != nil {

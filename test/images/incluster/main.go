@@ -11,7 +11,8 @@
 //
 // Run as "incluster backend", it is instead the backend of the spokes' Gateways: an
 // HTTP server on :8080 that answers every request with the cluster it runs on
-// ($CLUSTER_NAME, also in the X-Served-By header), ready as soon as it listens.
+// ($CLUSTER_NAME, also in the X-Served-By header), ready as soon as it listens, and a
+// gRPC server on :9090 (the health service, the cluster in the answers' header).
 package main
 
 import (
