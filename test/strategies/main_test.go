@@ -49,6 +49,7 @@ func suite() (testbed.OCMSuite, error) {
 		Options:     opts,
 		WorkManager: true,
 		Timeout:     15 * time.Minute,
+		Tests:       []string{"TestStrategies"},
 		Ready: func(b *testbed.Bed) error {
 			bed = b
 			return nil

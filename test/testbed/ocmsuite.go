@@ -5,9 +5,12 @@ package testbed
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +31,10 @@ type OCMSuite struct {
 	// Ready runs once the spokes have joined, before the first test: the package keeps
 	// the bed and makes its clients.
 	Ready func(*Bed) error
+	// Tests, when set, are the package's top-level tests: when go test's -run selects
+	// none of them (make bench running another package's benchmark), the bed is not
+	// started.
+	Tests []string
 }
 
 // RunOCMSuite is the TestMain of an OCM suite. It skips the package, saying how to run
@@ -43,6 +50,9 @@ func RunOCMSuite(m *testing.M, suite func() (OCMSuite, error)) (code int) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if len(s.Tests) > 0 && !runSelects(s.Tests) {
+		return m.Run()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
 	defer cancel()
@@ -186,4 +196,22 @@ func EventuallyTrue(t testing.TB, timeout time.Duration, what string, cond func(
 	if err != nil {
 		t.Fatalf("%s: not within %s", what, timeout)
 	}
+}
+
+// runSelects reports whether go test's -run pattern may select one of tests, by its
+// first element (go test splits a pattern at each slash, one element a level). An
+// unset or unreadable pattern selects them all.
+func runSelects(tests []string) bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	f := flag.Lookup("test.run")
+	if f == nil || f.Value.String() == "" {
+		return true
+	}
+	re, err := regexp.Compile(strings.SplitN(f.Value.String(), "/", 2)[0])
+	if err != nil {
+		return true
+	}
+	return slices.ContainsFunc(tests, re.MatchString)
 }
