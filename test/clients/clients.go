@@ -6,7 +6,9 @@
 // for a TTL of its own whatever the record says, sends a request at a steady rate to
 // the address it holds, and on a connection error (or an answer of the gateway with no
 // route) resolves again and retries once. They count every request: served, retried,
-// failed, and by the cluster that answered.
+// failed, and by the cluster that answered. Beside them, as users run them: Go clients
+// that keep their connections (Config.Pooled, over HTTP/1.1 or HTTP/2), OpenJDK
+// applications (JVMFleet) and grpc-go applications (GRPCFleet).
 package clients
 
 import (
