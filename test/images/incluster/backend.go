@@ -65,10 +65,21 @@ func serveBackend(ctx context.Context, cluster string) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	// Both servers let their calls in flight finish, within the same 10 s.
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	go grpcServer.GracefulStop()
-	if err := server.Shutdown(shutdown); err != nil {
+	grpcStopped := make(chan struct{})
+	go func() {
+		grpcServer.GracefulStop()
+		close(grpcStopped)
+	}()
+	err = server.Shutdown(shutdown)
+	select {
+	case <-grpcStopped:
+	case <-shutdown.Done():
+		grpcServer.Stop()
+	}
+	if err != nil {
 		return fmt.Errorf("stop serving: %w", err)
 	}
 	return nil
