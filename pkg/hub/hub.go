@@ -264,7 +264,8 @@ func (o *Options) limits() (policy.Limits, error) {
 	}
 	l := policy.Limits{Allowlist: allowlist, MaxAnswerBytes: o.MaxAnswerBytes, MaxSeries: o.MaxSeries,
 		DNSDomains: domains, DNSAddresses: dns.AddressRules{RefusePrivate: !o.DNSAllowPrivate}, DNSNameservers: nameservers,
-		StatusWrites: policy.StatusWrites{QPS: o.StatusWriteQPS, FlushInterval: o.StatusFlushInterval}}
+		StatusWrites: policy.StatusWrites{QPS: o.StatusWriteQPS, FlushInterval: o.StatusFlushInterval},
+		QuerySpread:  policy.DefaultQuerySpread}
 	if o.MaxDrainDuration > 0 {
 		l.Ceiling = &decision.Ceiling{MaxDrainDuration: o.MaxDrainDuration, Action: trafficv1alpha1.DeadlineAction(o.OnMaxDrainDuration)}
 	}

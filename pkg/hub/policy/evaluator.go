@@ -6,12 +6,14 @@ package policy
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
@@ -28,6 +30,10 @@ import (
 // whose Prometheus is slow or hostile (each query bounded by its timeout), delays its
 // own checks and leaves the others at least three quarters of the slots.
 const maxParallelQueries = 16
+
+// DefaultQuerySpread is how much of a second the manager spreads the policies' queries
+// over (Limits.QuerySpread).
+const DefaultQuerySpread = time.Second
 
 // fastQuery is how fast a namespace's queries must be for it to borrow query slots
 // beyond its quarter.
@@ -196,6 +202,9 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 		replacements: make(map[string]promcheck.Check, len(due.replacements)),
 	}
 	now := c.clock.Now().Truncate(time.Second)
+	if !c.waitQueryOffset(ctx, policy.UID, now) {
+		return out, now // the manager stops; the checks are made after its restart
+	}
 	type job struct {
 		cluster     string
 		replacement bool
@@ -273,6 +282,44 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 	}
 	wg.Wait()
 	return out, now
+}
+
+// queryOffset is how long after the second its checks are evaluated at a policy sends
+// their queries: a point within spread that the policy's UID fixes, so that the
+// policy's queries keep to their interval. A check's time is a whole second and the
+// next one falls due an interval later, so every policy due in a second would query at
+// its start without it: 100 policies at a 10 s interval, created at any time, make 10
+// queries at once each second and none in between, a burst beyond a namespace's query
+// slots while others hold theirs. Prometheus spreads its scrapes over their interval
+// the same way, from a hash of each target.
+func queryOffset(uid types.UID, spread time.Duration) time.Duration {
+	if spread <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(uid))
+	return time.Duration(h.Sum64() % uint64(spread))
+}
+
+// waitQueryOffset waits until the policy's queryOffset past at, on the controller's
+// clock (not at all on a clock that cannot wait). It returns false when ctx ends first.
+func (c *Controller) waitQueryOffset(ctx context.Context, uid types.UID, at time.Time) bool {
+	clk, ok := c.clock.(clock.Clock)
+	if !ok {
+		return true
+	}
+	wait := at.Add(queryOffset(uid, c.limits.QuerySpread)).Sub(clk.Now())
+	if wait <= 0 {
+		return true
+	}
+	timer := clk.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // querierFor returns the Prometheus client of the policy's Secret, or the evaluation

@@ -5,6 +5,7 @@ package policy
 
 import (
 	"fmt"
+	"time"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
@@ -39,6 +40,9 @@ type Limits struct {
 	// StatusWrites bound the status writes that carry only check results; the zero
 	// value writes every check.
 	StatusWrites StatusWrites
+	// QuerySpread spreads the policies' queries over this much of the second their
+	// checks are evaluated at (queryOffset); zero sends each round's queries at once.
+	QuerySpread time.Duration
 }
 
 // policyOf is what the decision needs of a spec, under the hub's ceiling.
