@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 	"open-cluster-management.io/traffic-migration/test/benchreport"
 	"open-cluster-management.io/traffic-migration/test/testbed"
@@ -317,6 +318,9 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		// slotWait is the mean wait of a well-behaved policy's query for a query slot,
 		// query the mean query of every policy.
 		slotWait, query float64
+		// queueWait is the mean time a policy's key waited in the policy controller's
+		// work queue before a worker synced it, over all policies.
+		queueWait float64
 	}
 	mean := func(m0, m1 map[string]float64, name, label string) float64 {
 		return (m1[name+"_sum"+label] - m0[name+"_sum"+label]) / (m1[name+"_count"+label] - m0[name+"_count"+label])
@@ -351,10 +355,11 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 			t.Fatalf("%s: no well-behaved policy was checked twice in %s", name, window)
 		}
 		ph := phase{name: name, delays: delays, gaps: g, rss: u1.rssBytes, cpuPerMinute: (u1.cpuSeconds - u0.cpuSeconds) / time.Since(start).Minutes(),
-			slotWait: mean(m0, m1, "traffic_migration_query_slot_wait_seconds", "{namespace="+f.ns+"}"), query: mean(m0, m1, "traffic_migration_query_duration_seconds", "")}
-		t.Logf("%s: %d checks of %d policies in %s; delay past the due time p50 %.3f s, p99 %.3f s; gap p99 %.3f s; mean slot wait %.3f s, mean query %.3f s; RSS %.1f MiB",
+			slotWait: mean(m0, m1, "traffic_migration_query_slot_wait_seconds", "{namespace="+f.ns+"}"), query: mean(m0, m1, "traffic_migration_query_duration_seconds", ""),
+			queueWait: mean(m0, m1, "workqueue_queue_duration_seconds", "{name="+policy.ControllerName+"}")}
+		t.Logf("%s: %d checks of %d policies in %s; delay past the due time p50 %.3f s, p99 %.3f s; gap p99 %.3f s; mean slot wait %.3f s, mean query %.3f s, mean wait in the work queue %.3f s; RSS %.1f MiB",
 			name, len(delays), len(times), window, benchreport.Percentile(delays, 50), benchreport.Percentile(delays, 99), benchreport.Percentile(g, 99),
-			ph.slotWait, ph.query, u1.rssBytes/(1<<20))
+			ph.slotWait, ph.query, ph.queueWait, u1.rssBytes/(1<<20))
 		return ph
 	}
 	phases := []phase{measure("without hostile policies")}
@@ -418,6 +423,7 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		r.Add(b, params, "delay of a check past its due time, p50, "+ph.name, benchreport.Percentile(ph.delays, 50), "s", "")
 		r.Add(b, params, "delay of a check past its due time, p99, "+ph.name, benchreport.Percentile(ph.delays, 99), "s", "")
 		r.Add(b, params, "mean wait of a well-behaved policy's query for a query slot, "+ph.name, ph.slotWait, "s", "")
+		r.Add(b, params, "mean wait of a policy in the work queue, "+ph.name, ph.queueWait, "s", "")
 		r.Add(b, params, "manager RSS, "+ph.name, ph.rss/(1<<20), "MiB", "")
 		r.Add(b, params, "manager CPU, "+ph.name, ph.cpuPerMinute, "CPU s/min", "")
 		r.Raw[b+": delays, "+ph.name] = ph.delays
@@ -458,6 +464,7 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 			row("time between two checks of a policy, p99", func(ph phase) string { return fmt.Sprintf("%.3f s", p(ph.gaps, 99)) }),
 			row("mean wait of a well-behaved policy's query for a query slot", func(ph phase) string { return fmt.Sprintf("%.3f s", ph.slotWait) }),
 			row("mean query, all policies", func(ph phase) string { return fmt.Sprintf("%.3f s", ph.query) }),
+			row("mean wait in the policy controller's work queue, all policies", func(ph phase) string { return fmt.Sprintf("%.3f s", ph.queueWait) }),
 			row("manager RSS", func(ph phase) string { return fmt.Sprintf("%.1f MiB", ph.rss/(1<<20)) + ratio(ph.rss, base.rss) }),
 			row("manager CPU", func(ph phase) string {
 				return fmt.Sprintf("%.1f CPU s/min", ph.cpuPerMinute) + ratio(ph.cpuPerMinute, base.cpuPerMinute)
