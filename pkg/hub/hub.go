@@ -161,7 +161,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxDrainDuration, "max-drain-duration", o.MaxDrainDuration,
 		"hub-wide ceiling on how long any policy keeps a cluster draining, counted from when it left the real Placement; 0 is none")
 	fs.Float32Var(&o.StatusWriteQPS, "status-write-qps", o.StatusWriteQPS,
-		"status writes per second, over all policies, that carry only new check results (values, times, history); beyond it they wait in memory until the policy's next change or --status-flush-interval, so checks keep their interval on a large hub. A change of a phase, a run of passes, a check's result, a condition or the proxy is written at once; 0 writes every check")
+		"status writes per second, over all policies, that carry only new check results (values, times, history), shared fairly by namespace, a status of more than 10 clusters counting as one write for every 10; beyond it they wait in memory until the policy's next change or --status-flush-interval, so checks keep their interval on a large hub. A change of a phase, a run of passes, a check's result, a condition or the proxy is written at once; 0 writes every check")
 	fs.DurationVar(&o.StatusFlushInterval, "status-flush-interval", o.StatusFlushInterval,
 		"longest time a policy's new check results wait in memory for --status-write-qps before they are written")
 	fs.StringVar(&o.OnMaxDrainDuration, "on-max-drain-duration", o.OnMaxDrainDuration,

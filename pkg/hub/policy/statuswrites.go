@@ -91,7 +91,7 @@ func (c *Controller) writeStatus(ctx context.Context, written *trafficv1alpha1.T
 			}
 			since = m.statusWritten
 		})
-		if flushAt = since.Add(c.limits.StatusWrites.FlushInterval); now.Before(flushAt) && !c.statusBudget.TryAccept(written.Namespace) {
+		if flushAt = since.Add(c.limits.StatusWrites.FlushInterval); now.Before(flushAt) && !c.statusBudget.TryAccept(written.Namespace, statusWriteCost(len(status.Clusters))) {
 			c.memory.with(key, func(m *memory) {
 				m.unwritten = &unwrittenStatus{basedOn: written.ResourceVersion, status: *status.DeepCopy()}
 			})

@@ -195,7 +195,7 @@ func TestStatusWritesWait(t *testing.T) {
 // spentBudget is a write budget always spent.
 type spentBudget struct{}
 
-func (spentBudget) TryAccept(string) bool { return false }
+func (spentBudget) TryAccept(string, int) bool { return false }
 
 // TestFairBudget checks that the status-write budget is shared by namespace: a tenant
 // alone gets the whole rate, and one that asks for at most its share gets all of it
@@ -223,11 +223,11 @@ func TestFairBudget(t *testing.T) {
 			for step := range 1000 {
 				clk.SetTime(clk.Now().Add(10 * time.Millisecond))
 				for range tc.hogs {
-					if b.TryAccept("noisy") {
+					if b.TryAccept("noisy", 1) {
 						hog++
 					}
 				}
-				if tc.quiet > 0 && step%(100/tc.quiet) == 0 && b.TryAccept("quiet") {
+				if tc.quiet > 0 && step%(100/tc.quiet) == 0 && b.TryAccept("quiet", 1) {
 					quiet++
 				}
 			}
@@ -242,5 +242,47 @@ func TestFairBudget(t *testing.T) {
 				t.Errorf("%d writes in 10 s, more than the budget of %d a second allows", total, qps)
 			}
 		})
+	}
+}
+
+// TestStatusWriteCost: a status write spends one write of the budget for every 10
+// rows, at least one.
+func TestStatusWriteCost(t *testing.T) {
+	for rows, want := range map[int]int{0: 1, 1: 1, 10: 1, 11: 2, 100: 10, 1000: 100} {
+		if got := statusWriteCost(rows); got != want {
+			t.Errorf("statusWriteCost(%d) = %d, want %d", rows, got, want)
+		}
+	}
+}
+
+// TestFairBudgetBySize: the budget counts a large status write as several. A tenant
+// whose 100-row statuses are written 8 times a second (8 policies checked every
+// second) gets through at most a share of them, while a tenant whose 1-row statuses
+// are written 10 times a second (100 policies checked every 10 s) gets all of its, as
+// it would alone; counted by writes, the 18 a second would all go through.
+func TestFairBudgetBySize(t *testing.T) {
+	const qps = 20
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	b := newFairBudget(qps, clk)
+	large, small := 0, 0
+	for step := range 1000 {
+		clk.SetTime(clk.Now().Add(10 * time.Millisecond))
+		if step%10 == 0 && step%100 < 80 && b.TryAccept("hostile", statusWriteCost(100)) {
+			large++
+		}
+		if step%10 == 5 && b.TryAccept("tenant", statusWriteCost(1)) {
+			small++
+		}
+	}
+	if small != 100 {
+		t.Errorf("the tenant of small statuses wrote %d of its 100 in 10 s, want all", small)
+	}
+	// 10 s at most the whole rate beyond the small writes (10 of 20 a second), at a
+	// cost of 5 (a share's burst) each, and the first second's burst.
+	if large > 10*(qps-10)/5+qps/5 {
+		t.Errorf("the tenant of 100-row statuses wrote %d of its 80 in 10 s, more than its cost allows", large)
+	}
+	if large == 0 {
+		t.Error("the tenant of 100-row statuses wrote none: a write over a share's burst must still go through")
 	}
 }

@@ -12,15 +12,31 @@ import (
 )
 
 // writeBudget lets a write through, or says it must wait; tenant is the policy's
-// namespace.
+// namespace, cost what the write spends of the budget (statusWriteCost).
 type writeBudget interface {
-	TryAccept(tenant string) bool
+	TryAccept(tenant string, cost int) bool
+}
+
+// rowsPerWrite is how many rows of a status one write of the budget stands for.
+const rowsPerWrite = 10
+
+// statusWriteCost is what the write of a status with rows rows spends of the budget:
+// one write for every rowsPerWrite rows (at least one), as the API server's priority
+// and fairness counts a request that touches many objects as several. So a tenant
+// whose policies drain a hundred clusters each, checked every second, spends its
+// share with fewer writes than one whose policies drain one, and the others' checks
+// are not written, and so not synced, behind its large writes. fairBudget bounds it
+// at a tenant's burst.
+func statusWriteCost(rows int) int {
+	return max(1, (rows+rowsPerWrite-1)/rowsPerWrite)
 }
 
 // fairBudget is a budget of writes per second shared fairly by tenants (namespaces),
 // as the query slots are (package slots): a tenant with many policies, or many
 // checks, does not spend the budget of the others.
 //
+//   - A write costs one token for every rowsPerWrite rows of its status
+//     (statusWriteCost), at most a share's burst.
 //   - Each tenant has a share of a quarter of the rate, with a quarter of the burst:
 //     within it, a write goes through whenever the whole budget has a token.
 //   - Beyond its share, a tenant borrows from the whole budget only while more than a
@@ -60,8 +76,10 @@ func newFairBudget(qps float32, clk clock.PassiveClock) *fairBudget {
 	}
 }
 
-// TryAccept spends a token of the tenant's, and reports whether it could.
-func (b *fairBudget) TryAccept(tenant string) bool {
+// TryAccept spends cost tokens of the tenant's (at least one, and at most a share's
+// burst, so that any write can go through), and reports whether it could.
+func (b *fairBudget) TryAccept(tenant string, cost int) bool {
+	n := float64(min(max(cost, 1), b.shareBurst))
 	now := b.clock.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -73,14 +91,14 @@ func (b *fairBudget) TryAccept(tenant string) bool {
 	}
 	left := b.all.TokensAt(now)
 	switch {
-	case left < 1:
+	case left < n:
 		return false
-	case own.TokensAt(now) >= 1:
-		own.AllowN(now, 1)
-	case left < 1+b.reserve:
+	case own.TokensAt(now) >= n:
+		own.AllowN(now, int(n))
+	case left < n+b.reserve:
 		return false
 	}
-	return b.all.AllowN(now, 1)
+	return b.all.AllowN(now, int(n))
 }
 
 // prune forgets, once a minute, the tenants whose share is full again: a new one
