@@ -5,13 +5,9 @@ package integration
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	cryptorand "crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -19,8 +15,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -38,6 +32,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/hub/promcheck"
 	"open-cluster-management.io/traffic-migration/test/fixture"
+	"open-cluster-management.io/traffic-migration/test/testbed/pki"
 )
 
 // TestPrometheusAuthSchemes: the bed's real Prometheus behind a TLS server that
@@ -54,8 +49,9 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 	m := newMigration(t, "promauth")
 	f := m.f
 
-	ca := newAuthCA(t)
-	clientCert, clientKey := ca.issue(t, "traffic-migration", false)
+	ca := pki.NewTestCA(t, "promauth CA "+rand.String(8))
+	client := ca.IssueForTest(t, "traffic-migration")
+	clientCert, clientKey := client.CertPEM, client.KeyPEM
 	mtls := newMTLSFront(t, ca)
 
 	clientSecret := "cs" + rand.String(32)
@@ -85,7 +81,7 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 			promcheck.KeySigV4AccessKey: "AKIDTRAFFICMIGRATION", promcheck.KeySigV4SecretKey: "wrong" + sigv4Secret,
 		},
 		"prometheus-mtls": {
-			promcheck.KeyURL: mtls.URL, promcheck.KeyCA: string(ca.pem),
+			promcheck.KeyURL: mtls.URL, promcheck.KeyCA: string(ca.CertPEM),
 			promcheck.KeyClientCert: string(clientCert), promcheck.KeyClientKey: string(clientKey),
 		},
 		"prometheus-oauth2": {
@@ -93,7 +89,7 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 			promcheck.KeyOAuth2TokenURL: tokens.URL + "/oauth2/token", promcheck.KeyOAuth2Scopes: "metrics:read",
 			promcheck.KeyHeaderPrefix + "X-Api-Key": headerValue, promcheck.KeyTenant: "team-a",
 		},
-		"prometheus-no-cert": {promcheck.KeyURL: mtls.URL, promcheck.KeyCA: string(ca.pem)},
+		"prometheus-no-cert": {promcheck.KeyURL: mtls.URL, promcheck.KeyCA: string(ca.CertPEM)},
 		"prometheus-wrong-secret": {
 			promcheck.KeyURL: oauth.URL, promcheck.KeyOAuth2ClientID: "traffic-migration", promcheck.KeyOAuth2ClientSecret: "wrong-" + clientSecret,
 			promcheck.KeyOAuth2TokenURL: tokens.URL + "/oauth2/token", promcheck.KeyHeaderPrefix + "X-Api-Key": headerValue,
@@ -177,74 +173,6 @@ func TestPrometheusAuthSchemes(t *testing.T) {
 	}
 }
 
-// authCA is a self-signed CA of one test. It signs the certificates of the mTLS front
-// and of the manager's client; TestSecretsNeverLeak only puts it in its Secrets.
-type authCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newAuthCA(t *testing.T) *authCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "promauth CA " + rand.String(8)},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &authCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue returns a leaf the CA signs: a server's for 127.0.0.1, or a client's.
-func (ca *authCA) issue(t *testing.T, name string, server bool) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := cryptorand.Int(cryptorand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	}
-	der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
-}
-
 // mtlsFront is a TLS server in front of the bed's Prometheus that requires a client
 // certificate the CA signed, as a Thanos or a kube-rbac-proxy set up for mTLS does.
 type mtlsFront struct {
@@ -252,7 +180,7 @@ type mtlsFront struct {
 	handshakes, forwarded atomic.Int64
 }
 
-func newMTLSFront(t *testing.T, ca *authCA) *mtlsFront {
+func newMTLSFront(t *testing.T, ca *pki.CA) *mtlsFront {
 	t.Helper()
 	target, err := url.Parse(bed.Prometheus.URL)
 	if err != nil {
@@ -269,13 +197,13 @@ func newMTLSFront(t *testing.T, ca *authCA) *mtlsFront {
 		proxy.ServeHTTP(w, r)
 	}))
 	front.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are on purpose
-	certPEM, keyPEM := ca.issue(t, "prometheus", true)
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	serving := ca.IssueForTest(t, "prometheus", "127.0.0.1")
+	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	pool.AddCert(ca.Cert)
 	front.TLS = &tls.Config{
 		Certificates: []tls.Certificate{cert},
 		ClientAuth:   tls.RequireAndVerifyClientCert,

@@ -23,6 +23,7 @@ import (
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/test/fixture"
+	"open-cluster-management.io/traffic-migration/test/testbed/pki"
 )
 
 // TestSecretsNeverLeak: the manager reads two Prometheus Secrets, one with a bearer
@@ -38,8 +39,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 	f := m.f
 	token := "tok" + rand.String(32)
 	username, password := "reader-"+rand.String(6), "pw"+rand.String(32)+"!%"
-	ca := newAuthCA(t)
-	caPEM, caDER := ca.pem, ca.cert.Raw
+	ca := pki.NewTestCA(t, "secrets CA "+rand.String(8))
+	caPEM, caDER := ca.CertPEM, ca.Cert.Raw
 	auth := newAuthRecorder(t, bed.Prometheus.URL)
 
 	secrets := map[string]map[string]string{

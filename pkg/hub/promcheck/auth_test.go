@@ -5,20 +5,13 @@ package promcheck
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,6 +20,7 @@ import (
 	"time"
 
 	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/testbed/pki"
 )
 
 const (
@@ -35,65 +29,19 @@ const (
 	testOAuth2Token  = "0auth2-issued-token"
 )
 
-// testCA is a CA that signs the servers' and the clients' certificates of a test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	certPEMBytes, keyPEMBytes := newCAPEM(t, "auth-test-ca")
-	block, _ := pem.Decode(certPEMBytes)
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, _ := pem.Decode(keyPEMBytes)
-	key, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key.(*ecdsa.PrivateKey), pem: certPEMBytes}
-}
-
-// issue returns the PEM certificate and key of a leaf signed by the CA: a server's
-// for 127.0.0.1 or a client's.
-func (ca *testCA) issue(t *testing.T, name string, server bool) (certPEMBytes, keyPEMBytes []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	}
-	return signPEM(t, tmpl, ca.cert, key, ca.key)
-}
-
 // newMTLSPrometheus is a Prometheus behind TLS that requires a client certificate
 // signed by ca, and answers a scalar.
-func newMTLSPrometheus(t *testing.T, ca *testCA) *httptest.Server {
+func newMTLSPrometheus(t *testing.T, ca *pki.CA) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(scalar("0.01"))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	certPEMBytes, keyPEMBytes := ca.issue(t, "prometheus", true)
-	cert, err := tls.X509KeyPair(certPEMBytes, keyPEMBytes)
+	serving := ca.IssueForTest(t, "prometheus", "127.0.0.1")
+	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	pool.AddCert(ca.Cert)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -101,11 +49,13 @@ func newMTLSPrometheus(t *testing.T, ca *testCA) *httptest.Server {
 }
 
 func TestRunClientCertificate(t *testing.T) {
-	ca := newTestCA(t)
+	ca := pki.NewTestCA(t, "auth-test-ca")
 	prom := newMTLSPrometheus(t, ca)
-	clientCert, clientKey := ca.issue(t, "traffic-migration", false)
-	otherCA := newTestCA(t)
-	otherCert, otherKey := otherCA.issue(t, "traffic-migration", false)
+	client := ca.IssueForTest(t, "traffic-migration")
+	clientCert, clientKey := client.CertPEM, client.KeyPEM
+	otherCA := pki.NewTestCA(t, "auth-test-ca")
+	other := otherCA.IssueForTest(t, "traffic-migration")
+	otherCert, otherKey := other.CertPEM, other.KeyPEM
 
 	refused := "if it requires a client certificate, set tls.crt and tls.key in the Prometheus Secret"
 	tests := map[string]struct {
@@ -119,7 +69,7 @@ func TestRunClientCertificate(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			q := querierFor(t, 5*time.Second, append([]string{KeyURL, prom.URL, KeyCA, string(ca.pem)}, tc.secret...)...)
+			q := querierFor(t, 5*time.Second, append([]string{KeyURL, prom.URL, KeyCA, string(ca.CertPEM)}, tc.secret...)...)
 			got := Run(context.Background(), q, querySpec("<= 0.05"), testData(), evalTime)
 			t.Logf("%s %s: %s", got.Result, got.Reason, got.Message)
 			if got.Result != tc.want || !strings.Contains(got.Message, tc.message) {
@@ -235,9 +185,10 @@ func TestOAuth2TokenURLUnderTheAllowlist(t *testing.T) {
 }
 
 func TestConfigFromSecretAuthKeys(t *testing.T) {
-	ca := newTestCA(t)
-	cert, key := ca.issue(t, "client", false)
-	_, otherKey := ca.issue(t, "other", false)
+	ca := pki.NewTestCA(t, "auth-test-ca")
+	client := ca.IssueForTest(t, "client")
+	cert, key := client.CertPEM, client.KeyPEM
+	otherKey := ca.IssueForTest(t, "other").KeyPEM
 	url := []string{KeyURL, "https://p.example"}
 	oauth := []string{KeyOAuth2ClientID, "id", KeyOAuth2ClientSecret, testClientSecret, KeyOAuth2TokenURL, "https://login.example/token"}
 	tests := map[string]struct {

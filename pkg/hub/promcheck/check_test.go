@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	v1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/test/testbed/pki"
 )
 
 // evalTime is the evaluation time of the tests; Prometheus gets it as "1700000000.5".
@@ -318,7 +319,7 @@ func TestRunTLS(t *testing.T) {
 	prom := newFakePrometheus(t, true, scalar("0.01"))
 	plain := newFakePrometheus(t, false, scalar("0.01"))
 	rightCA := string(certPEM(prom.Certificate()))
-	wrongCA, _ := newCAPEM(t, "wrong-ca")
+	wrongCA := pki.NewTestCA(t, "wrong-ca").CertPEM
 	u, err := url.Parse(prom.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"open-cluster-management.io/traffic-migration/test/testbed/pki"
 )
 
 const (
@@ -46,8 +48,9 @@ func secretParts(caPEM []byte) []string {
 }
 
 func TestConfigFromSecret(t *testing.T) {
-	caPEM, keyPEM := newCAPEM(t, "test-ca")
-	otherCA, _ := newCAPEM(t, "other-ca")
+	ca := pki.NewTestCA(t, "test-ca")
+	caPEM, keyPEM := ca.CertPEM, ca.KeyPEM
+	otherCA := pki.NewTestCA(t, "other-ca").CertPEM
 	broken := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("not DER at all, " + testPassword)})
 
 	tests := map[string]struct {
@@ -154,7 +157,7 @@ func TestConfigFromSecret(t *testing.T) {
 		},
 		"ca.crt holding a key": {
 			secret:  secretWith(KeyURL, "https://p.example", KeyCA, string(caPEM)+string(keyPEM)),
-			wantKey: KeyCA, wantErr: "PEM block 2 is a PRIVATE KEY, not a CERTIFICATE",
+			wantKey: KeyCA, wantErr: "PEM block 2 is a EC PRIVATE KEY, not a CERTIFICATE",
 		},
 		"ca.crt with a broken certificate": {
 			secret:  secretWith(KeyURL, "https://p.example", KeyCA, string(broken)),
@@ -284,7 +287,7 @@ func TestConfigFromSecretCredentials(t *testing.T) {
 // TestConfigDoesNotPrintSecrets prints a Config with every verb, alone and inside
 // other values, and looks for the credentials in the output.
 func TestConfigDoesNotPrintSecrets(t *testing.T) {
-	caPEM, _ := newCAPEM(t, "test-ca")
+	caPEM := pki.NewTestCA(t, "test-ca").CertPEM
 	tests := map[string]*corev1.Secret{
 		"token": secretWith(KeyURL, "https://p.example", KeyToken, testToken, KeyCA, string(caPEM)),
 		"basic": secretWith(KeyURL, "https://p.example", KeyUsername, "admin", KeyPassword, testPassword, KeyCA, string(caPEM)),
