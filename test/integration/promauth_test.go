@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -197,22 +196,10 @@ func newMTLSFront(t *testing.T, ca *pki.CA) *mtlsFront {
 		proxy.ServeHTTP(w, r)
 	}))
 	front.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are on purpose
-	serving := ca.IssueForTest(t, "prometheus", "127.0.0.1")
-	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.Cert)
-	front.TLS = &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    pool,
-		MinVersion:   tls.VersionTLS12,
-		VerifyConnection: func(cs tls.ConnectionState) error {
-			front.handshakes.Add(1)
-			return nil
-		},
+	front.TLS = ca.MTLSServerConfigForTest(t, "127.0.0.1")
+	front.TLS.VerifyConnection = func(cs tls.ConnectionState) error {
+		front.handshakes.Add(1)
+		return nil
 	}
 	front.StartTLS()
 	t.Cleanup(func() {

@@ -5,8 +5,6 @@ package promcheck
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,14 +33,7 @@ func newMTLSPrometheus(t *testing.T, ca *pki.CA) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(scalar("0.01"))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	serving := ca.IssueForTest(t, "prometheus", "127.0.0.1")
-	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.Cert)
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12}
+	srv.TLS = ca.MTLSServerConfigForTest(t, "127.0.0.1")
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv

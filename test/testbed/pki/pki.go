@@ -10,6 +10,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
@@ -126,4 +127,24 @@ func (ca *CA) IssueForTest(t testing.TB, commonName string, hosts ...string) *Pa
 		t.Fatal(err)
 	}
 	return pair
+}
+
+// MTLSServerConfigForTest is the TLS configuration of a test's server that requires
+// client certificates: a server's certificate for hosts that ca signs, and a client's
+// certificate that ca signs required of every client. It fails t on an error.
+func (ca *CA) MTLSServerConfigForTest(t testing.TB, hosts ...string) *tls.Config {
+	t.Helper()
+	serving := ca.IssueForTest(t, "server", hosts...)
+	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := x509.NewCertPool()
+	clients.AddCert(ca.Cert)
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    clients,
+		MinVersion:   tls.VersionTLS12,
+	}
 }
