@@ -321,12 +321,19 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		// queueWait is the mean time a policy's key waited in the policy controller's
 		// work queue before a worker synced it, over all policies.
 		queueWait float64
+		// hostileAnswers is how many answers the hostile Prometheus gave a second, and
+		// deferredWrites how many syncs a second kept new check results in memory
+		// (the status-write budget).
+		hostileAnswers, deferredWrites float64
 	}
 	mean := func(m0, m1 map[string]float64, name, label string) float64 {
 		return (m1[name+"_sum"+label] - m0[name+"_sum"+label]) / (m1[name+"_count"+label] - m0[name+"_count"+label])
 	}
+	// answered counts the hostile Prometheus's answers so far, once it runs.
+	answered := func() int64 { return 0 }
 	measure := func(name string) phase {
 		checks.recording(true)
+		a0 := answered()
 		u0, err := mgr.usage()
 		if err != nil {
 			t.Fatal(err)
@@ -349,6 +356,7 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		if err != nil {
 			t.Fatal(err)
 		}
+		a1 := answered()
 		times, delays := checks.recording(false)
 		g := gaps(times)
 		if len(delays) == 0 || len(g) == 0 {
@@ -356,10 +364,12 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		}
 		ph := phase{name: name, delays: delays, gaps: g, rss: u1.rssBytes, cpuPerMinute: (u1.cpuSeconds - u0.cpuSeconds) / time.Since(start).Minutes(),
 			slotWait: mean(m0, m1, "traffic_migration_query_slot_wait_seconds", "{namespace="+f.ns+"}"), query: mean(m0, m1, "traffic_migration_query_duration_seconds", ""),
-			queueWait: mean(m0, m1, "workqueue_queue_duration_seconds", "{name="+policy.ControllerName+"}")}
-		t.Logf("%s: %d checks of %d policies in %s; delay past the due time p50 %.3f s, p99 %.3f s; gap p99 %.3f s; mean slot wait %.3f s, mean query %.3f s, mean wait in the work queue %.3f s; RSS %.1f MiB",
+			queueWait:      mean(m0, m1, "workqueue_queue_duration_seconds", "{name="+policy.ControllerName+"}"),
+			hostileAnswers: float64(a1-a0) / window.Seconds(),
+			deferredWrites: (m1["traffic_migration_status_writes_deferred_total"] - m0["traffic_migration_status_writes_deferred_total"]) / window.Seconds()}
+		t.Logf("%s: %d checks of %d policies in %s; delay past the due time p50 %.3f s, p99 %.3f s; gap p99 %.3f s; mean slot wait %.3f s, mean query %.3f s, mean wait in the work queue %.3f s; RSS %.1f MiB; hostile answers %.1f/s, deferred status writes %.1f/s",
 			name, len(delays), len(times), window, benchreport.Percentile(delays, 50), benchreport.Percentile(delays, 99), benchreport.Percentile(g, 99),
-			ph.slotWait, ph.query, ph.queueWait, u1.rssBytes/(1<<20))
+			ph.slotWait, ph.query, ph.queueWait, u1.rssBytes/(1<<20), ph.hostileAnswers, ph.deferredWrites)
 		return ph
 	}
 	phases := []phase{measure("without hostile policies")}
@@ -368,6 +378,13 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 	h := newFleet(t, "hostile")
 	defer h.deletePolicies(t)
 	hostile := newHostilePrometheus(t)
+	answered = func() int64 {
+		var n int64
+		for i := range hostile.answered {
+			n += hostile.answered[i].Load()
+		}
+		return n
+	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hostile-prometheus", Namespace: h.ns}, StringData: map[string]string{"url": hostile.URL}}
 	if _, err := h.kube.CoreV1().Secrets(h.ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the hostile Secret: %v", err)
@@ -424,6 +441,8 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		r.Add(b, params, "delay of a check past its due time, p99, "+ph.name, benchreport.Percentile(ph.delays, 99), "s", "")
 		r.Add(b, params, "mean wait of a well-behaved policy's query for a query slot, "+ph.name, ph.slotWait, "s", "")
 		r.Add(b, params, "mean wait of a policy in the work queue, "+ph.name, ph.queueWait, "s", "")
+		r.Add(b, params, "answers of the hostile Prometheus, "+ph.name, ph.hostileAnswers, "/s", "")
+		r.Add(b, params, "status writes deferred, "+ph.name, ph.deferredWrites, "/s", "")
 		r.Add(b, params, "manager RSS, "+ph.name, ph.rss/(1<<20), "MiB", "")
 		r.Add(b, params, "manager CPU, "+ph.name, ph.cpuPerMinute, "CPU s/min", "")
 		r.Raw[b+": delays, "+ph.name] = ph.delays
@@ -465,6 +484,8 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 			row("mean wait of a well-behaved policy's query for a query slot", func(ph phase) string { return fmt.Sprintf("%.3f s", ph.slotWait) }),
 			row("mean query, all policies", func(ph phase) string { return fmt.Sprintf("%.3f s", ph.query) }),
 			row("mean wait in the policy controller's work queue, all policies", func(ph phase) string { return fmt.Sprintf("%.3f s", ph.queueWait) }),
+			row("answers of the hostile Prometheus", func(ph phase) string { return fmt.Sprintf("%.1f/s", ph.hostileAnswers) }),
+			row("status writes deferred (the budget)", func(ph phase) string { return fmt.Sprintf("%.1f/s", ph.deferredWrites) }),
 			row("manager RSS", func(ph phase) string { return fmt.Sprintf("%.1f MiB", ph.rss/(1<<20)) + ratio(ph.rss, base.rss) }),
 			row("manager CPU", func(ph phase) string {
 				return fmt.Sprintf("%.1f CPU s/min", ph.cpuPerMinute) + ratio(ph.cpuPerMinute, base.cpuPerMinute)
