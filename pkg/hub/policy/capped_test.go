@@ -20,13 +20,14 @@ func TestCappedBackoff(t *testing.T) {
 		n        int
 		want     time.Duration
 	}{
-		{time.Second, 1, 2 * time.Second},
-		{time.Second, 2, 4 * time.Second},
-		{time.Second, 8, 256 * time.Second},
-		{time.Second, 9, maxCappedBackoff},
+		{time.Second, 1, minCappedBackoff}, // never below the floor
+		{time.Second, 2, 2 * minCappedBackoff},
+		{time.Second, 4, 8 * minCappedBackoff},
+		{time.Second, 5, maxCappedBackoff},
 		{time.Second, 1000, maxCappedBackoff},
-		{0, 1, 2 * time.Second}, // never below twice the shortest interval
-		{30 * time.Second, 1, time.Minute},
+		{0, 1, minCappedBackoff},
+		{20 * time.Second, 1, 40 * time.Second}, // twice the interval above the floor
+		{20 * time.Second, 2, 80 * time.Second},
 		{10 * time.Minute, 1, maxCappedBackoff}, // never above the ceiling
 	} {
 		if got := cappedBackoff(tc.interval, tc.n); got != tc.want {
@@ -55,32 +56,34 @@ func TestCappedChecks(t *testing.T) {
 	if _, ok := repeat(policy, false, t0); ok {
 		t.Fatal("a policy whose answers were never over the limits backs off")
 	}
-	first := mem.noteCapped("ns/p", policy, false, "c1", tooLarge, t0, time.Second)
-	for _, want := range []string{"cluster c1: the answer is larger than 1048576 bytes", "sent to Prometheus for 2s"} {
+	// An interval whose double is above minCappedBackoff, so that the doubling shows.
+	interval := 20 * time.Second
+	first := mem.noteCapped("ns/p", policy, false, "c1", tooLarge, t0, interval)
+	for _, want := range []string{"cluster c1: the answer is larger than 1048576 bytes", "sent to Prometheus for 40s"} {
 		if !strings.Contains(first.Message, want) {
 			t.Errorf("the first answer over the limits says %q, want %q in it", first.Message, want)
 		}
 	}
 	// A second answer of the same round counts once.
-	mem.noteCapped("ns/p", policy, false, "c3", tooLarge, t0, time.Second)
-	ev, ok := repeat(policy, false, t0.Add(time.Second))
+	mem.noteCapped("ns/p", policy, false, "c3", tooLarge, t0, interval)
+	ev, ok := repeat(policy, false, t0.Add(interval))
 	if !ok || ev.Result != trafficv1alpha1.EvaluationError || ev.Reason != trafficv1alpha1.ReasonAnswerTooLarge || ev.Message != first.Message || ev.Query != "" || ev.Value != "" {
 		t.Errorf("another cluster's check within the backoff was %+v (repeated %v), want an AnswerTooLarge error with the first message, and no value or query of another cluster", ev, ok)
 	}
-	if _, ok := repeat(policy, true, t0.Add(time.Second)); ok {
+	if _, ok := repeat(policy, true, t0.Add(interval)); ok {
 		t.Error("the replacement checks back off with the drain checks")
 	}
-	if _, ok := repeat(policy, false, t0.Add(2*time.Second)); ok {
+	if _, ok := repeat(policy, false, t0.Add(2*interval)); ok {
 		t.Error("a check was held back after the backoff")
 	}
 
 	// Another cluster's answer within the limits does not end the backoff.
-	mem.noteCapped("ns/p", policy, false, "c2", pass, t0.Add(2*time.Second), time.Second)
-	second := mem.noteCapped("ns/p", policy, false, "c1", tooLarge, t0.Add(2*time.Second), time.Second)
-	if !strings.Contains(second.Message, "for 4s") {
-		t.Errorf("the second round over the limits says %q, want a backoff of 4s", second.Message)
+	mem.noteCapped("ns/p", policy, false, "c2", pass, t0.Add(2*interval), interval)
+	second := mem.noteCapped("ns/p", policy, false, "c1", tooLarge, t0.Add(2*interval), interval)
+	if !strings.Contains(second.Message, "for 1m20s") {
+		t.Errorf("the second round over the limits says %q, want a backoff of 1m20s", second.Message)
 	}
-	if _, ok := repeat(policy, false, t0.Add(5*time.Second)); !ok {
+	if _, ok := repeat(policy, false, t0.Add(5*interval)); !ok {
 		t.Error("the second round over the limits did not double the backoff")
 	}
 
@@ -88,26 +91,26 @@ func TestCappedChecks(t *testing.T) {
 	// question: both are asked at once.
 	changed := policy.DeepCopy()
 	changed.Generation = 2
-	if _, ok := repeat(changed, false, t0.Add(5*time.Second)); ok {
+	if _, ok := repeat(changed, false, t0.Add(5*interval)); ok {
 		t.Error("a changed spec's checks were held back")
 	}
 	other := policy.DeepCopy()
 	other.UID = "u2"
-	if _, ok := repeat(other, false, t0.Add(5*time.Second)); ok {
+	if _, ok := repeat(other, false, t0.Add(5*interval)); ok {
 		t.Error("another policy of the name's checks were held back")
 	}
 
 	// The cluster that started it answering within the limits ends it.
-	if got := mem.noteCapped("ns/p", policy, false, "c1", pass, t0.Add(6*time.Second), time.Second); got != pass {
+	if got := mem.noteCapped("ns/p", policy, false, "c1", pass, t0.Add(6*interval), interval); got != pass {
 		t.Errorf("an answer within the limits was recorded as %+v", got)
 	}
-	third := mem.noteCapped("ns/p", policy, false, "c2", tooLarge, t0.Add(7*time.Second), time.Second)
-	if !strings.Contains(third.Message, "for 2s") {
-		t.Errorf("a run after the end of the last started at %q, want a backoff of 2s", third.Message)
+	third := mem.noteCapped("ns/p", policy, false, "c2", tooLarge, t0.Add(7*interval), interval)
+	if !strings.Contains(third.Message, "for 40s") {
+		t.Errorf("a run after the end of the last started at %q, want a backoff of 40s", third.Message)
 	}
 
 	mem.forget("ns/p")
-	if _, ok := repeat(policy, false, t0.Add(8*time.Second)); ok {
+	if _, ok := repeat(policy, false, t0.Add(8*interval)); ok {
 		t.Error("forget kept the backoff")
 	}
 }
