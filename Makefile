@@ -58,7 +58,8 @@ chart-docs: $(HELM_DOCS) ## Write the chart's README (charts/traffic-migration/R
 .PHONY: verify
 verify: verify-source vulncheck ## Regenerate everything and fail on any difference; vet and format checks; govulncheck (make vulncheck).
 
-# verify-source is make verify without govulncheck, which .ci/run runs beside it.
+# verify-source is make verify without govulncheck, which .ci/run runs after it, beside
+# the unit tests (govulncheck loads the code the generators write).
 .PHONY: verify-source
 verify-source: ## make verify without govulncheck: generated code, formatting, go mod tidy, go vet.
 	$(GO) mod download
@@ -128,19 +129,24 @@ test-unit: deps-jdk ## Run the unit tests.
 
 # The tests that run real programs are never taken from the test cache (-count=1).
 # The benchmarks' small case is built as make bench builds them, so that it checks
-# what make bench runs. It runs beside the integration tests, its output kept until
-# they end: it mostly waits on its bed while they (built with -race) keep the cores
-# busy, and it reports figures without failing on a slow machine. Both run to their
-# end; the target fails if either failed.
+# what make bench runs. It and the test bed's nodes' tests (NODES_PACKAGES) run beside
+# the integration tests, their output kept until they end: they mostly wait on their
+# beds while the integration tests (built with -race) keep the cores busy, the
+# benchmarks report figures without failing on a slow machine, and no integration
+# test starts nodes. All run to their end; the target fails if one failed.
 .PHONY: test-integration
-test-integration: testbed build chromium deps-resolvers applicationset-crd dnsendpoint-crd ## Run the integration tests on the local test bed.
-	@bench_log=$$(mktemp); \
+test-integration: testbed testbed-nodes testbed-node-images image build chromium deps-resolvers applicationset-crd dnsendpoint-crd ## Run the integration tests, the benchmarks' small case and the nodes' tests on the local test bed.
+	@bench_log=$$(mktemp); nodes_log=$$(mktemp); \
 	echo "$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/bench/... (beside the integration tests)"; \
 	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) ./test/bench/... > $$bench_log 2>&1 & bench=$$!; \
+	echo "$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) $(NODES_PACKAGES) (beside the integration tests)"; \
+	$(GO_BUILD) test $(GO_BUILD_TEST_FLAGS) -count=1 -timeout $(INTEGRATION_TIMEOUT) $(NODES_PACKAGES) > $$nodes_log 2>&1 & nodes=$$!; \
 	echo "$(GO) test $(GO_TEST_FLAGS) -count=1 -parallel $(INTEGRATION_PARALLEL) -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/..."; \
-	$(GO) test $(GO_TEST_FLAGS) -count=1 -parallel $(INTEGRATION_PARALLEL) -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/...; integration=$$?; \
-	wait $$bench; bench=$$?; cat $$bench_log; rm -f $$bench_log; \
-	test $$integration -eq 0 && test $$bench -eq 0
+	status=0; \
+	$(GO) test $(GO_TEST_FLAGS) -count=1 -parallel $(INTEGRATION_PARALLEL) -timeout $(INTEGRATION_TIMEOUT) ./test/integration/... ./test/chart/... || status=1; \
+	wait $$bench || status=1; wait $$nodes || status=1; \
+	cat $$bench_log $$nodes_log; rm -f $$bench_log $$nodes_log; \
+	exit $$status
 
 # One package at a time (-p 1): each starts an OCM hub, whose add-on webhook binds
 # fixed ports.

@@ -9,12 +9,14 @@ INTEGRATION_TIMEOUT ?= 40m
 # 6 leaves some room for a slower machine.
 INTEGRATION_PARALLEL ?= 6
 E2E_TIMEOUT ?= 30m
-# The end-to-end packages, which make test-e2e runs one at a time. test/nodes tests the
-# test bed's nodes themselves (pods, in-cluster access, cleanup). test/lifecycle
+# The end-to-end packages, which make test-e2e runs one at a time. test/lifecycle
 # upgrades the chart from UPGRADE_FROM, installs by Placement and uninstalls.
 # test/strategies is the strategies benchmark's small case (make bench runs it at
 # full size).
-E2E_PACKAGES ?= ./test/nodes/... ./test/e2e/... ./test/lifecycle/... ./test/strategies/... ./test/demo/...
+E2E_PACKAGES ?= ./test/e2e/... ./test/lifecycle/... ./test/strategies/... ./test/demo/...
+# The tests of the test bed's nodes themselves (pods, in-cluster access, cleanup),
+# which start no OCM hub: make test-integration runs them beside the integration tests.
+NODES_PACKAGES ?= ./test/nodes/...
 # make demo passes DEMO_FLAGS to the demo (-short: the short form).
 DEMO_FLAGS ?=
 
