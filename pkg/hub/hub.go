@@ -355,18 +355,18 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		return err
 	}
 
-	// Notifications: their informers are their own, and the manager is ready without
-	// them, so that a missing ConfigMap, or a Role not yet granted, stops nothing else.
+	// Notifications read the policies from the manager's cache; the informers of their
+	// ConfigMap and Secret are their own, and the manager is ready without them, so
+	// that a missing ConfigMap, or a Role not yet granted, stops nothing else.
 	var notifyCtrl *notify.Controller
 	if o.NotificationsNamespace != "" {
 		notifyRecorder, err := events.NewEventRecorder(ctx, scheme, kubeClient.EventsV1(), notify.ControllerName)
 		if err != nil {
 			return fmt.Errorf("start the notifications' event recorder: %w", err)
 		}
-		if notifyCtrl, err = notify.NewController(dynamicClient, kubeClient, o.NotificationsNamespace, notifyRecorder); err != nil {
+		if notifyCtrl, err = notify.NewController(informers.Policies.Informer(), dynamicClient, kubeClient, o.NotificationsNamespace, notifyRecorder); err != nil {
 			return err
 		}
-		notifyCtrl.WatchNamespaces(o.WatchNamespaces)
 	}
 
 	if o.Controllers == ControllersAll {

@@ -9,11 +9,11 @@
 // it, and subscriptions as annotations of the policies
 // (notifications.argoproj.io/subscribe.<trigger>.<service>: <recipient>).
 //
-// The engine's controller watches the policies, runs the triggers each policy
-// subscribes to at each change of the policy (and once a minute), sends what fires,
-// and records what it sent in the policy's annotation
+// The engine's controller reads the policies from the manager's own cache of them,
+// runs the triggers each policy subscribes to at each change of the policy (and once
+// a minute), sends what fires, and records what it sent in the policy's annotation
 // notified.notifications.argoproj.io, so that each notification goes once. Without the
-// ConfigMap nothing is sent, and the policies are not even watched.
+// ConfigMap nothing is sent, and the engine does not run.
 package notify
 
 import (
@@ -25,21 +25,18 @@ import (
 
 	"github.com/argoproj/notifications-engine/pkg/controller"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	"open-cluster-management.io/traffic-migration/pkg/hub/nsinformer"
 )
 
 // ControllerName names the controller in logs.
@@ -54,7 +51,7 @@ const EventNotificationFailed = "NotificationFailed"
 const maxEventNote = 1000
 
 // resyncPeriod is how often every policy's triggers run again without a change of the
-// policy: a drain stalls by the clock alone. A resync reads only the informer's cache.
+// policy: a drain stalls by the clock alone. A replay reads only the informer's cache.
 const resyncPeriod = time.Minute
 
 // policiesResource is the resource of TrafficMigrationPolicies.
@@ -65,11 +62,13 @@ var policiesResource = schema.GroupVersionResource{
 }
 
 // Controller is the notifications engine's controller over the policies, with the
-// informers it needs. The policies are watched, and the engine runs, only while the
-// notifications ConfigMap exists: without it nothing could be sent, and a hub without
-// notifications does not hold every policy a second time.
+// informers it needs. The engine runs only while the notifications ConfigMap exists:
+// without it nothing could be sent.
 type Controller struct {
-	namespace  string
+	namespace string
+	// policies is the manager's informer of the policies, which the engine reads
+	// through an engineView; dyn writes the engine's annotation.
+	policies   cache.SharedIndexInformer
 	dyn        dynamic.Interface
 	factory    *factory
 	configMaps cache.SharedIndexInformer
@@ -81,19 +80,16 @@ type Controller struct {
 	// changed is signalled when the ConfigMap or the Secret changes.
 	changed chan struct{}
 
-	// watchNamespaces are those whose policies the engine watches; empty: all.
-	watchNamespaces []string
-
 	mu sync.Mutex
-	// policies is the policy informer of the running engine; nil while the engine is
-	// off.
-	policies *replayingInformer
+	// view is the running engine's view of the policies; nil while the engine is off.
+	view *engineView
 }
 
 // NewController builds the controller. It watches the notifications ConfigMap and
-// Secret of namespace, by name, and, while the ConfigMap exists, the policies of every
-// namespace (as unstructured objects, which the engine needs).
-func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace string, recorder events.EventRecorder) (*Controller, error) {
+// Secret of namespace, by name, and, while the ConfigMap exists, runs the engine over
+// policies, the manager's informer of the TrafficMigrationPolicies it watches. The
+// engine never writes to that informer's cache (engineView).
+func NewController(policies cache.SharedIndexInformer, dyn dynamic.Interface, kube kubernetes.Interface, namespace string, recorder events.EventRecorder) (*Controller, error) {
 	configMaps := namedInformer(kube.CoreV1().RESTClient(), "configmaps", namespace, ConfigMapName, &corev1.ConfigMap{})
 	secrets := namedInformer(kube.CoreV1().RESTClient(), "secrets", namespace, SecretName, &corev1.Secret{})
 
@@ -103,6 +99,7 @@ func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace s
 	}
 	c := &Controller{
 		namespace:  namespace,
+		policies:   policies,
 		dyn:        dyn,
 		factory:    f,
 		configMaps: configMaps,
@@ -142,8 +139,8 @@ func NewController(dyn dynamic.Interface, kube kubernetes.Interface, namespace s
 // look whether the engine should start or stop.
 func (c *Controller) configurationChanged() {
 	c.mu.Lock()
-	if c.policies != nil {
-		c.policies.replay()
+	if c.view != nil {
+		c.view.replay()
 	}
 	c.mu.Unlock()
 	select {
@@ -158,23 +155,12 @@ func (c *Controller) configured() bool {
 	return err == nil && exists
 }
 
-// WatchNamespaces makes the engine watch the policies of namespaces alone, as the
-// manager does with --watch-namespaces; call it before Run.
-func (c *Controller) WatchNamespaces(namespaces []string) {
-	c.watchNamespaces = slices.Clone(namespaces)
-}
-
-// newEngine makes a policy informer and the engine over it.
-func (c *Controller) newEngine() (*replayingInformer, controller.NotificationController, error) {
-	informer := nsinformer.ForNamespaces(c.watchNamespaces, func(namespace string) cache.SharedIndexInformer {
-		return dynamicinformer.NewFilteredDynamicInformer(c.dyn, policiesResource, namespace, resyncPeriod,
-			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
-	})
-	if err := informer.SetTransform(trimPolicy); err != nil {
-		return nil, nil, fmt.Errorf("set the notifications' policy cache transform: %w", err)
-	}
-	policies := &replayingInformer{SharedIndexInformer: informer}
-	engine := controller.NewController(c.dyn.Resource(policiesResource), policies, c.factory,
+// newEngine makes a view of the policies and the engine over it. The engine adds its
+// event handler to the view here, and so to the manager's informer.
+func (c *Controller) newEngine() (*engineView, controller.NotificationController, error) {
+	view := newEngineView(c.policies)
+	engine := controller.NewController(c.dyn.Resource(policiesResource), view, c.factory,
+		controller.WithToUnstructured(policyObject),
 		controller.WithSkipProcessing(func(metav1.Object) (bool, string) {
 			if _, err := c.factory.GetAPI(); err != nil {
 				return true, err.Error()
@@ -183,7 +169,10 @@ func (c *Controller) newEngine() (*replayingInformer, controller.NotificationCon
 		}),
 		controller.WithEventCallback(c.report),
 	)
-	return policies, engine, nil
+	if view.err != nil {
+		return nil, nil, fmt.Errorf("add the notifications engine's handler to the policy informer: %w", view.err)
+	}
+	return view, engine, nil
 }
 
 // Run starts the configuration's informers, runs the engine while the ConfigMap
@@ -225,29 +214,31 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 }
 
-// startEngine starts a policy informer and the engine over it, and returns the
-// function that stops both, waits for them and drops the informer's cache.
+// startEngine starts the engine over a view of the policies, and returns the
+// function that stops it, waits for it and takes its handler off the informer.
 func (c *Controller) startEngine(ctx context.Context) (stop func(), _ error) {
-	policies, engine, err := c.newEngine()
+	view, engine, err := c.newEngine()
 	if err != nil {
 		return nil, err
 	}
 	engineCtx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
-	c.policies = policies
+	c.view = view
 	c.mu.Unlock()
 	var done sync.WaitGroup
-	done.Go(func() { policies.Run(engineCtx.Done()) })
 	done.Go(func() {
-		if cache.WaitForCacheSync(engineCtx.Done(), policies.HasSynced) {
+		if cache.WaitForCacheSync(engineCtx.Done(), view.HasSynced) {
 			engine.Run(1, engineCtx.Done())
 		}
 	})
+	// The manager's informer resyncs nothing: the view replays every policy itself.
+	done.Go(func() { wait.Until(view.replay, resyncPeriod, engineCtx.Done()) })
 	return func() {
 		cancel()
 		done.Wait()
+		view.stop()
 		c.mu.Lock()
-		c.policies = nil
+		c.view = nil
 		c.mu.Unlock()
 	}, nil
 }
@@ -296,66 +287,4 @@ func namedInformer(client cache.Getter, resource, namespace, name string, obj ru
 	})
 	return cache.NewSharedIndexInformer(lw, obj, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-}
-
-// trimmedRowFields are the fields of a policy's cluster rows that the notifications'
-// cache leaves out: the bulk of a draining row (its check history, the resolved query
-// of up to 16 KiB, the last check's detail, the check kept from its DNS withdrawal),
-// which neither the default triggers nor the default templates use. This cache holds
-// every policy a second time, beside the policy controller's.
-var trimmedRowFields = []string{"history", "resolvedQuery", "lastCheckDetail", "dnsWithdrawalCheck"}
-
-// trimPolicy drops from the cached policies what neither triggers nor templates use:
-// the managed fields and the rows' trimmedRowFields.
-func trimPolicy(obj any) (any, error) {
-	if o, err := meta.Accessor(obj); err == nil {
-		o.SetManagedFields(nil)
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	rows, found, err := unstructured.NestedSlice(u.Object, "status", "clusters")
-	if err != nil || !found {
-		return obj, nil
-	}
-	for _, r := range rows {
-		if row, ok := r.(map[string]any); ok {
-			for _, f := range trimmedRowFields {
-				delete(row, f)
-			}
-		}
-	}
-	if err := unstructured.SetNestedSlice(u.Object, rows, "status", "clusters"); err != nil {
-		return obj, nil
-	}
-	return u, nil
-}
-
-// replayingInformer is the policy informer as the engine sees it. It keeps the
-// engine's event handler so that a change of the configuration can hand the engine
-// every policy again, as if each had changed.
-type replayingInformer struct {
-	cache.SharedIndexInformer
-	handlers []cache.ResourceEventHandler
-}
-
-// AddEventHandler adds handler to the informer and keeps it for replay. The engine
-// adds its one handler before the informer starts.
-func (i *replayingInformer) AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	i.handlers = append(i.handlers, handler)
-	return i.SharedIndexInformer.AddEventHandler(handler)
-}
-
-// replay hands every cached policy to the kept handlers as an update.
-func (i *replayingInformer) replay() {
-	for _, obj := range i.GetStore().List() {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			continue
-		}
-		for _, h := range i.handlers {
-			h.OnUpdate(u, u)
-		}
-	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/argoproj/notifications-engine/pkg/services"
 	"github.com/argoproj/notifications-engine/pkg/triggers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -321,26 +320,33 @@ func TestTriggerResultShape(t *testing.T) {
 	}
 }
 
-// TestTrimPolicy: the notifications' cache keeps a row's phase, times and message, and
-// drops its history, resolved query and check detail, and the managed fields.
-func TestTrimPolicy(t *testing.T) {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"name": "p", "managedFields": []any{map[string]any{"manager": "x"}}},
-		"status": map[string]any{"clusters": []any{map[string]any{
-			"name": "c1", "phase": "Draining", "message": "waiting", "lastValue": "3",
-			"history": []any{map[string]any{"result": "Fail"}}, "resolvedQuery": "q", "lastCheckDetail": "d",
+// TestPolicyObject: the engine sees a row's phase, times and message, not its
+// history, resolved query or check detail, nor the managed fields; the cached policy
+// keeps them.
+func TestPolicyObject(t *testing.T) {
+	p := &trafficv1alpha1.TrafficMigrationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}},
+		Status: trafficv1alpha1.TrafficMigrationPolicyStatus{Clusters: []trafficv1alpha1.ClusterStatus{{
+			Name: "c1", Phase: trafficv1alpha1.ClusterDraining, Message: "waiting", LastValue: "3",
+			History: []trafficv1alpha1.CheckRecord{{Result: "Fail"}}, ResolvedQuery: "q", LastCheckDetail: "d",
 		}}},
-	}}
-	got, err := trimPolicy(u)
+	}
+	got, err := policyObject(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := got.(*unstructured.Unstructured).Object["status"].(map[string]any)["clusters"].([]any)[0].(map[string]any)
+	if got.GetKind() != "TrafficMigrationPolicy" || got.GetAPIVersion() != trafficv1alpha1.SchemeGroupVersion.String() {
+		t.Errorf("kind %q, apiVersion %q", got.GetKind(), got.GetAPIVersion())
+	}
+	row := got.Object["status"].(map[string]any)["clusters"].([]any)[0].(map[string]any)
 	want := map[string]any{"name": "c1", "phase": "Draining", "message": "waiting", "lastValue": "3"}
 	if !reflect.DeepEqual(row, want) {
 		t.Errorf("row %v, want %v", row, want)
 	}
-	if mf := got.(*unstructured.Unstructured).GetManagedFields(); len(mf) != 0 {
+	if mf := got.GetManagedFields(); len(mf) != 0 {
 		t.Errorf("managed fields kept: %v", mf)
+	}
+	if r := p.Status.Clusters[0]; len(r.History) != 1 || r.ResolvedQuery != "q" || len(p.ManagedFields) != 1 {
+		t.Errorf("the cached policy changed: %+v", p)
 	}
 }
