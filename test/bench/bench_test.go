@@ -28,9 +28,16 @@ const clustersEnv = "TRAFFIC_MIGRATION_BENCH_CLUSTERS"
 // baseline (the manager writing every check), which doubles its time.
 const cadenceBaselineEnv = "TRAFFIC_MIGRATION_BENCH_CADENCE_BASELINE"
 
+// managerArgsEnv, with the full sizes, adds flags to every manager the benchmarks
+// start, to measure a setting other than the default (for example
+// "--gomemlimit-ratio=0.8"); the report records them.
+const managerArgsEnv = "TRAFFIC_MIGRATION_BENCH_MANAGER_ARGS"
+
 // sizes are the knobs of one run.
 type sizes struct {
-	Mode            string     `json:"mode"`
+	Mode string `json:"mode"`
+	// ManagerArgs are the flags added to every manager (managerArgsEnv).
+	ManagerArgs     []string   `json:"managerArgs,omitempty"`
 	Draining        int        `json:"drainingClusters"`
 	Additions       int        `json:"additions"`
 	IntervalSeconds float64    `json:"intervalSeconds"`
@@ -74,6 +81,8 @@ func TestBench(t *testing.T) {
 		if os.Getenv(cadenceBaselineEnv) == "off" {
 			sz.Cadence.WriteEveryCheck = false
 		}
+		sz.ManagerArgs = strings.Fields(os.Getenv(managerArgsEnv))
+		extraManagerArgs = sz.ManagerArgs
 	}
 	ctx := t.Context()
 	mgr, err := startManager(ctx)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,12 +30,16 @@ type manager struct {
 // limit can be sized from what the benchmark measures (1.25 times the peak).
 const memoryLimit = 256 << 20
 
+// extraManagerArgs are added to every manager's command line (managerArgsEnv).
+var extraManagerArgs []string
+
 // startManager starts the manager with its profiles served (--profiling), so that a
 // benchmark can read where its memory goes, under memoryLimit, with its notifications
-// read from notificationsNamespace; args are added to its command line.
+// read from notificationsNamespace; extraManagerArgs, then args, are added to its
+// command line.
 func startManager(ctx context.Context, args ...string) (*manager, error) {
 	m, err := bed.StartManager(ctx, testbed.ManagerOptions{MemoryLimit: memoryLimit,
-		Args: append([]string{"--profiling", "--notifications-namespace=" + notificationsNamespace}, args...)})
+		Args: slices.Concat([]string{"--profiling", "--notifications-namespace=" + notificationsNamespace}, extraManagerArgs, args)})
 	if err != nil {
 		return nil, err
 	}
