@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,7 +71,8 @@ const SecretMaxAge = 30 * time.Second
 // Secret's data never reaches a log), checks it (ConfigFromSecret), and keeps one
 // client per version of the Secret, by its UID and resourceVersion: queries reuse
 // connections, and a changed or re-created Secret takes effect at its next read, which
-// is at every Get, or once the last read is older than WithMaxAge's.
+// is at every Get, or once the last read is older than WithMaxAge's. Gets of one Secret
+// at the same time share one read.
 type Clients struct {
 	secrets corev1client.SecretsGetter
 	clock   clock.PassiveClock
@@ -80,6 +82,12 @@ type Clients struct {
 	// maxAge is how long a Secret as read answers Get without a new read; zero reads
 	// it at every Get.
 	maxAge time.Duration
+	// reads makes the Gets of a Secret that arrive while it is read wait for that
+	// read instead of each reading it: when a Secret that a thousand policies share
+	// grows older than maxAge, the hundred rounds due in that second would each send
+	// a GET through the client's rate limit (--kube-api-qps), which status writes
+	// already use, and each round's queries would wait for its own GET's turn.
+	reads singleflight.Group
 
 	mu      sync.Mutex
 	entries map[string]clientEntry // by "<namespace>/<name>" of the Secret
@@ -124,6 +132,15 @@ func (c *Clients) Get(ctx context.Context, namespace, name string) (Client, erro
 		}
 		c.mu.Unlock()
 	}
+	client, err, _ := c.reads.Do(namespace+"/"+name, func() (any, error) { return c.read(ctx, namespace, name) })
+	if err != nil {
+		return nil, err
+	}
+	return client.(Client), nil
+}
+
+// read reads the Secret namespace/name and returns its client (Get).
+func (c *Clients) read(ctx context.Context, namespace, name string) (Client, error) {
 	quiet := klog.NewContext(ctx, logr.Discard())
 	secret, err := c.secrets.Secrets(namespace).Get(quiet, name, metav1.GetOptions{})
 	if err != nil {

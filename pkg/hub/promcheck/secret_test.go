@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -208,5 +210,50 @@ func TestClientsMaxAge(t *testing.T) {
 	}
 	if got := reads(); got != 4 {
 		t.Errorf("%d reads, want the deleted Secret read at each Get (4 in all)", got)
+	}
+}
+
+// TestClientsShareARead: the Gets of a Secret that arrive while it is read share that
+// read: a thousand policies' rounds that find their shared Secret too old at once send
+// one GET through the rate limit, not one each.
+func TestClientsShareARead(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	kube := fake.NewClientset(testSecret("prom", "uid-1", "1", "http://a:9090"))
+	release := make(chan struct{})
+	var reads atomic.Int32
+	kube.PrependReactor("get", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
+		reads.Add(1)
+		<-release // the API server's answer waits for every Get to have started
+		return false, nil, nil
+	})
+	clients := NewClients(kube.CoreV1(), clk, NewClient).WithMaxAge(30 * time.Second)
+
+	const callers = 10
+	started := make(chan struct{}, callers)
+	got := make(chan error, callers)
+	for range callers {
+		go func() {
+			started <- struct{}{}
+			_, err := clients.Get(t.Context(), "ns", "prom")
+			got <- err
+		}()
+	}
+	for range callers {
+		<-started
+	}
+	// The first read is under way once the reactor has been reached.
+	if err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return reads.Load() > 0, nil
+	}); err != nil {
+		t.Fatal("no Get read the Secret")
+	}
+	close(release)
+	for range callers {
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("%d Gets at once read the Secret %d times, want once", callers, n)
 	}
 }
