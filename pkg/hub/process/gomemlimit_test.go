@@ -44,7 +44,7 @@ func TestSetMemoryLimit(t *testing.T) {
 	}{
 		"the default ratio of the container's limit": {
 			ratio: DefaultMemoryLimitRatio, provider: memlimit.Limit(limit),
-			want: 241591910, // 0.9 x 256 MiB, about 230 MiB
+			want: 214748364, // 0.8 x 256 MiB, 204.8 MiB
 		},
 		"another ratio": {
 			ratio: 0.5, provider: memlimit.Limit(limit),

@@ -72,7 +72,7 @@ func TestNewOptionsDefaults(t *testing.T) {
 				RenewDeadline:           10 * time.Second,
 				RetryPeriod:             2 * time.Second,
 				Workers:                 4,
-				MemoryLimitRatio:        0.9,
+				MemoryLimitRatio:        0.8,
 			}
 			if !reflect.DeepEqual(*o, want) {
 				t.Errorf("defaults = %+v, want %+v", *o, want)
@@ -95,7 +95,7 @@ func TestAddFlags(t *testing.T) {
 		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:9000",
 		"--leader-elect", "--leader-election-namespace=hub", "--leader-election-id=tm",
 		"--leader-election-lease-duration=30s", "--leader-election-renew-deadline=20s", "--leader-election-retry-period=5s",
-		"--workers=8", "--gomemlimit-ratio=0.8",
+		"--workers=8", "--gomemlimit-ratio=0.7",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestAddFlags(t *testing.T) {
 		RenewDeadline:           20 * time.Second,
 		RetryPeriod:             5 * time.Second,
 		Workers:                 8,
-		MemoryLimitRatio:        0.8,
+		MemoryLimitRatio:        0.7,
 	}
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("parsed = %+v, want %+v", *o, want)
