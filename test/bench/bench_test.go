@@ -290,3 +290,9 @@ func benchAddition(t *testing.T, r *benchreport.Report, sz sizes) {
 }
 
 func delta(m0, m1 map[string]float64, name string) float64 { return m1[name] - m0[name] }
+
+// meanBetween is a histogram's mean over the observations made between the samples m0
+// and m1 (manager.metrics), for the series of label ("" for all).
+func meanBetween(m0, m1 map[string]float64, name, label string) float64 {
+	return (m1[name+"_sum"+label] - m0[name+"_sum"+label]) / (m1[name+"_count"+label] - m0[name+"_count"+label])
+}

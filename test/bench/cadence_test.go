@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/policy"
 	"open-cluster-management.io/traffic-migration/test/benchreport"
 )
 
@@ -64,21 +65,25 @@ func benchCadence(t *testing.T, r *benchreport.Report, cs cadenceSizes, mgr *man
 				t.Fatalf("start the manager %s: %v", rn.name, err)
 			}
 		}
-		delays, recorded, writes, kept := measureCadence(t, cs, interval, mgr, traffic)
+		m := measureCadence(t, cs, interval, mgr, traffic)
+		delays, recorded := m.delays, m.recorded
 		goal := ""
 		if len(rn.args) == 0 {
 			goal = "< 2 s"
 		}
 		r.Add(b, params, "delay of a check past its due time, p50, "+rn.name, benchreport.Percentile(delays, 50), "s", "")
 		r.Add(b, params, "delay of a check past its due time, p99, "+rn.name, benchreport.Percentile(delays, 99), "s", goal)
+		r.Add(b, params, "delay of a check past its due time, p99 of the run's second half (the drains under way), "+rn.name, benchreport.Percentile(delays[len(delays)/2:], 99), "s", "")
 		r.Add(b, params, "delay of a check past its due time as the histories record it, p99, "+rn.name, benchreport.Percentile(recorded, 99), "s", "")
-		r.Add(b, params, "status writes per minute, "+rn.name, writes, "", "")
-		r.Add(b, params, "status writes kept in memory per minute, "+rn.name, kept, "", "")
+		r.Add(b, params, "mean wait of a policy in the work queue, "+rn.name, m.queueWait, "s", "")
+		r.Add(b, params, "mean wait for a query slot, "+rn.name, m.slotWait, "s", "")
+		r.Add(b, params, "status writes per minute, "+rn.name, m.writes, "", "")
+		r.Add(b, params, "status writes kept in memory per minute, "+rn.name, m.kept, "", "")
 		r.Raw[b+": delays, "+rn.name] = delays
 		r.Raw[b+": delays in the histories, "+rn.name] = recorded
 		table.Rows = append(table.Rows, []string{rn.name, strconv.Itoa(len(delays)),
 			fmt.Sprintf("%.2f s", benchreport.Percentile(delays, 50)), fmt.Sprintf("%.2f s", benchreport.Percentile(delays, 99)),
-			fmt.Sprintf("%.0f s", benchreport.Percentile(recorded, 99)), benchreport.Format(writes), benchreport.Format(kept)})
+			fmt.Sprintf("%.0f s", benchreport.Percentile(recorded, 99)), benchreport.Format(m.writes), benchreport.Format(m.kept)})
 	}
 	r.Tables = append(r.Tables, table)
 	if len(runs) > 1 {
@@ -96,7 +101,7 @@ func benchCadence(t *testing.T, r *benchreport.Report, cs cadenceSizes, mgr *man
 // due times since the drains started, as Prometheus saw the checks and as the
 // histories record them, and the manager's status writes and kept statuses per minute
 // meanwhile.
-func measureCadence(t *testing.T, cs cadenceSizes, interval time.Duration, mgr *manager, traffic *trafficSource) (delays, recorded []float64, writes, kept float64) {
+func measureCadence(t *testing.T, cs cadenceSizes, interval time.Duration, mgr *manager, traffic *trafficSource) cadenceMeasure {
 	f := newFleet(t, "cadence")
 	defer f.deletePolicies(t)
 	// The bed's Prometheus, behind a proxy that records when each check's query
@@ -123,8 +128,9 @@ func measureCadence(t *testing.T, cs cadenceSizes, interval time.Duration, mgr *
 	}
 	policies.waitAll(t, cs.Policies, 15*time.Minute, steady)
 	checks.recording(false)
-	delays = checks.takeDueDelays()
+	delays := checks.takeDueDelays()
 	m1, _ := mgr.sample(t)
+	var recorded []float64
 	minutes := time.Since(start).Minutes()
 	for _, p := range policies.all() {
 		for _, row := range p.Status.Clusters {
@@ -142,10 +148,22 @@ func measureCadence(t *testing.T, cs cadenceSizes, interval time.Duration, mgr *
 	if len(delays) == 0 {
 		t.Fatalf("the recording proxy saw no check after another")
 	}
-	writes = delta(m0, m1, "traffic_migration_api_writes_total{resource=trafficmigrationpolicies/status}") / minutes
-	kept = delta(m0, m1, "traffic_migration_status_writes_deferred_total") / minutes
+	writes := delta(m0, m1, "traffic_migration_api_writes_total{resource=trafficmigrationpolicies/status}") / minutes
+	kept := delta(m0, m1, "traffic_migration_status_writes_deferred_total") / minutes
 	t.Logf("%d policies: %d checks, delay past the due time p50 %.2f s, p99 %.2f s, max %.2f s (in the histories p99 %.0f s); %.0f status writes and %.0f kept per minute",
 		cs.Policies, len(delays), benchreport.Percentile(delays, 50), benchreport.Percentile(delays, 99), benchreport.Percentile(delays, 100),
 		benchreport.Percentile(recorded, 99), writes, kept)
-	return delays, recorded, writes, kept
+	return cadenceMeasure{delays: delays, recorded: recorded, writes: writes, kept: kept,
+		queueWait: meanBetween(m0, m1, "workqueue_queue_duration_seconds", "{name="+policy.ControllerName+"}"),
+		slotWait:  meanBetween(m0, m1, "traffic_migration_query_slot_wait_seconds", "{namespace="+f.ns+"}")}
+}
+
+// cadenceMeasure is what measureCadence measured: the checks' delays past their due
+// times in the order they arrived, as the histories record them, status writes and
+// kept statuses per minute, and the mean waits of a policy in the work queue and for
+// a query slot.
+type cadenceMeasure struct {
+	delays, recorded    []float64
+	writes, kept        float64
+	queueWait, slotWait float64
 }

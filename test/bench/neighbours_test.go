@@ -326,9 +326,6 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		// (the status-write budget).
 		hostileAnswers, deferredWrites float64
 	}
-	mean := func(m0, m1 map[string]float64, name, label string) float64 {
-		return (m1[name+"_sum"+label] - m0[name+"_sum"+label]) / (m1[name+"_count"+label] - m0[name+"_count"+label])
-	}
 	// answered counts the hostile Prometheus's answers so far, once it runs.
 	answered := func() int64 { return 0 }
 	measure := func(name string) phase {
@@ -363,8 +360,8 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 			t.Fatalf("%s: no well-behaved policy was checked twice in %s", name, window)
 		}
 		ph := phase{name: name, delays: delays, gaps: g, rss: u1.rssBytes, cpuPerMinute: (u1.cpuSeconds - u0.cpuSeconds) / time.Since(start).Minutes(),
-			slotWait: mean(m0, m1, "traffic_migration_query_slot_wait_seconds", "{namespace="+f.ns+"}"), query: mean(m0, m1, "traffic_migration_query_duration_seconds", ""),
-			queueWait:      mean(m0, m1, "workqueue_queue_duration_seconds", "{name="+policy.ControllerName+"}"),
+			slotWait: meanBetween(m0, m1, "traffic_migration_query_slot_wait_seconds", "{namespace="+f.ns+"}"), query: meanBetween(m0, m1, "traffic_migration_query_duration_seconds", ""),
+			queueWait:      meanBetween(m0, m1, "workqueue_queue_duration_seconds", "{name="+policy.ControllerName+"}"),
 			hostileAnswers: float64(a1-a0) / window.Seconds(),
 			deferredWrites: (m1["traffic_migration_status_writes_deferred_total"] - m0["traffic_migration_status_writes_deferred_total"]) / window.Seconds()}
 		t.Logf("%s: %d checks of %d policies in %s; delay past the due time p50 %.3f s, p99 %.3f s; gap p99 %.3f s; mean slot wait %.3f s, mean query %.3f s, mean wait in the work queue %.3f s; RSS %.1f MiB; hostile answers %.1f/s, deferred status writes %.1f/s",
