@@ -53,7 +53,18 @@ const countsAsReplacement = "counts toward replacement.minReadyClusters"
 // queries Prometheus for these and passes the results to Decide as in.Checks. A
 // cluster that is removed anyway (its ManagedCluster is gone, or it is force-removed)
 // is not listed, and nothing is while the real decisions cannot be read.
-func Due(in Input) []string {
+func Due(in Input) []string { return drainChecks(in, false) }
+
+// Checked lists, sorted, the clusters whose checks run, due at in.Now or later: the
+// draining clusters that Due lists once their interval has passed, and the Active
+// clusters that DueReplacements lists.
+func Checked(in Input) (draining, replacements []string) {
+	return drainChecks(in, true), replacementChecks(in, true)
+}
+
+// drainChecks lists, sorted, the draining clusters whose checks run, and of those
+// only the ones due at in.Now unless anyTime.
+func drainChecks(in Input, anyTime bool) []string {
 	if !in.RealKnown {
 		return nil
 	}
@@ -61,7 +72,7 @@ func Due(in Input) []string {
 	forced := sets.New(in.ForceRemove...)
 	var due []string
 	for name, d := range pl.draining {
-		if !pl.gone(name) && !forced.Has(name) && pl.isDue(d) {
+		if !pl.gone(name) && !forced.Has(name) && (anyTime || pl.isDue(d)) {
 			due = append(due, name)
 		}
 	}
@@ -575,7 +586,7 @@ func (pl *plan) dueAt(d *drainRow) time.Time {
 	if d.row.LastEvaluationTime == nil {
 		return d.row.DrainStartTime.Time
 	}
-	return ceilSecond(d.row.LastEvaluationTime.Add(pl.policy.Interval))
+	return pl.policy.CheckDueAfter(d.row.LastEvaluationTime.Time)
 }
 
 func (pl *plan) isDue(d *drainRow) bool {

@@ -436,3 +436,22 @@ func TestDecideRoundsTimesUp(t *testing.T) {
 	checkEqual(t, "due", Due(in), []string(nil))
 	checkEqual(t, "requeueAt", out.RequeueAt, now.Add(time.Second))
 }
+
+// TestChecked: Checked lists the draining clusters whose checks run, due or not, but
+// not one that is removed anyway, and the Active clusters' replacement checks.
+func TestChecked(t *testing.T) {
+	in := input().real("c1").proxy("c1", "c2", "c3").force("c3").
+		rows(draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 2, pass), draining("c3").started(ago(5*time.Minute))).build()
+	checkEqual(t, "Due", Due(in), []string(nil))
+	drains, replacements := Checked(in)
+	checkEqual(t, "Checked", drains, []string{"c2"})
+	checkEqual(t, "Checked replacements", replacements, []string(nil))
+
+	// c1's replacement check ran 10 s ago: it is not due, and still checked.
+	in = input().real("c1").proxy("c1", "c2").
+		rows(active("c1").checked(ago(10*time.Second), 0, pass), draining("c2").started(ago(5*time.Minute)).checked(ago(10*time.Second), 2, pass)).build()
+	in.Policy.ReplacementCheck, in.Policy.MinReadyClusters = true, 1
+	checkEqual(t, "DueReplacements", DueReplacements(in), []string(nil))
+	_, replacements = Checked(in)
+	checkEqual(t, "Checked replacements with a replacement check", replacements, []string{"c1"})
+}

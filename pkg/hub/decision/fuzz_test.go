@@ -265,6 +265,18 @@ func checkInvariants(t *testing.T, in Input) {
 	v.rowsMatch()
 	v.forceRemoveAccounted()
 	v.dueIsDraining(due)
+	checked, checkedReplacements := Checked(in)
+	v.dueIsDraining(checked)
+	for _, c := range due {
+		if !slices.Contains(checked, c) {
+			t.Errorf("%s is due but not listed by Checked %v", c, checked)
+		}
+	}
+	for _, c := range DueReplacements(in) {
+		if !slices.Contains(checkedReplacements, c) {
+			t.Errorf("%s's replacement check is due but not listed by Checked %v", c, checkedReplacements)
+		}
+	}
 	if !out.RequeueAt.IsZero() && !out.RequeueAt.After(in.Now) {
 		t.Errorf("RequeueAt %v is not after now %v", out.RequeueAt, in.Now)
 	}

@@ -125,6 +125,12 @@ func PolicyFromSpec(spec *v1alpha1.TrafficMigrationPolicySpec) Policy {
 	return p.normalized()
 }
 
+// CheckDueAfter is when a cluster checked at last is due to be checked again: an
+// interval later, rounded up to a whole second.
+func (p Policy) CheckDueAfter(last time.Time) time.Time {
+	return ceilSecond(last.Add(p.normalized().Interval))
+}
+
 // normalized returns the policy with the defaults and safe readings applied.
 func (p Policy) normalized() Policy {
 	if p.Interval <= 0 {

@@ -29,7 +29,11 @@ func (p Policy) replacementFreshness() time.Duration {
 // in.ReplacementChecks. Active clusters are checked only while a cluster drains
 // whose removal the check may gate, every interval; nothing is listed while the real
 // decisions cannot be read.
-func DueReplacements(in Input) []string {
+func DueReplacements(in Input) []string { return replacementChecks(in, false) }
+
+// replacementChecks lists, sorted, the Active clusters whose replacement checks run,
+// and of those only the ones due at in.Now unless anyTime.
+func replacementChecks(in Input, anyTime bool) []string {
 	if !in.RealKnown {
 		return nil
 	}
@@ -39,7 +43,7 @@ func DueReplacements(in Input) []string {
 	}
 	var due []string
 	for name := range pl.active {
-		if !pl.gone(name) && pl.replacementDue(name) {
+		if !pl.gone(name) && (anyTime || pl.replacementDue(name)) {
 			due = append(due, name)
 		}
 	}
@@ -93,7 +97,7 @@ func (pl *plan) replacementDueAt(name string) time.Time {
 	if c == nil || c.LastEvaluationTime == nil {
 		return pl.in.Now
 	}
-	return ceilSecond(c.LastEvaluationTime.Add(pl.policy.Interval))
+	return pl.policy.CheckDueAfter(c.LastEvaluationTime.Time)
 }
 
 func (pl *plan) replacementDue(name string) bool {

@@ -145,7 +145,7 @@ func NewController(
 		statusBudget:  limits.StatusWrites.budget(clk),
 	}
 	c.querySlots = slots.New(maxParallelQueries, fastQuery, clk)
-	c.evaluations = newEvaluator(c.evaluate, c.memory)
+	c.evaluations = newEvaluator(c.evaluate, c.memory, clk)
 	c.nameServers = newNameServerChecks(limits.DNSVerifier, limits.DNSNameservers, clk, c.memory)
 	ctrl := factory.New().
 		WithInformersQueueKeysFunc(queueKeyOf, informers.Policies.Informer()).
@@ -285,8 +285,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	if st.conflict == "" {
 		c.decideDNS(ctx, policy, st)
 		st.due = dueChecks{draining: decision.Due(st.input), replacements: decision.DueReplacements(st.input)}
+		st.checked.draining, st.checked.replacements = decision.Checked(st.input)
 	}
-	results, checkedAt, checking := c.evaluations.take(key, policy)
+	results, checkedAt := c.evaluations.take(key, policy)
 	st.useEvaluations(results, checkedAt)
 	out, newStatus, flushAt, applyErr, err := c.decideAndWrite(ctx, written, policy, st)
 	if err != nil {
@@ -295,10 +296,8 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext, key 
 	if !flushAt.IsZero() {
 		syncCtx.Queue().AddAfter(key, flushAt.Sub(now))
 	}
-	if !st.due.empty() && !checking {
-		// The round wakes the policy when its checks are done.
-		c.evaluations.start(ctx, key, policy.DeepCopy(), st.due, st.clusterLabels)
-	}
+	// A round wakes the policy when its checks are done.
+	c.evaluations.plan(ctx, key, written, st.clusterLabels, st.due, st.checked)
 	if !out.RequeueAt.IsZero() {
 		syncCtx.Queue().AddAfter(key, out.RequeueAt.Sub(now))
 	}

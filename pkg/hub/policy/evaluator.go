@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,17 +40,33 @@ const DefaultQuerySpread = time.Second
 // beyond its quarter.
 const fastQuery = slots.DefaultFast
 
+// maxPendingRounds bounds a policy's rounds that the evaluator starts by itself while
+// its syncs have not taken the ones before: one in flight and the rest done.
+const maxPendingRounds = 3
+
 // evaluator runs the Prometheus checks of a policy's due clusters apart from its syncs:
-// a sync starts a round of checks and returns at once, and the round wakes the policy
-// when it is done. So a slow or hung Prometheus delays nothing but its own checks:
-// additions still reach the proxy at once (rule 1), and other policies still sync.
+// a sync plans the policy's checks and returns at once, and each round wakes the
+// policy when it is done. So a slow or hung Prometheus delays nothing but its own
+// checks: additions still reach the proxy at once (rule 1), and other policies still
+// sync.
+//
+// It also keeps the checks to their interval whatever the work queue does: each
+// round's clusters are due again an interval after it (decision.Policy.CheckDueAfter),
+// and the evaluator starts that round on its clock by itself, without waiting for a
+// sync, which may queue behind other policies' writes (--kube-api-qps). Rounds
+// wait, done, until a sync takes them, one a sync and in the order they ran, so the
+// decision records every check as it would one round a sync; at most
+// maxPendingRounds wait, beyond which the rounds wait for the syncs.
 type evaluator struct {
-	// check runs the checks of one round.
-	check func(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due dueChecks, labels map[string]map[string]string) (roundResults, time.Time)
+	// check runs the checks of one round, evaluated at at.
+	check func(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due dueChecks, labels map[string]map[string]string, at time.Time) roundResults
 	// wake enqueues a policy's key.
 	wake func(key string)
+	// clock starts the rounds that fall due between syncs when it can wait
+	// (clock.WithDelayedExecution); otherwise only syncs start rounds.
+	clock clock.PassiveClock
 
-	// memory holds each policy's round and spacing measure.
+	// memory holds each policy's rounds, check schedule and spacing measure.
 	memory *memories
 }
 
@@ -88,59 +105,210 @@ type roundResults struct {
 type round struct {
 	uid        types.UID
 	generation int64
-	done       bool
-	results    roundResults
-	// at is the time the round's queries were evaluated at.
+	// checked are the clusters the round checks.
+	checked dueChecks
+	done    bool
+	results roundResults
+	// at is the time the round's queries are evaluated at.
 	at time.Time
 }
 
-func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationPolicy, dueChecks, map[string]map[string]string) (roundResults, time.Time), memory *memories) *evaluator {
-	return &evaluator{check: check, memory: memory, wake: func(string) {}}
+// checkKey names one check of a cluster: its drain check, or its replacement check.
+type checkKey struct {
+	cluster     string
+	replacement bool
 }
 
-// take returns the results of the policy's finished round with the time its queries
-// were evaluated at, and whether a round is still in flight. Results of a round started for another version of the policy's spec, or
-// for a policy of the same name that was deleted since, are dropped: they answered
-// another question.
-func (e *evaluator) take(key string, policy *trafficv1alpha1.TrafficMigrationPolicy) (results roundResults, at time.Time, inFlight bool) {
+// checkSchedule is when the evaluator checks a policy's clusters next, and what it
+// checks them with: the policy, and its clusters' labels, as its last sync saw them
+// (policy is the informer's object, never modified).
+type checkSchedule struct {
+	ctx    context.Context
+	policy *trafficv1alpha1.TrafficMigrationPolicy
+	labels map[string]map[string]string
+	// next is, by check, when it is due; a check that no round has made yet is due
+	// when its sync said it was.
+	next  map[checkKey]time.Time
+	timer clock.Timer
+}
+
+// stop stops the schedule's timer; s may be nil.
+func (s *checkSchedule) stop() {
+	if s != nil && s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+}
+
+func newEvaluator(check func(context.Context, *trafficv1alpha1.TrafficMigrationPolicy, dueChecks, map[string]map[string]string, time.Time) roundResults,
+	memory *memories, clk clock.PassiveClock) *evaluator {
+	return &evaluator{check: check, memory: memory, clock: clk, wake: func(string) {}}
+}
+
+// take returns the results of the policy's oldest finished round with the time its
+// queries were evaluated at, and wakes the policy again when another finished round
+// waits. Results of a round started for another version of the policy's spec, or for
+// a policy of the same name that was deleted since, are dropped: they answered
+// another question, and their clusters are due again at once.
+func (e *evaluator) take(key string, policy *trafficv1alpha1.TrafficMigrationPolicy) (results roundResults, at time.Time) {
+	var ready bool
 	e.memory.with(key, func(m *memory) {
-		r := m.round
-		switch {
-		case r == nil:
-		case !r.done:
-			inFlight = true
-		default:
-			m.round = nil
+		for len(m.rounds) > 0 && m.rounds[0].done {
+			r := m.rounds[0]
+			m.rounds = m.rounds[1:]
 			if r.uid == policy.UID && r.generation == policy.Generation {
 				results, at = r.results, r.at
+				break
+			}
+			if s := m.schedule; s != nil {
+				now := e.clock.Now()
+				for _, k := range r.checked.keys() {
+					if _, ok := s.next[k]; ok {
+						s.next[k] = now
+					}
+				}
 			}
 		}
+		ready = len(m.rounds) > 0 && m.rounds[0].done
 	})
-	return results, at, inFlight
+	if ready {
+		e.wake(key)
+	}
+	return results, at
 }
 
-// start begins a round of checks of the due clusters unless one is in flight. ctx ends
-// the round early when the controller stops.
-func (e *evaluator) start(ctx context.Context, key string, policy *trafficv1alpha1.TrafficMigrationPolicy, due dueChecks, labels map[string]map[string]string) {
-	var r *round
+// plan tells the evaluator what a sync found: the policy and its clusters' labels,
+// the checks due now that no round has made (due) and all the checks that run, due
+// now or later (checked; decision.Checked). It starts a round of the due checks
+// unless one is in flight, and keeps checking every check of checked an interval
+// after its last round; a check no longer in checked is no longer made. ctx ends the
+// rounds early when the controller stops.
+func (e *evaluator) plan(ctx context.Context, key string, policy *trafficv1alpha1.TrafficMigrationPolicy, labels map[string]map[string]string, due, checked dueChecks) {
 	e.memory.with(key, func(m *memory) {
-		if m.round == nil {
-			r = &round{uid: policy.UID, generation: policy.Generation}
-			m.round = r
+		if checked.empty() {
+			m.schedule.stop()
+			m.schedule = nil
+			return
 		}
+		s := m.schedule
+		if s == nil {
+			s = &checkSchedule{next: map[checkKey]time.Time{}}
+			m.schedule = s
+		}
+		s.ctx, s.policy, s.labels = ctx, policy, labels
+		keep := map[checkKey]bool{}
+		for _, k := range checked.keys() {
+			keep[k] = true
+		}
+		for k := range s.next {
+			if !keep[k] {
+				delete(s.next, k)
+			}
+		}
+		// A check the schedule has, due now by the decision while a round is pending,
+		// is in that round or the next one the schedule starts.
+		now, pending := e.clock.Now(), len(m.rounds) > 0
+		for _, k := range due.keys() {
+			if _, ok := s.next[k]; !ok || !pending {
+				s.next[k] = now
+			}
+		}
+		e.fire(key, m)
 	})
-	if r == nil {
+}
+
+// fire starts a round of the policy's checks that are due by its schedule, unless a
+// round is in flight or maxPendingRounds wait (the round's end, or a sync's take and
+// plan, fires again), and sets the schedule's timer for the next one. It is called
+// with the memory's lock held.
+func (e *evaluator) fire(key string, m *memory) {
+	s := m.schedule
+	if s == nil {
 		return
 	}
+	if n := len(m.rounds); n >= maxPendingRounds || (n > 0 && !m.rounds[n-1].done) {
+		return
+	}
+	now := e.clock.Now()
+	var due dueChecks
+	for k, at := range s.next {
+		if at.After(now) {
+			continue
+		}
+		if k.replacement {
+			due.replacements = append(due.replacements, k.cluster)
+		} else {
+			due.draining = append(due.draining, k.cluster)
+		}
+	}
+	if !due.empty() {
+		slices.Sort(due.draining)
+		slices.Sort(due.replacements)
+		at := now.Truncate(time.Second)
+		next := decision.PolicyFromSpec(&s.policy.Spec).CheckDueAfter(at)
+		for _, k := range due.keys() {
+			s.next[k] = next
+		}
+		e.start(key, m, s, due, at)
+	}
+	s.stop()
+	clk, ok := e.clock.(clock.WithDelayedExecution)
+	if !ok || len(s.next) == 0 {
+		return
+	}
+	first := time.Time{}
+	for _, at := range s.next {
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	// The function runs apart from the clock's own goroutine, which a fake clock
+	// calls it under its lock.
+	s.timer = clk.AfterFunc(first.Sub(now), func() { go e.fireScheduled(key, s) })
+}
+
+// fireScheduled fires the policy's schedule s unless the policy is forgotten or has
+// another schedule since.
+func (e *evaluator) fireScheduled(key string, s *checkSchedule) {
+	e.memory.mu.Lock()
+	defer e.memory.mu.Unlock()
+	if m := e.memory.byPolicy[key]; m != nil && m.schedule == s {
+		e.fire(key, m)
+	}
+}
+
+// start begins a round of the due checks, evaluated at at, with the schedule's
+// policy and labels. It is called with the memory's lock held.
+func (e *evaluator) start(key string, m *memory, s *checkSchedule, due dueChecks, at time.Time) {
+	r := &round{uid: s.policy.UID, generation: s.policy.Generation, checked: due, at: at}
+	m.rounds = append(m.rounds, r)
+	// The checks read the policy's metadata and spec, never its status.
+	policy := &trafficv1alpha1.TrafficMigrationPolicy{ObjectMeta: *s.policy.ObjectMeta.DeepCopy(), Spec: *s.policy.Spec.DeepCopy()}
+	ctx, labels := s.ctx, s.labels
 	go func() {
-		results, at := e.check(ctx, policy, due, labels)
+		results := e.check(ctx, policy, due, labels, at)
 		e.memory.mu.Lock()
-		r.done, r.results, r.at = true, results, at
+		r.done, r.results = true, results
+		if m := e.memory.byPolicy[key]; m != nil && ctx.Err() == nil {
+			e.fire(key, m)
+		}
 		e.memory.mu.Unlock()
 		if ctx.Err() == nil {
 			e.wake(key)
 		}
 	}()
+}
+
+// keys lists the checks of d.
+func (d dueChecks) keys() []checkKey {
+	keys := make([]checkKey, 0, len(d.draining)+len(d.replacements))
+	for _, c := range d.draining {
+		keys = append(keys, checkKey{cluster: c})
+	}
+	for _, c := range d.replacements {
+		keys = append(keys, checkKey{cluster: c, replacement: true})
+	}
+	return keys
 }
 
 // windowNote returns what the policy's last measure of its sample spacing says of its
@@ -194,16 +362,15 @@ func (c *Controller) windowNote(ctx context.Context, policy *trafficv1alpha1.Tra
 // failure to reach Prometheus, including a missing or invalid Secret, becomes an Error
 // evaluation: the cluster stays (rule 4), or does not count as a replacement.
 //
-// The queries are evaluated at the whole second the round starts in (the clusters were
-// due by then), which it returns: checks then keep to their interval exactly.
-func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due dueChecks, clusterLabels map[string]map[string]string) (roundResults, time.Time) {
+// The queries are evaluated at now, the whole second the round starts in (the clusters
+// were due by then): checks then keep to their interval exactly.
+func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.TrafficMigrationPolicy, due dueChecks, clusterLabels map[string]map[string]string, now time.Time) roundResults {
 	out := roundResults{
 		draining:     make(map[string]promcheck.Check, len(due.draining)),
 		replacements: make(map[string]promcheck.Check, len(due.replacements)),
 	}
-	now := c.clock.Now().Truncate(time.Second)
 	if !c.waitQueryOffset(ctx, policy.UID, now) {
-		return out, now // the manager stops; the checks are made after its restart
+		return out // the manager stops; the checks are made after its restart
 	}
 	type job struct {
 		cluster     string
@@ -228,7 +395,7 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 			j.into[j.cluster] = *problem
 			c.metrics.evaluation(policy, problem)
 		}
-		return out, now
+		return out
 	}
 	if len(due.draining) > 0 {
 		out.windowNote = c.windowNote(ctx, policy, querier, now)
@@ -265,7 +432,7 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 		c.metrics.slotWait.WithLabelValues(policy.Namespace).Observe(since(asked))
 		if err != nil {
 			wg.Wait()
-			return out, now // the manager stops; the rest is checked after its restart
+			return out // the manager stops; the rest is checked after its restart
 		}
 		if backingOff(j, data) {
 			release()
@@ -281,7 +448,7 @@ func (c *Controller) evaluate(ctx context.Context, policy *trafficv1alpha1.Traff
 		}()
 	}
 	wg.Wait()
-	return out, now
+	return out
 }
 
 // queryOffset is how long after the second its checks are evaluated at a policy sends

@@ -43,6 +43,8 @@ type state struct {
 	windowNote string
 	// due are the checks that are due and have no result yet.
 	due dueChecks
+	// checked are the checks that run, due now or later.
+	checked dueChecks
 	// clusterLabels are the agents' metrics labels, by cluster, for the checks' queries.
 	clusterLabels map[string]map[string]string
 	// dns is what the sync gathered and did about spec.dns; nil without it.

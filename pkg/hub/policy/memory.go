@@ -9,16 +9,21 @@ import (
 )
 
 // memory is what the controller keeps of one policy between its syncs, beside the
-// expectations of its writes (which are kept by object too): its round of checks and
-// its last measure of their series' sample spacing (evaluator), the backoffs of its
-// checks whose answers are over the manager's limits (cappedRun), its rounds of name
+// expectations of its writes (which are kept by object too): its rounds of checks,
+// when its clusters are checked next and its last measure of their series' sample
+// spacing (evaluator), the backoffs of its checks whose answers are over the
+// manager's limits (cappedRun), its rounds of name
 // server queries (nameServerChecks), and what it saw of its DNS (dns.Settle, the
 // refused addresses' event), and the status its syncs decided but did not write yet
 // (StatusWrites). None of it is needed for safety after a restart: a new process checks
 // again, asks again and waits for the Gateways to settle again.
 type memory struct {
-	// round is the round of checks in flight or done; nil when none.
-	round *round
+	// rounds are the rounds of checks not taken yet, oldest first: the last may be in
+	// flight, the others are done.
+	rounds []*round
+	// schedule is when the evaluator checks the policy's clusters next; nil when none
+	// is checked.
+	schedule *checkSchedule
 	// spacing is the last measure of the trafficShare series' sample spacing.
 	spacing *spacingMeasure
 	// capped are the backoffs of its drain checks (false) and replacement checks
@@ -59,14 +64,19 @@ func (m *memories) with(key string, f func(*memory)) {
 	f(mem)
 }
 
-// forget drops what is kept of a deleted policy, but a round of checks in flight:
-// the round ends unused (take drops the results of another policy's round), and a
-// policy of the same name created meanwhile starts none beside it.
+// forget drops what is kept of a deleted policy, and stops its checks, but a round of
+// checks in flight: the round ends unused (take drops the results of another policy's
+// round), and a policy of the same name created meanwhile starts none beside it.
 func (m *memories) forget(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if mem := m.byPolicy[key]; mem != nil && mem.round != nil && !mem.round.done {
-		m.byPolicy[key] = &memory{round: mem.round}
+	mem := m.byPolicy[key]
+	if mem == nil {
+		return
+	}
+	mem.schedule.stop()
+	if n := len(mem.rounds); n > 0 && !mem.rounds[n-1].done {
+		m.byPolicy[key] = &memory{rounds: mem.rounds[n-1:]}
 		return
 	}
 	delete(m.byPolicy, key)
