@@ -223,7 +223,7 @@ func (e *evaluator) plan(ctx context.Context, key string, policy *trafficv1alpha
 // with the memory's lock held.
 func (e *evaluator) fire(key string, m *memory) {
 	s := m.schedule
-	if s == nil {
+	if s == nil || s.ctx.Err() != nil { // the controller stops
 		return
 	}
 	if n := len(m.rounds); n >= maxPendingRounds || (n > 0 && !m.rounds[n-1].done) {
