@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"open-cluster-management.io/traffic-migration/pkg/hub/process"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 
 	"k8s.io/utils/ptr"
@@ -99,10 +100,10 @@ func checkGoMemoryLimit(t *testing.T, pod *corev1.Pod) {
 		t.Errorf("manager pod %s has no memory limit", pod.Name)
 		return
 	}
-	// As the library computes it: the default --gomemlimit-ratio (0.8) times the
-	// limit, rounded down.
+	// As the library computes it: the default --gomemlimit-ratio (the chart sets none)
+	// times the limit, rounded down.
 	// The line carries the logger's name between the message and the value.
-	want := regexp.MustCompile(fmt.Sprintf(`"GOMEMLIMIT is updated" .*GOMEMLIMIT=%d( |$)`, uint64(float64(limit.Value())*0.8)))
+	want := regexp.MustCompile(fmt.Sprintf(`"GOMEMLIMIT is updated" .*GOMEMLIMIT=%d( |$)`, uint64(float64(limit.Value())*process.DefaultMemoryLimitRatio)))
 	logs, err := hub.Kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
 		Container: "manager", LimitBytes: ptr.To[int64](1 << 16),
 	}).DoRaw(t.Context())
