@@ -108,7 +108,7 @@ func measureCadence(t *testing.T, cs cadenceSizes, interval time.Duration, mgr *
 	// arrives and adds no delay.
 	url, checks := delayingPrometheus(t, bed.Prometheus.URL, 0, 0, interval)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "recorded-prometheus", Namespace: f.ns}, StringData: map[string]string{"url": url}}
-	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().Secrets(f.ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the recorded Prometheus's Secret: %v", err)
 	}
 	policies := f.failingDrains(t, traffic, cs.Policies, cs.Groups, interval, 0, secret.Name)

@@ -18,15 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
@@ -41,12 +37,8 @@ const (
 
 // fleet is the hub's API as the benchmarks use it, in one namespace.
 type fleet struct {
-	api     *fixture.Fleet
-	kube    kubernetes.Interface
-	cluster clusterclient.Interface
-	addon   addonclient.Interface
-	traffic trafficclient.Interface
-	ns      string
+	*fixture.Fleet
+	ns string
 }
 
 func newFleet(t testing.TB, prefix string) *fleet {
@@ -55,10 +47,10 @@ func newFleet(t testing.TB, prefix string) *fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fleet{api: api, kube: api.Kube, cluster: api.Cluster, addon: api.Addon, traffic: api.Traffic}
+	f := &fleet{Fleet: api}
 	f.ns = api.ClusterSetNamespace(t, clusterSetName, prefix)
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: f.ns}, StringData: map[string]string{"url": bed.Prometheus.URL}}
-	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().Secrets(f.ns).Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Secret: %v", err)
 	}
 	return f
@@ -99,8 +91,8 @@ func parallel(t testing.TB, n int, fn func(i int) error) {
 // managedCluster creates a ManagedCluster with a ready agent; it goes when the test ends.
 func (f *fleet) managedCluster(t testing.TB, name string, clusterLabels map[string]string) error {
 	t.Cleanup(func() {
-		_ = f.cluster.ClusterV1().ManagedClusters().Delete(context.Background(), name, metav1.DeleteOptions{})
-		_ = f.kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = f.Cluster.ClusterV1().ManagedClusters().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = f.Kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 	return f.createCluster(t.Context(), name, clusterLabels)
 }
@@ -112,22 +104,22 @@ func (f *fleet) createCluster(ctx context.Context, name string, clusterLabels ma
 	if err := f.createHeavyCluster(ctx, name, clusterLabels); err != nil {
 		return err
 	}
-	return f.api.ReportAgent(ctx, name, gatewayNamespace, gatewayName, true, map[string]string{"cluster": name})
+	return f.ReportAgent(ctx, name, gatewayNamespace, gatewayName, true, map[string]string{"cluster": name})
 }
 
 // labelCluster sets one label of a ManagedCluster.
 func (f *fleet) labelCluster(ctx context.Context, name, key, value string) error {
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
-	_, err := f.cluster.ClusterV1().ManagedClusters().Patch(ctx, name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{})
+	_, err := f.Cluster.ClusterV1().ManagedClusters().Patch(ctx, name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{})
 	return err
 }
 
 func (f *fleet) placement(name string, match map[string]string) error {
-	return f.api.CreatePlacement(context.Background(), f.ns, name, match)
+	return f.CreatePlacement(context.Background(), f.ns, name, match)
 }
 
 func (f *fleet) selectClusters(ctx context.Context, name string, match map[string]string) error {
-	return f.api.SelectClusters(ctx, f.ns, name, match, 30*time.Second)
+	return f.SelectClusters(ctx, f.ns, name, match, 30*time.Second)
 }
 
 // policy is a trafficShare policy on placement, whose traffic is the series of the
@@ -154,7 +146,7 @@ func (f *fleet) policy(name, placement, job, pair string, interval time.Duration
 }
 
 func (f *fleet) createPolicy(p *trafficv1alpha1.TrafficMigrationPolicy) error {
-	_, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).Create(context.Background(), p, metav1.CreateOptions{})
+	_, err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).Create(context.Background(), p, metav1.CreateOptions{})
 	return err
 }
 
@@ -162,7 +154,7 @@ func (f *fleet) createPolicy(p *trafficv1alpha1.TrafficMigrationPolicy) error {
 // policies are gone before the test's cleanup deletes their clusters: otherwise they
 // would go on reacting to that teardown while the next benchmark measures.
 func (f *fleet) deletePolicies(t testing.TB) {
-	err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{})
+	err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{})
 	if err != nil {
 		t.Errorf("delete the policies of %s: %v", f.ns, err)
 	}
@@ -173,7 +165,7 @@ func (f *fleet) waitPolicies(t testing.TB, want int, timeout time.Duration, ok f
 	t.Helper()
 	var good int
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		list, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).List(ctx, metav1.ListOptions{})
+		list, err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(f.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -212,7 +204,7 @@ type decisionWatch struct {
 func (f *fleet) watchDecisions(t testing.TB) *decisionWatch {
 	t.Helper()
 	w := &decisionWatch{decisions: map[string]*clusterv1beta1.PlacementDecision{}, seen: map[string][]sighting{}, stop: make(chan struct{})}
-	factory := clusterinformers.NewSharedInformerFactoryWithOptions(f.cluster, 0, clusterinformers.WithNamespace(f.ns))
+	factory := clusterinformers.NewSharedInformerFactoryWithOptions(f.Cluster, 0, clusterinformers.WithNamespace(f.ns))
 	inf := factory.Cluster().V1beta1().PlacementDecisions().Informer()
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { w.update(obj, false) },

@@ -93,16 +93,16 @@ func (f *fleet) createHeavyCluster(ctx context.Context, name string, clusterLabe
 		Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
 	}
 	heavySpec(mc)
-	created, err := f.cluster.ClusterV1().ManagedClusters().Create(ctx, mc, metav1.CreateOptions{})
+	created, err := f.Cluster.ClusterV1().ManagedClusters().Create(ctx, mc, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create ManagedCluster %s: %w", name, err)
 	}
 	created.Status = heavyStatus(name, time.Now())
-	if _, err := f.cluster.ClusterV1().ManagedClusters().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	if _, err := f.Cluster.ClusterV1().ManagedClusters().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("write the status of ManagedCluster %s: %w", name, err)
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := f.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := f.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", name, err)
 	}
 	return nil
@@ -110,7 +110,7 @@ func (f *fleet) createHeavyCluster(ctx context.Context, name string, clusterLabe
 
 // objectBytes is the size of a ManagedCluster as JSON, as the API server serves it.
 func (f *fleet) objectBytes(ctx context.Context, name string) (int, error) {
-	mc, err := f.cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+	mc, err := f.Cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return 0, err
 	}

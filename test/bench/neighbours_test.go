@@ -290,7 +290,7 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 	slowURL, checks := delayingPrometheus(t, bed.Prometheus.URL, lo, hi, interval)
 	slow := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "delayed-prometheus", Namespace: f.ns},
 		StringData: map[string]string{"url": slowURL}}
-	if _, err := f.kube.CoreV1().Secrets(f.ns).Create(ctx, slow, metav1.CreateOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().Secrets(f.ns).Create(ctx, slow, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the delayed Prometheus's Secret: %v", err)
 	}
 	// The well-behaved drains start spread over an interval, so that their checks
@@ -383,7 +383,7 @@ func benchNeighbours(t *testing.T, r *benchreport.Report, ns neighbourSizes, mgr
 		return n
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hostile-prometheus", Namespace: h.ns}, StringData: map[string]string{"url": hostile.URL}}
-	if _, err := h.kube.CoreV1().Secrets(h.ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+	if _, err := h.Kube.CoreV1().Secrets(h.ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the hostile Secret: %v", err)
 	}
 	hostilePolicies := h.watchPolicies(t)

@@ -46,22 +46,22 @@ func configureNotifications(t testing.TB, f *fleet) *atomic.Int64 {
 	}))
 	t.Cleanup(sink.Close)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: notificationsNamespace}}
-	if _, err := f.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := f.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("create the notifications namespace: %v", err)
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: notify.SecretName, Namespace: notificationsNamespace},
 		StringData: map[string]string{"receiver-token": "bench-token"}}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: notify.ConfigMapName, Namespace: notificationsNamespace},
 		Data: map[string]string{"service.webhook.receiver": fmt.Sprintf("url: %s/hook\nheaders:\n- name: Authorization\n  value: Bearer $receiver-token\n", sink.URL)}}
-	if _, err := f.kube.CoreV1().Secrets(notificationsNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().Secrets(notificationsNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the notifications Secret: %v", err)
 	}
-	if _, err := f.kube.CoreV1().ConfigMaps(notificationsNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().ConfigMaps(notificationsNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the notifications ConfigMap: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = f.kube.CoreV1().ConfigMaps(notificationsNamespace).Delete(context.Background(), notify.ConfigMapName, metav1.DeleteOptions{})
-		_ = f.kube.CoreV1().Secrets(notificationsNamespace).Delete(context.Background(), notify.SecretName, metav1.DeleteOptions{})
+		_ = f.Kube.CoreV1().ConfigMaps(notificationsNamespace).Delete(context.Background(), notify.ConfigMapName, metav1.DeleteOptions{})
+		_ = f.Kube.CoreV1().Secrets(notificationsNamespace).Delete(context.Background(), notify.SecretName, metav1.DeleteOptions{})
 	})
 	return &received
 }

@@ -133,7 +133,7 @@ func benchFleet(t *testing.T, r *benchreport.Report, fs fleetSizes, mgr *manager
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.f.ns},
 			Spec:       clusterv1beta1.PlacementSpec{Predicates: s.selector(i, false)},
 		}
-		if _, err := s.f.cluster.ClusterV1beta1().Placements(s.f.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		if _, err := s.f.Cluster.ClusterV1beta1().Placements(s.f.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 		policy := s.f.policy(name, name, traffic.job, s.pair(i), interval, 3)
@@ -176,12 +176,12 @@ func benchFleet(t *testing.T, r *benchreport.Report, fs fleetSizes, mgr *manager
 	// Every draining policy's Placement drops DrainingPerPolicy of its clusters at once.
 	parallel(t, fs.DrainingPolicies, func(i int) error {
 		return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			p, err := s.f.cluster.ClusterV1beta1().Placements(s.f.ns).Get(ctx, fmt.Sprintf("p-%d", i), metav1.GetOptions{})
+			p, err := s.f.Cluster.ClusterV1beta1().Placements(s.f.ns).Get(ctx, fmt.Sprintf("p-%d", i), metav1.GetOptions{})
 			if err != nil {
 				return false, nil
 			}
 			p.Spec.Predicates = s.selector(i, true)
-			_, err = s.f.cluster.ClusterV1beta1().Placements(s.f.ns).Update(ctx, p, metav1.UpdateOptions{})
+			_, err = s.f.Cluster.ClusterV1beta1().Placements(s.f.ns).Update(ctx, p, metav1.UpdateOptions{})
 			return err == nil, nil
 		})
 	})
@@ -246,7 +246,7 @@ func benchFleet(t *testing.T, r *benchreport.Report, fs fleetSizes, mgr *manager
 		}
 		patch := []byte(fmt.Sprintf(`{"spec":{"trafficShare":{"maxPercent":%d}}}`, maxPercent))
 		parallel(t, fs.Policies, func(i int) error {
-			_, err := s.f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(s.f.ns).Patch(ctx, fmt.Sprintf("p-%d", i), "application/merge-patch+json", patch, metav1.PatchOptions{})
+			_, err := s.f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(s.f.ns).Patch(ctx, fmt.Sprintf("p-%d", i), "application/merge-patch+json", patch, metav1.PatchOptions{})
 			return err
 		})
 		start = time.Now()
@@ -375,7 +375,7 @@ func (f *fleet) watchPolicies(t testing.TB) *policyWatch {
 // and returns its lister.
 func (f *fleet) policyInformer(t testing.TB, updated func(oldObj, newObj any)) trafficlisters.TrafficMigrationPolicyNamespaceLister {
 	t.Helper()
-	factory := trafficinformers.NewSharedInformerFactoryWithOptions(f.traffic, 0, trafficinformers.WithNamespace(f.ns))
+	factory := trafficinformers.NewSharedInformerFactoryWithOptions(f.Traffic, 0, trafficinformers.WithNamespace(f.ns))
 	inf := factory.Traffic().V1alpha1().TrafficMigrationPolicies()
 	lister := inf.Lister().TrafficMigrationPolicies(f.ns)
 	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: updated})

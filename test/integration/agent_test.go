@@ -60,7 +60,7 @@ func TestAgent(t *testing.T) {
 
 	// The ManagedClusterAddOn, as the add-on manager creates it, with the conditions
 	// of others: the framework's Available, and one of someone else.
-	addons := f.addon.AddonV1alpha1().ManagedClusterAddOns(cluster)
+	addons := f.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster)
 	addon, err := addons.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{
 		ObjectMeta: metav1.ObjectMeta{Name: trafficv1alpha1.AddonName, Namespace: cluster},
 		Spec:       addonv1alpha1.ManagedClusterAddOnSpec{InstallNamespace: agent.DefaultAddonNamespace},

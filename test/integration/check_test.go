@@ -103,7 +103,7 @@ func TestCheckCommand(t *testing.T) {
 		if c1.Gate == nil || c1.Gate.WouldRemove || !strings.Contains(c1.Gate.WaitingFor, "minimum drain duration not reached") {
 			t.Errorf("cluster1 would drain and wait: %+v", c1.Gate)
 		}
-		_, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(t.Context(), dry.Name, metav1.GetOptions{})
+		_, err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(t.Context(), dry.Name, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("check created the policy from the file: %v", err)
 		}
@@ -134,7 +134,7 @@ func TestCheckCommand(t *testing.T) {
 		if err == nil || !strings.Contains(errOut, "forbidden") || !strings.Contains(errOut, viewer) {
 			t.Errorf("suspend as the viewer: want forbidden, got %v:\n%s", err, errOut)
 		}
-		if got, _ := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(t.Context(), p.Name, metav1.GetOptions{}); got == nil || got.Spec.Suspend {
+		if got, _ := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(t.Context(), p.Name, metav1.GetOptions{}); got == nil || got.Spec.Suspend {
 			t.Errorf("the policy was suspended, or cannot be read: %+v", got)
 		}
 		// Every read command prints its view as JSON and YAML, with its kind.
@@ -302,7 +302,7 @@ func assertMatchesPrometheus(t *testing.T, r check.Report, rows ...check.Cluster
 func policyReader(t *testing.T, ns, user string) string {
 	t.Helper()
 	ctx := context.Background()
-	kube := newFleet(t).kube
+	kube := newFleet(t).Kube
 	rules := []rbacv1.PolicyRule{
 		{APIGroups: []string{trafficv1alpha1.GroupName}, Resources: []string{"trafficmigrationpolicies"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: []string{"placementdecisions", "managedclusters"}, Verbs: []string{"get", "list"}},

@@ -64,7 +64,7 @@ func (s clusterSighting) String() string {
 // the state the watch starts from.
 func (f *fleet) watchClusters(t *testing.T, ns, placement string) *clusterWatch {
 	t.Helper()
-	client := f.cluster.ClusterV1beta1().PlacementDecisions(ns)
+	client := f.Cluster.ClusterV1beta1().PlacementDecisions(ns)
 	selector := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: placement}).String()
 	ctx, cancel := context.WithCancel(t.Context())
 	w := &clusterWatch{

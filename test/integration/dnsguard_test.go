@@ -118,7 +118,7 @@ func TestDNSGuard(t *testing.T) {
 	f.waitForEventNote(t, a.ns, policy.ReasonDNSEndpointRestored, "edited by someone else", 30*time.Second)
 
 	// A's policy deleted: its DNSEndpoint stays, and B waits for it to go.
-	if err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(a.ns).Delete(ctx, pa.Name, metav1.DeleteOptions{}); err != nil {
+	if err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(a.ns).Delete(ctx, pa.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.waitForPolicy(t, b.ns, pb.Name, 30*time.Second, func(p *trafficv1alpha1.TrafficMigrationPolicy) bool {

@@ -252,7 +252,7 @@ func TestDNSEndpointNotOurs(t *testing.T) {
 // reportAddresses reports the target Gateway's addresses on cluster, as its agent does.
 func reportAddresses(t *testing.T, f *fleet, cluster string, addresses ...string) {
 	t.Helper()
-	if err := f.api.ReportGatewayAddresses(t.Context(), cluster, gatewayNamespace, gatewayName, addresses...); err != nil {
+	if err := f.ReportGatewayAddresses(t.Context(), cluster, gatewayNamespace, gatewayName, addresses...); err != nil {
 		t.Fatal(err)
 	}
 }

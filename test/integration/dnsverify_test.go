@@ -149,7 +149,7 @@ func TestDNSNameserverAllowlist(t *testing.T) {
 	if r := fixture.PolicyRow(stuck, m.c1); r == nil || r.DNSWithdrawalTime != nil || !strings.Contains(r.Message, "still published in DNS") {
 		t.Fatalf("cluster1's row while a name server is refused: %+v; want it still published, its drain clock not started", r)
 	}
-	events, err := f.kube.EventsV1().Events(m.ns).List(ctx, metav1.ListOptions{})
+	events, err := f.Kube.EventsV1().Events(m.ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,12 +163,12 @@ func TestDNSNameserverAllowlist(t *testing.T) {
 	// The manager writes the status meanwhile: a conflict is retried on the policy as
 	// it is then.
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		current, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
+		current, err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		current.Spec.DNS.Verify.Nameservers = []trafficv1alpha1.Nameserver{trafficv1alpha1.Nameserver(dns.Addr())}
-		_, err = f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Update(ctx, current, metav1.UpdateOptions{})
+		_, err = f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Update(ctx, current, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {

@@ -142,7 +142,7 @@ func TestPolicyDeletedLeavesProxy(t *testing.T) {
 		t.Fatalf("unexpected proxy before the deletion: %+v", before)
 	}
 
-	policies := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns)
+	policies := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns)
 	if err := policies.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -327,13 +327,13 @@ func (s proxyState) equal(o proxyState) bool {
 func (f *fleet) snapshotProxy(t *testing.T, ns, proxy string) proxyState {
 	t.Helper()
 	ctx := t.Context()
-	p, err := f.cluster.ClusterV1beta1().Placements(ns).Get(ctx, proxy, metav1.GetOptions{})
+	p, err := f.Cluster.ClusterV1beta1().Placements(ns).Get(ctx, proxy, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("read proxy Placement: %v", err)
 	}
 	s := proxyState{placementRV: p.ResourceVersion, policyLabel: p.Labels[trafficv1alpha1.PolicyLabel], decisions: map[string]string{}}
 	owners := p.OwnerReferences
-	list, err := f.cluster.ClusterV1beta1().PlacementDecisions(ns).List(ctx, metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + proxy})
+	list, err := f.Cluster.ClusterV1beta1().PlacementDecisions(ns).List(ctx, metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + proxy})
 	if err != nil {
 		t.Fatalf("read proxy decisions: %v", err)
 	}
@@ -358,7 +358,7 @@ func (f *fleet) snapshotProxy(t *testing.T, ns, proxy string) proxyState {
 // removalNotes lists the events in ns that record the removal of cluster from a proxy.
 func (f *fleet) removalNotes(t *testing.T, ns, cluster string) []string {
 	t.Helper()
-	list, err := f.kube.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
+	list, err := f.Kube.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func (f *fleet) waitForEventNote(t *testing.T, ns, reason, mention string, timeo
 	t.Helper()
 	var seen []string
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		list, err := f.kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		list, err := f.Kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}

@@ -550,7 +550,7 @@ func (f *fleet) waitForWarning(t *testing.T, ns, policy, reason string, timeout 
 	var found *eventsv1.Event
 	var seen []string
 	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		list, err := f.kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		list, err := f.Kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}

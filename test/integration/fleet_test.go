@@ -18,13 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clustersdkv1beta1 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
-	trafficclient "open-cluster-management.io/traffic-migration/pkg/client/clientset/versioned"
 	"open-cluster-management.io/traffic-migration/test/fixture"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
@@ -34,11 +32,7 @@ const clusterSetName = "traffic-migration-tests"
 
 // fleet is the hub's API as the tests use it.
 type fleet struct {
-	api     *fixture.Fleet
-	kube    kubernetes.Interface
-	cluster clusterclient.Interface
-	addon   addonclient.Interface
-	traffic trafficclient.Interface
+	*fixture.Fleet
 }
 
 func newFleet(t testing.TB) *fleet {
@@ -53,7 +47,7 @@ func newFleetOn(t testing.TB, hub *testbed.Cluster) *fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fleet{api: api, kube: api.Kube, cluster: api.Cluster, addon: api.Addon, traffic: api.Traffic}
+	return &fleet{Fleet: api}
 }
 
 // hubKube is a client of the package's hub, as its admin.
@@ -87,14 +81,14 @@ func newOwnHub(t *testing.T) (*testbed.Bed, *fleet) {
 // that its Placements can select the tests' clusters.
 func (f *fleet) namespace(t testing.TB, prefix string) string {
 	t.Helper()
-	return f.api.ClusterSetNamespace(t, clusterSetName, prefix)
+	return f.ClusterSetNamespace(t, clusterSetName, prefix)
 }
 
 // managedCluster creates a ManagedCluster and its namespace; the ManagedCluster and its
 // ManagedClusterAddOn go when the test ends.
 func (f *fleet) managedCluster(t testing.TB, name string, clusterLabels map[string]string) {
 	t.Helper()
-	if err := f.api.CreateManagedCluster(t.Context(), name, clusterLabels); err != nil {
+	if err := f.CreateManagedCluster(t.Context(), name, clusterLabels); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.deleteManagedCluster(t, name) })
@@ -103,11 +97,11 @@ func (f *fleet) managedCluster(t testing.TB, name string, clusterLabels map[stri
 // deleteManagedCluster runs in cleanups too, where the test's context is done.
 func (f *fleet) deleteManagedCluster(t testing.TB, name string) {
 	ctx := context.Background()
-	err := f.cluster.ClusterV1().ManagedClusters().Delete(ctx, name, metav1.DeleteOptions{})
+	err := f.Cluster.ClusterV1().ManagedClusters().Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Errorf("delete ManagedCluster %s: %v", name, err)
 	}
-	err = f.addon.AddonV1alpha1().ManagedClusterAddOns(name).Delete(ctx, trafficv1alpha1.AddonName, metav1.DeleteOptions{})
+	err = f.Addon.AddonV1alpha1().ManagedClusterAddOns(name).Delete(ctx, trafficv1alpha1.AddonName, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Errorf("delete ManagedClusterAddOn of %s: %v", name, err)
 	}
@@ -117,7 +111,7 @@ func (f *fleet) deleteManagedCluster(t testing.TB, name string) {
 // Gateway's readiness and the cluster's labels, and the framework's Available.
 func (f *fleet) reportAgent(t testing.TB, cluster, gatewayNamespace, gatewayName string, ready bool, clusterLabels map[string]string) {
 	t.Helper()
-	if err := f.api.ReportAgent(t.Context(), cluster, gatewayNamespace, gatewayName, ready, clusterLabels); err != nil {
+	if err := f.ReportAgent(t.Context(), cluster, gatewayNamespace, gatewayName, ready, clusterLabels); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -125,7 +119,7 @@ func (f *fleet) reportAgent(t testing.TB, cluster, gatewayNamespace, gatewayName
 // placement creates a real Placement that selects the clusters with the given labels.
 func (f *fleet) placement(t testing.TB, ns, name string, match map[string]string) {
 	t.Helper()
-	if err := f.api.CreatePlacement(t.Context(), ns, name, match); err != nil {
+	if err := f.CreatePlacement(t.Context(), ns, name, match); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -133,7 +127,7 @@ func (f *fleet) placement(t testing.TB, ns, name string, match map[string]string
 // selectClusters changes which clusters a real Placement selects, as an admin edits it.
 func (f *fleet) selectClusters(t testing.TB, ns, name string, match map[string]string) {
 	t.Helper()
-	if err := f.api.SelectClusters(t.Context(), ns, name, match, 10*time.Second); err != nil {
+	if err := f.SelectClusters(t.Context(), ns, name, match, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -157,7 +151,7 @@ func (g decisionGetter) List(selector labels.Selector, namespace string) ([]*clu
 // PlacementDecisionClustersTracker, by the Placement's name.
 func (f *fleet) clusters(ns, placement string) ([]string, error) {
 	p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: placement, Namespace: ns}}
-	tracker := clustersdkv1beta1.NewPlacementDecisionClustersTracker(p, decisionGetter{f.cluster}, nil)
+	tracker := clustersdkv1beta1.NewPlacementDecisionClustersTracker(p, decisionGetter{f.Cluster}, nil)
 	if err := tracker.Refresh(); err != nil {
 		return nil, err
 	}
@@ -186,7 +180,7 @@ func (f *fleet) waitForClusters(t testing.TB, ns, placement string, want []strin
 func (f *fleet) prometheusSecret(t testing.TB, ns, name string, data map[string]string) {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}
-	if _, err := f.kube.CoreV1().Secrets(ns).Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().Secrets(ns).Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Secret %s: %v", name, err)
 	}
 }
@@ -195,7 +189,7 @@ func (f *fleet) prometheusSecret(t testing.TB, ns, name string, data map[string]
 // leaves nothing that keeps the manager busy.
 func (f *fleet) createPolicy(t testing.TB, p *trafficv1alpha1.TrafficMigrationPolicy) {
 	t.Helper()
-	client := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(p.Namespace)
+	client := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(p.Namespace)
 	if _, err := client.Create(t.Context(), p, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create policy %s: %v", p.Name, err)
 	}
@@ -204,7 +198,7 @@ func (f *fleet) createPolicy(t testing.TB, p *trafficv1alpha1.TrafficMigrationPo
 
 func (f *fleet) getPolicy(t testing.TB, ns, name string) *trafficv1alpha1.TrafficMigrationPolicy {
 	t.Helper()
-	p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Get(t.Context(), name, metav1.GetOptions{})
+	p, err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get policy %s: %v", name, err)
 	}
@@ -216,7 +210,7 @@ func (f *fleet) waitForPolicy(t testing.TB, ns, name string, timeout time.Durati
 	t.Helper()
 	var last *trafficv1alpha1.TrafficMigrationPolicy
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Get(ctx, name, metav1.GetOptions{})
+		p, err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}

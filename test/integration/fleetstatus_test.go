@@ -33,7 +33,7 @@ func TestFleetByCluster(t *testing.T) {
 	ctx := t.Context()
 	m := newMigration(t, "fleetby")
 	f := m.f
-	addons1 := f.addon.AddonV1alpha1().ManagedClusterAddOns(m.c1)
+	addons1 := f.Addon.AddonV1alpha1().ManagedClusterAddOns(m.c1)
 
 	// cluster1's real agent, on a spoke of its own without the Gateway API yet.
 	spoke, spokeKube := startSpoke(t, m.c1)
@@ -98,7 +98,7 @@ func TestFleetByCluster(t *testing.T) {
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == trafficv1alpha1.AddonReasonDraining && c.Message == wantMessage
 	})
 	assertForeignKept(t, draining, kept)
-	a2, err := f.addon.AddonV1alpha1().ManagedClusterAddOns(m.c2).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
+	a2, err := f.Addon.AddonV1alpha1().ManagedClusterAddOns(m.c2).Get(ctx, trafficv1alpha1.AddonName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,10 +50,10 @@ func TestProxyComesBack(t *testing.T) {
 
 	ctx := t.Context()
 	deleted := time.Now()
-	if err := f.cluster.ClusterV1beta1().Placements(m.ns).Delete(ctx, m.proxy, metav1.DeleteOptions{}); err != nil {
+	if err := f.Cluster.ClusterV1beta1().Placements(m.ns).Delete(ctx, m.proxy, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete the proxy Placement: %v", err)
 	}
-	decisions := f.cluster.ClusterV1beta1().PlacementDecisions(m.ns)
+	decisions := f.Cluster.ClusterV1beta1().PlacementDecisions(m.ns)
 	list, err := decisions.List(ctx, metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + m.proxy})
 	if err != nil || len(list.Items) == 0 {
 		t.Fatalf("list the proxy's decisions: %v (%d found)", err, len(list.Items))
@@ -321,7 +321,7 @@ func dropQueryRules(t *testing.T, b *testbed.Bed) {
 		},
 	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		_, err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err == nil, nil
 	})
 	if err != nil {

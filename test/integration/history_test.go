@@ -183,7 +183,7 @@ func TestStatusSizeAtTheLimits(t *testing.T) {
 		current := f.getPolicy(t, ns, p.Name)
 		current.Status.Clusters = rows
 		var err error
-		written, err = f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).UpdateStatus(t.Context(), current, metav1.UpdateOptions{})
+		written, err = f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).UpdateStatus(t.Context(), current, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
@@ -229,7 +229,7 @@ type policyWatch struct {
 // watchPolicy starts recording the versions of a policy after resourceVersion.
 func (f *fleet) watchPolicy(t *testing.T, ns, name, resourceVersion string) *policyWatch {
 	t.Helper()
-	client := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns)
+	client := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns)
 	selector := fields.OneTermEqualSelector("metadata.name", name).String()
 	ctx, cancel := context.WithCancel(t.Context())
 	w := &policyWatch{cancel: cancel}

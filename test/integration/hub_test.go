@@ -161,7 +161,7 @@ func TestSeedStory(t *testing.T) {
 
 	// The proxy mirrors the real Placement, and is a Placement OCM leaves alone.
 	f.waitForClusters(t, m.ns, m.proxy, []string{m.c1}, 30*time.Second)
-	proxy, err := f.cluster.ClusterV1beta1().Placements(m.ns).Get(t.Context(), m.proxy, metav1.GetOptions{})
+	proxy, err := f.Cluster.ClusterV1beta1().Placements(m.ns).Get(t.Context(), m.proxy, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestSeedStory(t *testing.T) {
 
 	// Only traffic-migration wrote the proxy's decisions: OCM's placement controller
 	// neither deleted nor rewrote them.
-	decisions, err := f.cluster.ClusterV1beta1().PlacementDecisions(m.ns).List(t.Context(), metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + m.proxy})
+	decisions, err := f.Cluster.ClusterV1beta1().PlacementDecisions(m.ns).List(t.Context(), metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + m.proxy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestSeedStory(t *testing.T) {
 			}
 		}
 	}
-	proxy, err = f.cluster.ClusterV1beta1().Placements(m.ns).Get(t.Context(), m.proxy, metav1.GetOptions{})
+	proxy, err = f.Cluster.ClusterV1beta1().Placements(m.ns).Get(t.Context(), m.proxy, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func TestLargePlacement(t *testing.T) {
 			}},
 		},
 	}
-	if _, err := f.cluster.ClusterV1beta1().Placements(ns).Create(t.Context(), grouped, metav1.CreateOptions{}); err != nil {
+	if _, err := f.Cluster.ClusterV1beta1().Placements(ns).Create(t.Context(), grouped, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Placement grouped: %v", err)
 	}
 	f.waitForClusters(t, ns, "flat", names, 60*time.Second)
@@ -81,7 +81,7 @@ func TestLargePlacement(t *testing.T) {
 		f.waitForClusters(t, ns, proxy, names, 60*time.Second)
 		var status clusterv1beta1.PlacementStatus
 		err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			p, err := f.cluster.ClusterV1beta1().Placements(ns).Get(ctx, proxy, metav1.GetOptions{})
+			p, err := f.Cluster.ClusterV1beta1().Placements(ns).Get(ctx, proxy, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
 			}
@@ -108,7 +108,7 @@ func (f *fleet) compareProxyDecisions(t *testing.T, ns, real, proxy string, want
 	t.Helper()
 	ctx := t.Context()
 	decisions := func(placement string) map[string]clusterv1beta1.PlacementDecision {
-		list, err := f.cluster.ClusterV1beta1().PlacementDecisions(ns).List(ctx, metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + placement})
+		list, err := f.Cluster.ClusterV1beta1().PlacementDecisions(ns).List(ctx, metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + placement})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func (f *fleet) compareProxyDecisions(t *testing.T, ns, real, proxy string, want
 		}
 	}
 
-	placements := f.cluster.ClusterV1beta1().Placements(ns)
+	placements := f.Cluster.ClusterV1beta1().Placements(ns)
 	rp, err := placements.Get(ctx, real, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func idlePolicy(ns, placement string) *trafficv1alpha1.TrafficMigrationPolicy {
 func (f *fleet) createManyClusters(t *testing.T, names []string, labelsOf func(i int) map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	client := f.cluster.ClusterV1().ManagedClusters()
+	client := f.Cluster.ClusterV1().ManagedClusters()
 	t.Cleanup(func() {
 		var wg sync.WaitGroup
 		for w := range 4 {

@@ -127,7 +127,7 @@ func TestNotifications(t *testing.T) {
 	receiver := newWebhookReceiver(t)
 	m := newMigration(t, "notify")
 	f := m.f
-	kube := f.kube
+	kube := f.Kube
 
 	// The manager reads its configuration in notificationsNamespace.
 	_, err := kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: notificationsNamespace}}, metav1.CreateOptions{})

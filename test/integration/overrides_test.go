@@ -114,7 +114,7 @@ func runRealPlacementLost(t *testing.T, prefix string, loss realPlacementLoss) {
 	}
 	// And it stays so for three intervals more: no sync, no check, no requeue removes it.
 	throughout(t, 3*p.Spec.Interval.Duration, func(ctx context.Context) error {
-		p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
+		p, err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
 		if err != nil {
 			return nil // a failed read proves nothing either way
 		}
@@ -290,7 +290,7 @@ func TestForceRemoveDeferred(t *testing.T) {
 	// The manager has seen the name; for three intervals more it neither acts on it nor
 	// forgets it.
 	throughout(t, 3*p.Spec.Interval.Duration, func(ctx context.Context) error {
-		p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
+		p, err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(m.ns).Get(ctx, p.Name, metav1.GetOptions{})
 		if err != nil {
 			return nil
 		}
@@ -419,7 +419,7 @@ func TestMaxDrainDurationRemove(t *testing.T) {
 func (m *migration) deleteRealPlacement(t *testing.T) {
 	t.Helper()
 	ctx := t.Context()
-	placements := m.f.cluster.ClusterV1beta1().Placements(m.ns)
+	placements := m.f.Cluster.ClusterV1beta1().Placements(m.ns)
 	if err := placements.Delete(ctx, m.placement, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete Placement %s: %v", m.placement, err)
 	}
@@ -463,7 +463,7 @@ func (m *migration) patchRealPlacement(t *testing.T, patch map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.f.cluster.ClusterV1beta1().Placements(m.ns).Patch(t.Context(), m.placement, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
+	if _, err := m.f.Cluster.ClusterV1beta1().Placements(m.ns).Patch(t.Context(), m.placement, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("patch Placement %s: %v", m.placement, err)
 	}
 }
@@ -472,7 +472,7 @@ func (m *migration) patchRealPlacement(t *testing.T, patch map[string]any) {
 // none is left.
 func (m *migration) deleteRealDecisions(t *testing.T) {
 	t.Helper()
-	decisions := m.f.cluster.ClusterV1beta1().PlacementDecisions(m.ns)
+	decisions := m.f.Cluster.ClusterV1beta1().PlacementDecisions(m.ns)
 	selector := metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + m.placement}
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := decisions.DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
@@ -494,7 +494,7 @@ func (f *fleet) patchPolicy(t *testing.T, ns, name string, patch map[string]any)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := f.traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Patch(t.Context(), name, types.MergePatchType, b, metav1.PatchOptions{})
+	p, err := f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies(ns).Patch(t.Context(), name, types.MergePatchType, b, metav1.PatchOptions{})
 	if err != nil {
 		t.Fatalf("patch policy %s with %s: %v", name, b, err)
 	}
@@ -512,7 +512,7 @@ func (f *fleet) forceRemove(t *testing.T, ns, policy, clusters string) {
 // was recorded in ns: an event repeated as a series counts for each time.
 func (f *fleet) eventCount(t *testing.T, ns, reason, mention string) int {
 	t.Helper()
-	list, err := f.kube.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
+	list, err := f.Kube.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

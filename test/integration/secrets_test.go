@@ -194,13 +194,13 @@ func readManagerWritten(t *testing.T, f *fleet) managerWritten {
 	if w.log, err = manager.proc.Log(); err != nil {
 		t.Fatal(err)
 	}
-	if w.events, err = f.kube.EventsV1().Events("").List(ctx, metav1.ListOptions{}); err != nil {
+	if w.events, err = f.Kube.EventsV1().Events("").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if w.coreEvents, err = f.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err != nil {
+	if w.coreEvents, err = f.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if w.policies, err = f.traffic.TrafficV1alpha1().TrafficMigrationPolicies("").List(ctx, metav1.ListOptions{}); err != nil {
+	if w.policies, err = f.Traffic.TrafficV1alpha1().TrafficMigrationPolicies("").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -227,7 +227,7 @@ func secretsText(t *testing.T, f *fleet, ns string, secrets map[string]map[strin
 	t.Helper()
 	var text strings.Builder
 	for name := range secrets {
-		s, err := f.kube.CoreV1().Secrets(ns).Get(t.Context(), name, metav1.GetOptions{})
+		s, err := f.Kube.CoreV1().Secrets(ns).Get(t.Context(), name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,11 +48,11 @@ func TestSecondSyncWritesNothing(t *testing.T) {
 		do   func() error
 	}{
 		{"an unrelated annotation on the real Placement", func() error {
-			_, err := f.cluster.ClusterV1beta1().Placements(m.ns).Patch(ctx, m.placement, types.MergePatchType, nudge, metav1.PatchOptions{})
+			_, err := f.Cluster.ClusterV1beta1().Placements(m.ns).Patch(ctx, m.placement, types.MergePatchType, nudge, metav1.PatchOptions{})
 			return err
 		}},
 		{"an unrelated label on cluster1's ManagedClusterAddOn, its conditions unchanged", func() error {
-			_, err := f.addon.AddonV1alpha1().ManagedClusterAddOns(m.c1).Patch(ctx, trafficv1alpha1.AddonName, types.MergePatchType, nudge, metav1.PatchOptions{})
+			_, err := f.Addon.AddonV1alpha1().ManagedClusterAddOns(m.c1).Patch(ctx, trafficv1alpha1.AddonName, types.MergePatchType, nudge, metav1.PatchOptions{})
 			return err
 		}},
 	} {

@@ -95,7 +95,7 @@ func TestWatchNamespaces(t *testing.T) {
 	if got := f.getPolicy(t, other.ns, otherPolicy.Name); got.Status.ObservedGeneration != 0 || len(got.Status.Conditions) != 0 {
 		t.Errorf("a policy outside --watch-namespaces has a status: %+v", got.Status)
 	}
-	if _, err := f.cluster.ClusterV1beta1().Placements(other.ns).Get(ctx, other.proxy, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := f.Cluster.ClusterV1beta1().Placements(other.ns).Get(ctx, other.proxy, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the proxy Placement of a policy outside --watch-namespaces: %v, want NotFound", err)
 	}
 	// Nor did it ask for anything it may not have: no informer of a namespace it does
