@@ -161,16 +161,8 @@ func inclusterDeployment(ref string) *appsv1.Deployment {
 						Name:            "incluster",
 						Image:           ref,
 						ImagePullPolicy: corev1.PullNever,
-						ReadinessProbe: &corev1.Probe{
-							ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}},
-							PeriodSeconds: 1,
-						},
-						SecurityContext: &corev1.SecurityContext{
-							RunAsNonRoot:             ptr.To(true),
-							AllowPrivilegeEscalation: ptr.To(false),
-							ReadOnlyRootFilesystem:   ptr.To(true),
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-						},
+						ReadinessProbe:  testbed.HTTPReadiness("/readyz", intstr.FromInt32(8080)),
+						SecurityContext: testbed.RestrictedSecurityContext(),
 					}},
 				},
 			},

@@ -50,15 +50,12 @@ func (b *Bed) InstallBackend(ctx context.Context, cluster, namespace, name strin
 	deployment := podDeployment(namespace, name, corev1.PodSpec{
 		AutomountServiceAccountToken: ptr.To(false),
 		Containers: []corev1.Container{{
-			Name:  "backend",
-			Image: image,
-			Args:  []string{"backend"},
-			Env:   []corev1.EnvVar{{Name: "CLUSTER_NAME", Value: cluster}},
-			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "grpc", ContainerPort: 9090}},
-			ReadinessProbe: &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("http")}},
-				PeriodSeconds: 1,
-			},
+			Name:           "backend",
+			Image:          image,
+			Args:           []string{"backend"},
+			Env:            []corev1.EnvVar{{Name: "CLUSTER_NAME", Value: cluster}},
+			Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "grpc", ContainerPort: 9090}},
+			ReadinessProbe: HTTPReadiness("/readyz", intstr.FromString("http")),
 		}},
 	})
 	if _, err := kube.AppsV1().Deployments(namespace).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {

@@ -178,20 +178,13 @@ func metricsAgentDeployment(image string) *appsv1.Deployment {
 				fmt.Sprintf("--web.listen-address=:%d", metricsAgentPort),
 				"--log.level=warn",
 			},
-			Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: metricsAgentPort}},
-			ReadinessProbe: &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/-/ready", Port: intstr.FromString("web")}},
-				PeriodSeconds: 1,
-			},
+			Ports:          []corev1.ContainerPort{{Name: "web", ContainerPort: metricsAgentPort}},
+			ReadinessProbe: HTTPReadiness("/-/ready", intstr.FromString("web")),
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: "config", MountPath: "/etc/prometheus", ReadOnly: true},
 				{Name: "data", MountPath: "/data"},
 			},
-			SecurityContext: &corev1.SecurityContext{
-				RunAsNonRoot:             ptr.To(true),
-				AllowPrivilegeEscalation: ptr.To(false),
-				ReadOnlyRootFilesystem:   ptr.To(true),
-			},
+			SecurityContext: RestrictedSecurityContext(),
 		}},
 		Volumes: []corev1.Volume{
 			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{

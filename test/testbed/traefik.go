@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 )
@@ -309,16 +308,8 @@ func (t *Traefik) deployment(webPort int) *appsv1.Deployment {
 				{Name: "web", ContainerPort: int32(webPort)},
 				{Name: "metrics", ContainerPort: int32(t.MetricsPort)},
 			},
-			ReadinessProbe: &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ping", Port: intstr.FromString("metrics")}},
-				PeriodSeconds: 1,
-			},
-			SecurityContext: &corev1.SecurityContext{
-				RunAsNonRoot:             ptr.To(true),
-				AllowPrivilegeEscalation: ptr.To(false),
-				ReadOnlyRootFilesystem:   ptr.To(true),
-				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			},
+			ReadinessProbe:  HTTPReadiness("/ping", intstr.FromString("metrics")),
+			SecurityContext: RestrictedSecurityContext(),
 		}},
 	})
 	c := &d.Spec.Template.Spec.Containers[0]
