@@ -33,6 +33,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	trafficinformers "open-cluster-management.io/traffic-migration/pkg/client/informers/externalversions"
 	trafficlisters "open-cluster-management.io/traffic-migration/pkg/client/listers/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
 	"open-cluster-management.io/traffic-migration/test/clients"
 	"open-cluster-management.io/traffic-migration/test/fixture"
 )
@@ -231,14 +232,7 @@ func (v *view) clustersOf(placement string) []string {
 	if err != nil {
 		return nil
 	}
-	var clusters []string
-	for _, d := range ds {
-		for _, cd := range d.Status.Decisions {
-			clusters = append(clusters, cd.ClusterName)
-		}
-	}
-	slices.Sort(clusters)
-	return slices.Compact(clusters)
+	return proxy.Clusters(ds)
 }
 
 // changed reports what changed since the last state, and notes the removal.

@@ -17,6 +17,7 @@ import (
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policyview"
+	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
 )
 
 // reader is what the views need of the hub. apiReader asks the API server; the watch
@@ -99,14 +100,9 @@ func gather(ctx context.Context, r reader, q query) ([]policyview.Objects, error
 
 // clustersOf lists the clusters of a policy's status and of its proxy decisions, once each.
 func clustersOf(p *trafficv1alpha1.TrafficMigrationPolicy, decisions []*clusterv1beta1.PlacementDecision) []string {
-	var names []string
+	names := proxy.Clusters(decisions)
 	for _, c := range p.Status.Clusters {
 		names = append(names, c.Name)
-	}
-	for _, d := range decisions {
-		for _, cd := range d.Status.Decisions {
-			names = append(names, cd.ClusterName)
-		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names)

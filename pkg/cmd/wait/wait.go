@@ -19,12 +19,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/hubclient"
 	"open-cluster-management.io/traffic-migration/pkg/cmd/policywatch"
 	"open-cluster-management.io/traffic-migration/pkg/hub/decision"
+	"open-cluster-management.io/traffic-migration/pkg/hub/proxy"
 )
 
 // Exit codes of wait.
@@ -94,18 +94,6 @@ func NewCommand(hub *hubclient.Flags, out, errOut io.Writer) *cobra.Command {
 		o.terminal = term.IsTerminal(int(f.Fd()))
 	}
 	return newCommand(o)
-}
-
-// placementClusters are the clusters of a Placement's decisions.
-func placementClusters(decisions []*clusterv1beta1.PlacementDecision) []string {
-	var clusters []string
-	for _, d := range decisions {
-		for _, c := range d.Status.Decisions {
-			clusters = append(clusters, c.ClusterName)
-		}
-	}
-	slices.Sort(clusters)
-	return slices.Compact(clusters)
 }
 
 func newCommand(o *Options) *cobra.Command {
@@ -370,7 +358,7 @@ func realClusters(w *policywatch.Watcher, p *trafficv1alpha1.TrafficMigrationPol
 	if err != nil {
 		return nil, fmt.Errorf("read the decisions of Placement %s/%s: %w", p.Namespace, p.Spec.PlacementRef.Name, err)
 	}
-	return placementClusters(decisions), nil
+	return proxy.Clusters(decisions), nil
 }
 
 // follow follows the policy from p until seen says the wait is over or fails, the

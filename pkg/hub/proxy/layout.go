@@ -63,6 +63,20 @@ func Groups(decisions []*clusterv1beta1.PlacementDecision) []decision.Group {
 	return groups
 }
 
+// Clusters reads the clusters of a Placement from its PlacementDecisions, whatever
+// their groups: sorted, each once.
+func Clusters(decisions []*clusterv1beta1.PlacementDecision) []string {
+	clusters := sets.New[string]()
+	for _, d := range decisions {
+		for _, c := range d.Status.Decisions {
+			if c.ClusterName != "" {
+				clusters.Insert(c.ClusterName)
+			}
+		}
+	}
+	return sets.List(clusters)
+}
+
 // Decisions lays out groups as the PlacementDecisions of the Placement placement in
 // namespace: each group's clusters, sorted, in slices of at most
 // MaxClustersPerDecision, named <placement>-decision-<n> with n counting from 1 over

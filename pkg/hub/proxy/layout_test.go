@@ -157,3 +157,21 @@ func TestGroupStatus(t *testing.T) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }
+
+func TestClusters(t *testing.T) {
+	ds := Decisions("ns", "gw-proxy", []decision.Group{
+		{Index: 0, Name: "prod", Clusters: clusterNames("p", 150)},
+		{Index: 1, Name: "canary", Clusters: []string{"c", "p001"}},
+	})
+	ds = append(ds, &clusterv1beta1.PlacementDecision{Status: clusterv1beta1.PlacementDecisionStatus{
+		Decisions: []clusterv1beta1.ClusterDecision{{ClusterName: ""}, {ClusterName: "a"}},
+	}})
+	got := Clusters(ds)
+	want := append([]string{"a", "c"}, clusterNames("p", 150)...)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %d clusters %v...\nwant %d %v...", len(got), got[:min(3, len(got))], len(want), want[:3])
+	}
+	if got := Clusters(nil); len(got) != 0 {
+		t.Errorf("no decisions: got %v, want none", got)
+	}
+}
