@@ -16,7 +16,8 @@ import (
 //     allocatable and cluster claims make up most of its size, and a hub caches one
 //     per cluster. The policy controller reads only which ManagedClusters exist; the
 //     add-on framework reads their labels, annotations, Available condition and
-//     Kubernetes version.
+//     Kubernetes version. Without the framework (--controllers=policy) the manager
+//     lists the ManagedClusters' metadata alone, and this drops its managed fields.
 //
 // Nothing writes a cached ManagedCluster back (the manager never writes
 // ManagedClusters), so no update can lose what the cache left out. A change of a

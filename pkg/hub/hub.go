@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -34,6 +36,7 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
 	clusterlisters "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"open-cluster-management.io/sdk-go/pkg/basecontroller/events"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -334,8 +337,22 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		Policies:        trafficInformers.Traffic().V1alpha1().TrafficMigrationPolicies(),
 		Placements:      clusterInformers.Cluster().V1beta1().Placements(),
 		Decisions:       clusterInformers.Cluster().V1beta1().PlacementDecisions(),
-		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters(),
+		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters().Informer(),
 		Addons:          addonInformers.Addon().V1alpha1().ManagedClusterAddOns(),
+	}
+	// Without the add-on framework, which reads their labels, conditions and version,
+	// the controllers need only which ManagedClusters exist: they list, decode and keep
+	// the metadata alone, and a registered cluster's CA bundle, capacity and claims
+	// stay on the API server.
+	var metadataInformers metadatainformer.SharedInformerFactory
+	if o.Controllers == ControllersPolicy {
+		metadataClient, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("build the metadata client: %w", err)
+		}
+		metadataInformers = metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, 0,
+			metadatainformer.WithTransform(trimForCache))
+		informers.ManagedClusters = metadataInformers.ForResource(clusterv1.SchemeGroupVersion.WithResource("managedclusters")).Informer()
 	}
 	var namespaced []interface{ Start(<-chan struct{}) }
 	if len(o.WatchNamespaces) > 0 {
@@ -383,6 +400,9 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	clusterInformers.Start(ctx.Done())
 	trafficInformers.Start(ctx.Done())
 	addonInformers.Start(ctx.Done())
+	if metadataInformers != nil {
+		metadataInformers.Start(ctx.Done())
+	}
 	for _, f := range namespaced {
 		f.Start(ctx.Done())
 	}
@@ -395,7 +415,7 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 
 	synced := []cache.InformerSynced{
 		informers.Policies.Informer().HasSynced, informers.Placements.Informer().HasSynced,
-		informers.Decisions.Informer().HasSynced, informers.ManagedClusters.Informer().HasSynced,
+		informers.Decisions.Informer().HasSynced, informers.ManagedClusters.HasSynced,
 		informers.Addons.Informer().HasSynced,
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -92,9 +91,13 @@ func (r apiReader) Decisions(ctx context.Context, namespace, placement string) (
 	return out, nil
 }
 
-// ManagedCluster gets a ManagedCluster.
-func (r apiReader) ManagedCluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error) {
-	return r.c.Cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+// ClusterExists says whether the hub has a ManagedCluster of the name.
+func (r apiReader) ClusterExists(ctx context.Context, name string) (bool, error) {
+	_, err := r.c.Cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Addon gets a cluster's traffic-migration ManagedClusterAddOn.

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -34,8 +33,8 @@ type Reader interface {
 	Placement(ctx context.Context, namespace, name string) (*clusterv1beta1.Placement, error)
 	// Decisions lists the PlacementDecisions of a Placement, by their label.
 	Decisions(ctx context.Context, namespace, placement string) ([]*clusterv1beta1.PlacementDecision, error)
-	// ManagedCluster gets a ManagedCluster.
-	ManagedCluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error)
+	// ClusterExists says whether the hub has a ManagedCluster of the name.
+	ClusterExists(ctx context.Context, name string) (bool, error)
 	// Addon gets a cluster's traffic-migration ManagedClusterAddOn.
 	Addon(ctx context.Context, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error)
 }
@@ -148,12 +147,12 @@ func ExistingClusters(ctx context.Context, r Reader, in *decision.Input) sets.Se
 	names.Delete("")
 	exists := sets.New[string]()
 	for _, name := range sets.List(names) {
-		_, err := r.ManagedCluster(ctx, name)
-		switch {
-		case err == nil:
-			exists.Insert(name)
-		case !apierrors.IsNotFound(err):
+		ok, err := r.ClusterExists(ctx, name)
+		if err != nil {
 			return nil
+		}
+		if ok {
+			exists.Insert(name)
 		}
 	}
 	return exists

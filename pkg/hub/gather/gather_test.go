@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -56,11 +55,8 @@ func (h *hub) Decisions(_ context.Context, _, placement string) ([]*clusterv1bet
 	return []*clusterv1beta1.PlacementDecision{d}, nil
 }
 
-func (h *hub) ManagedCluster(_ context.Context, name string) (*clusterv1.ManagedCluster, error) {
-	if h.clusters.Has(name) {
-		return &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}, nil
-	}
-	return nil, notFound(name)
+func (h *hub) ClusterExists(_ context.Context, name string) (bool, error) {
+	return h.clusters.Has(name), nil
 }
 
 func (h *hub) Addon(_ context.Context, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error) {

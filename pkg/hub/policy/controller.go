@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -22,11 +23,8 @@ import (
 	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions/addon/v1alpha1"
 	addonlisters "open-cluster-management.io/api/client/addon/listers/addon/v1alpha1"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
-	clusterinformersv1 "open-cluster-management.io/api/client/cluster/informers/externalversions/cluster/v1"
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions/cluster/v1beta1"
-	clusterlistersv1 "open-cluster-management.io/api/client/cluster/listers/cluster/v1"
 	clusterlisters "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"open-cluster-management.io/sdk-go/pkg/basecontroller/factory"
 
@@ -64,7 +62,7 @@ type Controller struct {
 	policyIndex   cache.Indexer
 	placements    clusterlisters.PlacementLister
 	decisionIndex cache.Indexer // PlacementDecisions, indexed byPlacement
-	clusters      clusterlistersv1.ManagedClusterLister
+	clusters      cache.Indexer // ManagedClusters, by name
 	addons        addonlisters.ManagedClusterAddOnLister
 	clusterSynced cache.InformerSynced
 
@@ -92,10 +90,12 @@ type Controller struct {
 // Informers are the informers the controller reads. The ManagedClusterAddOn informer
 // may be filtered to the add-on's name.
 type Informers struct {
-	Policies        trafficinformers.TrafficMigrationPolicyInformer
-	Placements      clusterinformers.PlacementInformer
-	Decisions       clusterinformers.PlacementDecisionInformer
-	ManagedClusters clusterinformersv1.ManagedClusterInformer
+	Policies   trafficinformers.TrafficMigrationPolicyInformer
+	Placements clusterinformers.PlacementInformer
+	Decisions  clusterinformers.PlacementDecisionInformer
+	// ManagedClusters holds the hub's ManagedClusters, whole or as their metadata alone
+	// (metav1.PartialObjectMetadata): the controller reads only which exist, by name.
+	ManagedClusters cache.SharedIndexInformer
 	Addons          addoninformers.ManagedClusterAddOnInformer
 }
 
@@ -131,9 +131,9 @@ func NewController(
 		policyIndex:   informers.Policies.Informer().GetIndexer(),
 		placements:    informers.Placements.Lister(),
 		decisionIndex: informers.Decisions.Informer().GetIndexer(),
-		clusters:      informers.ManagedClusters.Lister(),
+		clusters:      informers.ManagedClusters.GetIndexer(),
 		addons:        informers.Addons.Lister(),
-		clusterSynced: informers.ManagedClusters.Informer().HasSynced,
+		clusterSynced: informers.ManagedClusters.HasSynced,
 		recorder:      recorder,
 		endpoints:     endpoints,
 		limits:        limits,
@@ -152,7 +152,7 @@ func NewController(
 		WithInformersQueueKeysFunc(c.policiesOfPlacement, informers.Placements.Informer()).
 		WithInformersQueueKeysFunc(c.policiesOfDecision, informers.Decisions.Informer()).
 		WithFilteredEventsInformersQueueKeysFunc(c.policiesOfAddon, isOurAddon, informers.Addons.Informer()).
-		WithBareInformers(informers.ManagedClusters.Informer()).
+		WithBareInformers(informers.ManagedClusters).
 		WithSync(c.sync).
 		ToController(ControllerName)
 
@@ -222,13 +222,13 @@ func NewController(
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
 		}
-		if mc, ok := obj.(*clusterv1.ManagedCluster); ok {
-			for _, key := range c.keysByIndex(byCluster, mc.Name) {
+		if mc, err := meta.Accessor(obj); err == nil {
+			for _, key := range c.keysByIndex(byCluster, mc.GetName()) {
 				queue.Add(key)
 			}
 		}
 	}
-	_, err = informers.ManagedClusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err = informers.ManagedClusters.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueueListing,
 		DeleteFunc: enqueueListing,
 	})

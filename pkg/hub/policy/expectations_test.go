@@ -301,7 +301,7 @@ func newLagHarness(t *testing.T, policy *trafficv1alpha1.TrafficMigrationPolicy,
 		Policies:        trafficinformers.NewSharedInformerFactory(h.policyClient, 0).Traffic().V1alpha1().TrafficMigrationPolicies(),
 		Placements:      clusterInformers.Cluster().V1beta1().Placements(),
 		Decisions:       clusterInformers.Cluster().V1beta1().PlacementDecisions(),
-		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters(),
+		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters().Informer(),
 		Addons:          addoninformers.NewSharedInformerFactory(h.addonClient, 0).Addon().V1alpha1().ManagedClusterAddOns(),
 	}
 	ctrl, err := NewController(h.policyClient, h.api.client, kubefake.NewSimpleClientset(), h.informers, h.events, nil, Limits{}, nil, h.clock)
@@ -310,7 +310,7 @@ func newLagHarness(t *testing.T, policy *trafficv1alpha1.TrafficMigrationPolicy,
 	}
 	h.ctrl = ctrl
 	h.observe(h.informers.Policies.Informer(), h.informers.Placements.Informer(), h.informers.Decisions.Informer(),
-		h.informers.ManagedClusters.Informer(), h.informers.Addons.Informer())
+		h.informers.ManagedClusters, h.informers.Addons.Informer())
 	return h
 }
 
@@ -354,7 +354,7 @@ func (h *lagHarness) observe(informers ...cache.SharedIndexInformer) {
 			list, err = h.api.client.ClusterV1beta1().Placements("").List(ctx, metav1.ListOptions{})
 		case h.informers.Decisions.Informer():
 			list, err = h.api.client.ClusterV1beta1().PlacementDecisions("").List(ctx, metav1.ListOptions{})
-		case h.informers.ManagedClusters.Informer():
+		case h.informers.ManagedClusters:
 			list, err = h.api.client.ClusterV1().ManagedClusters().List(ctx, metav1.ListOptions{})
 		case h.informers.Addons.Informer():
 			list, err = h.addonClient.AddonV1alpha1().ManagedClusterAddOns("").List(ctx, metav1.ListOptions{})
@@ -368,6 +368,10 @@ func (h *lagHarness) observe(informers ...cache.SharedIndexInformer) {
 		}
 		objs := make([]any, 0, len(items))
 		for _, item := range items {
+			// The ManagedClusters as the policy-only manager caches them: metadata alone.
+			if o, err := meta.Accessor(item); err == nil && informer == h.informers.ManagedClusters {
+				item = meta.AsPartialObjectMetadata(o)
+			}
 			objs = append(objs, item)
 		}
 		if err := informer.GetIndexer().Replace(objs, ""); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
@@ -86,11 +85,12 @@ func (r caches) Decisions(_ context.Context, namespace, placement string) ([]*cl
 	return r.c.decisionsOf(namespace, placement)
 }
 
-func (r caches) ManagedCluster(_ context.Context, name string) (*clusterv1.ManagedCluster, error) {
+func (r caches) ClusterExists(_ context.Context, name string) (bool, error) {
 	if !r.c.clusterSynced() {
-		return nil, errNotSynced
+		return false, errNotSynced
 	}
-	return r.c.clusters.Get(name)
+	_, exists, err := r.c.clusters.GetByKey(name)
+	return exists, err
 }
 
 func (r caches) Addon(_ context.Context, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error) {
