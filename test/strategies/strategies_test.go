@@ -626,12 +626,16 @@ func TestStrategies(t *testing.T) {
 	longest := seconds(max(sz.LongTTLSeconds[1], sz.ShortTTLSeconds[1]))
 	timeout := seconds(max(sz.LongTimerSeconds, sz.FixedTimerSeconds)) + 2*longest + 3*time.Minute
 	lastLog := time.Now()
+	// slowestRead is the longest pass of the harness over the rows: each row's moments
+	// are those of the pass that saw them, so a moment may be that much late.
+	var slowestRead time.Duration
 	testbed.Eventually(t, timeout, "every old Gateway gone and every client off cluster1", func(ctx context.Context) error {
 		gws, err := spoke1.GatewayV1().Gateways(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
 		now := time.Now()
+		defer func() { slowestRead = max(slowestRead, time.Since(now)) }()
 		var waiting []string
 		for _, r := range rs {
 			if r.withdrawn.IsZero() {
@@ -730,8 +734,10 @@ func TestStrategies(t *testing.T) {
 		// clock follows, move in time: theirs never is. Behind a resolver that raises
 		// the TTL, or with the clock started by external-dns's word while a server
 		// lags, a stall is the rule seeing what it is there for, and only reported.
-		if d := r.stalled.Sub(r.withdrawn); r.pinned() && !r.stalled.IsZero() && d > stallBound(sz) {
-			t.Errorf("%s: the drain was reported stalled %.1fs after DNS's withdrawal, later than %s", r.name, d.Seconds(), stallBound(sz))
+		// The harness saw both moments, each up to one of its passes late.
+		if d := r.stalled.Sub(r.withdrawn); r.pinned() && !r.stalled.IsZero() && d > stallBound(sz)+slowestRead {
+			t.Errorf("%s: the drain was reported stalled %.1fs after DNS's withdrawal, later than %s and the harness's slowest pass over the rows (%s)",
+				r.name, d.Seconds(), stallBound(sz), slowestRead.Round(time.Millisecond))
 		}
 		if r.honoursTTL() && !r.stalled.IsZero() {
 			t.Errorf("%s: the drain was reported stalled %.0fs after DNS's withdrawal although its clients moved", r.name, r.stalled.Sub(r.withdrawn).Seconds())
