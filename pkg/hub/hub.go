@@ -334,16 +334,11 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	}
 
 	informers := policy.Informers{
-		Policies:        trafficInformers.Traffic().V1alpha1().TrafficMigrationPolicies(),
-		Placements:      clusterInformers.Cluster().V1beta1().Placements(),
-		Decisions:       clusterInformers.Cluster().V1beta1().PlacementDecisions(),
-		ManagedClusters: clusterInformers.Cluster().V1().ManagedClusters().Informer(),
-		Addons:          addonInformers.Addon().V1alpha1().ManagedClusterAddOns(),
+		Policies:   trafficInformers.Traffic().V1alpha1().TrafficMigrationPolicies(),
+		Placements: clusterInformers.Cluster().V1beta1().Placements(),
+		Decisions:  clusterInformers.Cluster().V1beta1().PlacementDecisions(),
+		Addons:     addonInformers.Addon().V1alpha1().ManagedClusterAddOns(),
 	}
-	// Without the add-on framework, which reads their labels, conditions and version,
-	// the controllers need only which ManagedClusters exist: they list, decode and keep
-	// the metadata alone, and a registered cluster's CA bundle, capacity and claims
-	// stay on the API server.
 	var metadataInformers metadatainformer.SharedInformerFactory
 	if o.Controllers == ControllersPolicy {
 		metadataClient, err := metadata.NewForConfig(cfg)
@@ -352,8 +347,8 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 		}
 		metadataInformers = metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, 0,
 			metadatainformer.WithTransform(trimForCache))
-		informers.ManagedClusters = metadataInformers.ForResource(clusterv1.SchemeGroupVersion.WithResource("managedclusters")).Informer()
 	}
+	informers.ManagedClusters = managedClusterInformer(clusterInformers, metadataInformers)
 	var namespaced []interface{ Start(<-chan struct{}) }
 	if len(o.WatchNamespaces) > 0 {
 		informers, namespaced = watchNamespaces(informers, o.WatchNamespaces, trafficClient, clusterClient)
@@ -425,6 +420,20 @@ func (o *Options) Start(ctx context.Context, env process.Env) error {
 	env.Ready()
 	<-ctx.Done()
 	return nil
+}
+
+// managedClusterInformer is the informer of the hub's ManagedClusters that the policy
+// controllers read. Without the add-on framework, which reads their labels, conditions
+// and version, the controllers need only which exist: given metadataInformers, they
+// list, decode and keep the metadata alone, and a registered cluster's CA bundle,
+// capacity and claims stay on the API server. The cluster factory's typed informer,
+// which the framework shares, is asked for only otherwise, so that it is not started
+// beside the other.
+func managedClusterInformer(clusters clusterinformers.SharedInformerFactory, metadataInformers metadatainformer.SharedInformerFactory) cache.SharedIndexInformer {
+	if metadataInformers == nil {
+		return clusters.Cluster().V1().ManagedClusters().Informer()
+	}
+	return metadataInformers.ForResource(clusterv1.SchemeGroupVersion.WithResource("managedclusters")).Informer()
 }
 
 // startAddonManager runs the add-on framework alone (--controllers=addon-manager): it

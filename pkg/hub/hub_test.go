@@ -4,6 +4,7 @@
 package hub
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+	clusterfake "open-cluster-management.io/api/client/cluster/clientset/versioned/fake"
+	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 )
@@ -132,5 +138,49 @@ func TestOptionsValidate(t *testing.T) {
 	l, err = o.limits()
 	if err != nil || l.Ceiling == nil || l.Ceiling.MaxDrainDuration != time.Hour || l.Ceiling.Action != "Remove" || l.Allowlist == nil {
 		t.Errorf("limits %+v, %v", l, err)
+	}
+}
+
+// TestManagedClusterInformer: beside the add-on framework the policy controllers read
+// the cluster factory's typed ManagedClusters; without it, their metadata alone, and
+// the cluster factory starts no typed informer of them.
+func TestManagedClusterInformer(t *testing.T) {
+	cluster := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c1"}}
+	for name, policyOnly := range map[string]bool{"with the add-on framework": false, "the policy controllers alone": true} {
+		t.Run(name, func(t *testing.T) {
+			clusters := clusterinformers.NewSharedInformerFactory(clusterfake.NewSimpleClientset(cluster), 0)
+			var metadataInformers metadatainformer.SharedInformerFactory
+			if policyOnly {
+				scheme := metadatafake.NewTestScheme()
+				if err := metav1.AddMetaToScheme(scheme); err != nil {
+					t.Fatal(err)
+				}
+				meta := &metav1.PartialObjectMetadata{
+					TypeMeta:   metav1.TypeMeta{APIVersion: clusterv1.SchemeGroupVersion.String(), Kind: "ManagedCluster"},
+					ObjectMeta: cluster.ObjectMeta,
+				}
+				metadataInformers = metadatainformer.NewSharedInformerFactory(metadatafake.NewSimpleMetadataClient(scheme, meta), 0)
+			}
+			informer := managedClusterInformer(clusters, metadataInformers)
+			ctx := t.Context()
+			clusters.Start(ctx.Done())
+			if metadataInformers != nil {
+				metadataInformers.Start(ctx.Done())
+			}
+			if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+				t.Fatal("the ManagedClusters did not sync")
+			}
+			obj, exists, err := informer.GetIndexer().GetByKey("c1")
+			if err != nil || !exists {
+				t.Fatalf("c1 in the cache: %v, %v; want it there", exists, err)
+			}
+			if _, typed := obj.(*clusterv1.ManagedCluster); typed == policyOnly {
+				t.Errorf("c1 is cached as %T", obj)
+			}
+			_, typedStarted := clusters.WaitForCacheSync(ctx.Done())[reflect.TypeOf(&clusterv1.ManagedCluster{})]
+			if typedStarted == policyOnly {
+				t.Errorf("the cluster factory started a typed ManagedCluster informer: %t, want %t", typedStarted, !policyOnly)
+			}
+		})
 	}
 }
