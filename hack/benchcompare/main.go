@@ -181,8 +181,8 @@ func readFile(path string) ([]result, error) {
 // key pairs the figures of two runs.
 func key(r result) string { return r.Benchmark + "\x00" + r.Params + "\x00" + r.Metric }
 
-// aggregate is each figure's median and range over the runs, in the order the runs
-// first give them.
+// aggregate is each figure's median and range over the runs that measured it, in the
+// order the runs first give them.
 func aggregate(runs [][]result) []result {
 	var order []string
 	first := map[string]result{}
@@ -194,13 +194,19 @@ func aggregate(runs [][]result) []result {
 				order = append(order, k)
 				first[k] = r
 			}
-			values[k] = append(values[k], r.Value)
+			if !r.Unmeasured {
+				values[k] = append(values[k], r.Value)
+			}
 		}
 	}
 	out := make([]result, 0, len(order))
 	for _, k := range order {
 		r, vs := first[k], values[k]
-		r.Value, r.Runs, r.Min, r.Max = median(vs), len(vs), slices.Min(vs), slices.Max(vs)
+		if len(vs) == 0 { // measured in none of the runs
+			out = append(out, r)
+			continue
+		}
+		r.Value, r.Runs, r.Min, r.Max, r.Unmeasured = median(vs), len(vs), slices.Min(vs), slices.Max(vs), false
 		out = append(out, r)
 	}
 	return out
@@ -309,6 +315,8 @@ func change(old, new result) (string, string) {
 	var c string
 	rel := math.NaN()
 	switch {
+	case old.Unmeasured || new.Unmeasured:
+		return "-", ""
 	case old.Value == new.Value:
 		c = "~"
 	case old.Value == 0:

@@ -152,3 +152,42 @@ func TestSeries(t *testing.T) {
 		t.Errorf("check: %d missed, printed:\n%s\nwant the RSS missed by 6 MiB, p99 met", missed, out.String())
 	}
 }
+
+// A figure a run could not measure is left out of the median and range; one that no
+// run measured stays unmeasured, and its goal counts as missed.
+func TestSeriesUnmeasured(t *testing.T) {
+	dir := t.TempDir()
+	for i, p99 := range []string{`"value":0.5`, `"value":0,"unmeasured":true`, `"value":0.7`} {
+		path := filepath.Join(dir, fmt.Sprintf("run-%d", i+1))
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		text := `{"results":[
+			{"benchmark":"2. Sync","params":"","metric":"p99",` + p99 + `,"unit":"s","goal":"≤ 1 s"},
+			{"benchmark":"5. Idle","params":"","metric":"p99","value":0,"unmeasured":true,"unit":"s","goal":"≤ 1 s"}]}`
+		if err := os.WriteFile(filepath.Join(path, "results.json"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := readSeries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 {
+		t.Fatalf("read %d figures, want 2: %+v", len(rs), rs)
+	}
+	if r := rs[0]; r.Unmeasured || r.Runs != 2 || r.Value != 0.6 || r.Min != 0.5 || r.Max != 0.7 {
+		t.Errorf("the p99 measured in two runs of three: %+v, want the median 0.6 of 2 runs in 0.5-0.7", r)
+	}
+	if r := rs[1]; !r.Unmeasured || r.Figure() != "not measured" {
+		t.Errorf("the p99 measured in no run: %+v, want it not measured", r)
+	}
+	var out strings.Builder
+	missed, err := checkGoals(&out, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missed != 1 || !strings.Contains(out.String(), "MISSED: not measured") {
+		t.Errorf("check: %d missed, printed:\n%s\nwant the unmeasured p99 missed", missed, out.String())
+	}
+}

@@ -68,6 +68,9 @@ func (r Result) Verdict() string {
 	if !ok {
 		return ""
 	}
+	if r.Unmeasured {
+		return "missed: not measured"
+	}
 	m := g.Margin(r.Value)
 	unit := ""
 	if r.Unit != "" {
@@ -82,5 +85,5 @@ func (r Result) Verdict() string {
 // Missed reports whether the result has a goal that is a bound and misses it.
 func (r Result) Missed() bool {
 	g, ok := ParseGoal(r.Goal)
-	return ok && !g.Met(r.Value)
+	return ok && (r.Unmeasured || !g.Met(r.Value))
 }

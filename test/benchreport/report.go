@@ -33,6 +33,9 @@ type Result struct {
 	Runs int     `json:"runs,omitempty"`
 	Min  float64 `json:"min,omitempty"`
 	Max  float64 `json:"max,omitempty"`
+	// Unmeasured: the run could not compute the figure (no observations, or a division
+	// by zero). JSON has no NaN, so Value is then 0, and a goal counts as missed.
+	Unmeasured bool `json:"unmeasured,omitempty"`
 }
 
 // Figure is the result's value with its unit, and its range over the runs of a
@@ -41,6 +44,9 @@ func (x Result) Figure() string {
 	unit := ""
 	if x.Unit != "" {
 		unit = " " + x.Unit
+	}
+	if x.Unmeasured {
+		return "not measured"
 	}
 	if x.Runs > 1 {
 		return fmt.Sprintf("%s%s [%s-%s, %d runs]", Format(x.Value), unit, Format(x.Min), Format(x.Max), x.Runs)
@@ -137,9 +143,14 @@ func (t Table) Markdown() string {
 	return b.String()
 }
 
-// Add records a figure.
+// Add records a figure; one that is not a number (a percentile of no samples, a mean
+// of none) is recorded as not measured, so that the report can still be written.
 func (r *Report) Add(benchmark, params, metric string, value float64, unit, goal string) {
-	r.Results = append(r.Results, Result{Benchmark: benchmark, Params: params, Metric: metric, Value: value, Unit: unit, Goal: goal})
+	x := Result{Benchmark: benchmark, Params: params, Metric: metric, Value: value, Unit: unit, Goal: goal}
+	if math.IsNaN(value) || math.IsInf(value, 0) {
+		x.Value, x.Unmeasured = 0, true
+	}
+	r.Results = append(r.Results, x)
 }
 
 // Write writes the report into its Dir: the figures as JSON in jsonName, and as
