@@ -132,12 +132,27 @@ func (c *Clients) Get(ctx context.Context, namespace, name string) (Client, erro
 		}
 		c.mu.Unlock()
 	}
-	client, err, _ := c.reads.Do(namespace+"/"+name, func() (any, error) { return c.read(ctx, namespace, name) })
-	if err != nil {
-		return nil, err
+	// The read is shared, so it must not end with the Get that started it: it keeps
+	// that Get's values (its logger) but not its cancellation, within
+	// secretReadTimeout, and each Get waits for it as long as its own context lets it.
+	read := c.reads.DoChan(namespace+"/"+name, func() (any, error) {
+		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), secretReadTimeout)
+		defer cancel()
+		return c.read(readCtx, namespace, name)
+	})
+	select {
+	case res := <-read:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(Client), nil
+	case <-ctx.Done():
+		return nil, &SecretError{Namespace: namespace, Name: name, Reason: v1alpha1.ReasonSecretNotFound, Err: ctx.Err()}
 	}
-	return client.(Client), nil
 }
+
+// secretReadTimeout bounds a read of a Secret that several Gets share.
+const secretReadTimeout = 30 * time.Second
 
 // read reads the Secret namespace/name and returns its client (Get).
 func (c *Clients) read(ctx context.Context, namespace, name string) (Client, error) {

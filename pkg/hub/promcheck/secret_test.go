@@ -19,6 +19,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -256,4 +257,70 @@ func TestClientsShareARead(t *testing.T) {
 	if n := reads.Load(); n != 1 {
 		t.Errorf("%d Gets at once read the Secret %d times, want once", callers, n)
 	}
+}
+
+// TestClientsSharedReadOutlivesItsCaller: a shared read does not end with the Get that
+// started it. That Get returns when its context ends; the others still get the client,
+// from the same read.
+func TestClientsSharedReadOutlivesItsCaller(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	secrets := &blockingSecrets{SecretsGetter: fake.NewClientset(testSecret("prom", "uid-1", "1", "http://a:9090")).CoreV1(), release: make(chan struct{})}
+	clients := NewClients(secrets, clk, NewClient).WithMaxAge(30 * time.Second)
+
+	first, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := clients.Get(first, "ns", "prom")
+		firstErr <- err
+	}()
+	if err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return secrets.reads.Load() > 0, nil
+	}); err != nil {
+		t.Fatal("the first Get never read the Secret")
+	}
+	secondErr := make(chan error, 1)
+	go func() {
+		_, err := clients.Get(t.Context(), "ns", "prom")
+		secondErr <- err
+	}()
+	cancel()
+	var problem *SecretError
+	if err := <-firstErr; !errors.As(err, &problem) || !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled Get returned %v, want a SecretError for its cancelled context", err)
+	}
+	close(secrets.release)
+	if err := <-secondErr; err != nil {
+		t.Errorf("the other Get failed with the first one's cancellation: %v", err)
+	}
+	if n := secrets.reads.Load(); n != 1 {
+		t.Errorf("the Secret was read %d times, want once: the read should have outlived the cancelled Get", n)
+	}
+}
+
+// blockingSecrets answers a Get once release is closed, or fails it when the Get's
+// context ends first, as a real client's request does.
+type blockingSecrets struct {
+	corev1client.SecretsGetter
+	release chan struct{}
+	reads   atomic.Int32
+}
+
+func (s *blockingSecrets) Secrets(namespace string) corev1client.SecretInterface {
+	return blockingSecretInterface{SecretInterface: s.SecretsGetter.Secrets(namespace), s: s}
+}
+
+type blockingSecretInterface struct {
+	corev1client.SecretInterface
+	s *blockingSecrets
+}
+
+func (i blockingSecretInterface) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+	i.s.reads.Add(1)
+	select {
+	case <-i.s.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return i.SecretInterface.Get(ctx, name, opts)
 }
