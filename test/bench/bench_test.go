@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	trafficv1alpha1 "open-cluster-management.io/traffic-migration/pkg/apis/traffic/v1alpha1"
+	"open-cluster-management.io/traffic-migration/pkg/hub"
 	"open-cluster-management.io/traffic-migration/test/benchreport"
 )
 
@@ -30,14 +32,24 @@ const cadenceBaselineEnv = "TRAFFIC_MIGRATION_BENCH_CADENCE_BASELINE"
 
 // managerArgsEnv, with the full sizes, adds flags to every manager the benchmarks
 // start, to measure a setting other than the default (for example
-// "--gomemlimit-ratio=0.8"); the report records them.
+// "--gomemlimit-ratio=0.8"); the report records them. Without a --controllers flag
+// among them, the managers run as the chart runs them (chartControllers).
 const managerArgsEnv = "TRAFFIC_MIGRATION_BENCH_MANAGER_ARGS"
+
+// chartControllers is what the chart's manager pod runs: the policy controllers alone.
+// The add-on framework runs in a pod of its own, which the fleet benchmark runs beside
+// it (sizes.AddonManager).
+const chartControllers = "--controllers=" + hub.ControllersPolicy
 
 // sizes are the knobs of one run.
 type sizes struct {
 	Mode string `json:"mode"`
-	// ManagerArgs are the flags added to every manager (managerArgsEnv).
-	ManagerArgs     []string   `json:"managerArgs,omitempty"`
+	// ManagerArgs are the flags added to every manager (managerArgsEnv, and
+	// chartControllers unless it chooses --controllers).
+	ManagerArgs []string `json:"managerArgs,omitempty"`
+	// AddonManager: the fleet benchmark also runs the add-on manager's process
+	// (--controllers=addon-manager) and measures it, as the chart runs two pods.
+	AddonManager    bool       `json:"addonManager"`
 	Draining        int        `json:"drainingClusters"`
 	Additions       int        `json:"additions"`
 	IntervalSeconds float64    `json:"intervalSeconds"`
@@ -82,8 +94,11 @@ func TestBench(t *testing.T) {
 			sz.Cadence.WriteEveryCheck = false
 		}
 		sz.ManagerArgs = strings.Fields(os.Getenv(managerArgsEnv))
-		extraManagerArgs = sz.ManagerArgs
 	}
+	if !slices.ContainsFunc(sz.ManagerArgs, func(arg string) bool { return strings.HasPrefix(arg, "--controllers") }) {
+		sz.ManagerArgs, sz.AddonManager = append([]string{chartControllers}, sz.ManagerArgs...), true
+	}
+	extraManagerArgs = sz.ManagerArgs
 	ctx := t.Context()
 	mgr, err := startManager(ctx)
 	if err != nil {
@@ -102,7 +117,7 @@ func TestBench(t *testing.T) {
 	})
 	t.Run("Neighbours", func(t *testing.T) { benchNeighbours(t, r, sz.Neighbours, mgr, traffic) })
 	t.Run("Cadence", func(t *testing.T) { mgr = benchCadence(t, r, sz.Cadence, mgr, traffic) })
-	t.Run("Fleet", func(t *testing.T) { mgr = benchFleet(t, r, sz.Fleet, mgr, traffic) })
+	t.Run("Fleet", func(t *testing.T) { mgr = benchFleet(t, r, sz.Fleet, sz.AddonManager, mgr, traffic) })
 	if err := r.Write("results.json", "report.md"); err != nil {
 		t.Fatalf("write the report: %v", err)
 	}

@@ -13,7 +13,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 
+	"open-cluster-management.io/traffic-migration/pkg/hub"
 	"open-cluster-management.io/traffic-migration/test/testbed"
 )
 
@@ -30,6 +32,10 @@ type manager struct {
 // limit can be sized from what the benchmark measures (1.25 times the peak).
 const memoryLimit = 256 << 20
 
+// addonManagerLimit is the chart's memory limit of the add-on manager's pod
+// (addonManager.resources in its values).
+const addonManagerLimit = 256 << 20
+
 // extraManagerArgs are added to every manager's command line (managerArgsEnv).
 var extraManagerArgs []string
 
@@ -44,6 +50,20 @@ func startManager(ctx context.Context, args ...string) (*manager, error) {
 		return nil, err
 	}
 	return &manager{Manager: m, proc: m.Process}, nil
+}
+
+// startAddonManager starts the add-on manager's process as the chart runs it beside
+// the policy controllers' (--controllers=addon-manager), under addonManagerLimit, and
+// stops it when the test ends.
+func startAddonManager(t testing.TB) *manager {
+	t.Helper()
+	m, err := bed.StartManager(t.Context(), testbed.ManagerOptions{MemoryLimit: addonManagerLimit,
+		Args: []string{"--controllers=" + hub.ControllersAddon}})
+	if err != nil {
+		t.Fatalf("start the add-on manager: %v", err)
+	}
+	t.Cleanup(m.Process.Stop)
+	return &manager{Manager: m, proc: m.Process}
 }
 
 // metrics reads the manager's /metrics and returns, per family, the sum of its
@@ -75,7 +95,6 @@ func (m *manager) metrics() (map[string]float64, error) {
 	return out, nil
 }
 
-// pid is the manager's process id.
 // heapProfile saves the manager's heap profile as path and returns the top of it by
 // memory in use, as go tool pprof prints it.
 func (m *manager) heapProfile(ctx context.Context, path string) (string, error) {
@@ -112,6 +131,7 @@ func (m *manager) heapProfile(ctx context.Context, path string) (string, error) 
 	return string(out), nil
 }
 
+// pid is the manager's process id.
 func (m *manager) pid() (int, error) { return m.proc.PID(), nil }
 
 // usage is a process's resident memory, its peak, and CPU time so far; for the

@@ -96,8 +96,14 @@ func (s *scale) selector(i int, draining bool) []clusterv1beta1.ClusterPredicate
 
 // benchFleet runs benchmarks 3 (steady state), 4 (fleet scale) and 5 (growth) on one
 // fleet and returns the manager that runs at the end (it is restarted at each size).
-func benchFleet(t *testing.T, r *benchreport.Report, fs fleetSizes, mgr *manager, traffic *trafficSource) *manager {
+// With addonManager, the add-on manager's process runs beside it from the start, as
+// in the chart, and is measured at each size.
+func benchFleet(t *testing.T, r *benchreport.Report, fs fleetSizes, addonManager bool, mgr *manager, traffic *trafficSource) *manager {
 	ctx := t.Context()
+	var addons *manager
+	if addonManager {
+		addons = startAddonManager(t)
+	}
 	s := &scale{f: newFleet(t, "fleet"), sz: fs, traffic: traffic, groups: fs.Clusters[0] / fs.PerPlacement}
 	s.policies = s.f.watchPolicies(t)
 	interval := time.Duration(fs.IntervalSeconds * float64(time.Second))
@@ -218,9 +224,11 @@ func benchFleet(t *testing.T, r *benchreport.Report, fs fleetSizes, mgr *manager
 		window := time.Duration(fs.WindowSeconds * float64(time.Second))
 		m0, u0 := mgr.sample(t)
 		p0 := placementUsage(t)
+		a0 := addons.usageOrZero()
 		time.Sleep(window) // the measured period
 		m1, u1 := mgr.sample(t)
 		p1 := placementUsage(t)
+		a1 := addons.usageOrZero()
 		draining := s.policies.sum(func(p *trafficv1alpha1.TrafficMigrationPolicy) int { return int(p.Status.DrainingClusters) })
 		queries := delta(m0, m1, "traffic_migration_query_duration_seconds_count") / (window.Seconds() / fs.IntervalSeconds)
 
@@ -282,6 +290,12 @@ func benchFleet(t *testing.T, r *benchreport.Report, fs fleetSizes, mgr *manager
 		r.Add(b, params, "manager OOM kills at the 256Mi limit", float64(u1.cgroup.OOMKills), "", "≤ 0")
 		r.Add(b, params, "manager's Go memory limit (GOMEMLIMIT, set from its cgroup's limit)", m1["go_gc_gomemlimit_bytes"]/(1<<20), "MiB", "")
 		r.Add(b, params, "notifications sent so far", float64(notified.Load()), "", "")
+		if addons != nil {
+			r.Add(b, params, "add-on manager working set (--controllers=addon-manager, its own process, running since the start)", float64(a1.cgroup.WorkingSet)/(1<<20), "MiB", "< 256 MiB")
+			r.Add(b, params, "add-on manager peak RSS (VmHWM)", a1.hwmBytes/(1<<20), "MiB", "< 256 MiB")
+			r.Add(b, params, "add-on manager OOM kills at the 256Mi limit", float64(a1.cgroup.OOMKills), "", "≤ 0")
+			r.Add(b, params, "add-on manager CPU while draining", (a1.cpuSeconds-a0.cpuSeconds)/window.Minutes(), "CPU s/min", "")
+		}
 		r.Add(b, params, "OCM placement controller RSS (same ManagedClusters, running since the start)", p1.rssBytes/(1<<20), "MiB", "")
 		r.Add(b, params, "manager RSS / placement controller RSS", u1.rssBytes/p1.rssBytes, "", ratioGoal)
 		r.Add(b, params, "manager CPU while draining", (u1.cpuSeconds-u0.cpuSeconds)/window.Minutes(), "CPU s/min", "")
@@ -546,8 +560,11 @@ func (m *manager) waitResynced(t testing.TB, start time.Time, n int, timeout tim
 	return at.Sub(start)
 }
 
-// usageOrZero is usage, or zeros when it cannot be read.
+// usageOrZero is usage, or zeros when it cannot be read or there is no manager.
 func (m *manager) usageOrZero() usage {
+	if m == nil {
+		return usage{}
+	}
 	u, _ := m.usage()
 	return u
 }
