@@ -183,6 +183,13 @@ func TestSeriesUnmeasured(t *testing.T) {
 		t.Errorf("the p99 measured in no run: %+v, want it not measured", r)
 	}
 	var out strings.Builder
+	if err := compare(&out, rs, rs); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(out.String(), "\n"); !strings.Contains(lines[2], "not measured") || strings.Contains(lines[2], "~") {
+		t.Errorf("the comparison's row of the unmeasured p99 is %q, want it not measured and no change computed", lines[2])
+	}
+	out.Reset()
 	missed, err := checkGoals(&out, rs)
 	if err != nil {
 		t.Fatal(err)
